@@ -1,0 +1,630 @@
+//! The [`Argument`] trait: a type's advertised schema and its checked parser, side by side,
+//! with the implementations for standard types.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::hash::BuildHasher;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value, json};
+
+use crate::constraints::Num;
+use crate::error::Keyword;
+use crate::path::Path;
+use crate::schema::{SchemaGen, nullable};
+use crate::validate::{
+    Cx, Got, KeySeed, Scalar, Seed, check_depth, drain_map, drain_seq, parse_scalar,
+    reject_scalars,
+};
+use crate::Constraints;
+
+/// A type that can appear in tool arguments: it knows the JSON Schema it advertises and how
+/// to parse JSON into itself while checking exactly that schema.
+///
+/// Implemented for `bool`, every integer width up to 64 bits, `f32`, `f64`, `String`,
+/// `Option<T>`, `Box<T>`, `Vec<T>` and maps with `String` keys. Derive it for your own structs
+/// and unit-variant enums with `#[derive(Argument)]` (or `#[derive(Tool)]` for a tool's root
+/// type); the two methods must agree, which is why implementing them by hand is not advised.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used in tool arguments",
+    label = "this type has no argument schema",
+    note = "derive `tool_core::Argument` for structs and unit-variant enums used as fields"
+)]
+pub trait Argument: Sized {
+    /// `true` for types whose absence is allowed (`Option<T>`): not listed in `required`.
+    #[doc(hidden)]
+    const OPTIONAL: bool = false;
+
+    /// The schema this type advertises under the constraints `c`.
+    #[doc(hidden)]
+    fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value;
+
+    /// Parses one value, recording every violation of the schema in `cx`; `Ok(None)` when
+    /// violations were recorded, `Err` only when the input is not JSON.
+    #[doc(hidden)]
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        c: &Constraints,
+    ) -> Result<Option<Self>, D::Error>;
+
+    /// The value of an absent field of this type, if absence is allowed.
+    #[doc(hidden)]
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+impl Scalar for bool {
+    #[inline]
+    fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, _: &Constraints) -> Option<Self> {
+        match got {
+            Got::Bool(b) => Some(b),
+            other => {
+                cx.type_mismatch(at, "boolean", other);
+                None
+            }
+        }
+    }
+}
+
+impl Argument for bool {
+    fn schema(_: &mut SchemaGen, _: &Constraints) -> Value {
+        json!({ "type": "boolean" })
+    }
+
+    #[inline]
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        c: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        parse_scalar(de, cx, at, c)
+    }
+}
+
+/// Checks a number against the merged bounds; reports every bound it breaks.
+#[inline]
+fn check_bounds(
+    n: Num,
+    type_min: Option<Num>,
+    type_max: Option<Num>,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    c: &Constraints,
+) -> bool {
+    use std::cmp::Ordering::{Greater, Less};
+    let mut ok = true;
+    if let Some(min) = c.merged_minimum(type_min) {
+        if n.cmp(min) == Less {
+            cx.report(at, Keyword::Minimum, format!("must be >= {min}; got {n}"));
+            ok = false;
+        }
+    }
+    if let Some(max) = c.merged_maximum(type_max) {
+        if n.cmp(max) == Greater {
+            cx.report(at, Keyword::Maximum, format!("must be <= {max}; got {n}"));
+            ok = false;
+        }
+    }
+    if let Some(min) = c.exclusive_minimum {
+        if n.cmp(min) != Greater {
+            cx.report(at, Keyword::ExclusiveMinimum, format!("must be > {min}; got {n}"));
+            ok = false;
+        }
+    }
+    if let Some(max) = c.exclusive_maximum {
+        if n.cmp(max) != Less {
+            cx.report(at, Keyword::ExclusiveMaximum, format!("must be < {max}; got {n}"));
+            ok = false;
+        }
+    }
+    ok
+}
+
+macro_rules! integer {
+    ($($ty:ty)*) => {$(
+        impl Scalar for $ty {
+            #[inline]
+            fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+                let Got::Number(n) = got else {
+                    cx.type_mismatch(at, "integer", got);
+                    return None;
+                };
+                // A fast path for the common case: an integer within the type, no constraint.
+                #[allow(irrefutable_let_patterns)]
+                if let (Num::U(u), None, None, None, None) =
+                    (n, c.minimum, c.maximum, c.exclusive_minimum, c.exclusive_maximum)
+                {
+                    if let Ok(value) = <$ty>::try_from(u) {
+                        return Some(value);
+                    }
+                }
+                let integral = n.is_integer();
+                if !integral {
+                    cx.type_mismatch(at, "integer", got);
+                }
+                let in_bounds = check_bounds(
+                    n,
+                    Some(Num::from(<$ty>::MIN)),
+                    Some(Num::from(<$ty>::MAX)),
+                    cx,
+                    at,
+                    c,
+                );
+                if !(integral && in_bounds) {
+                    return None;
+                }
+                let converted = n.as_i128().and_then(|wide| <$ty>::try_from(wide).ok());
+                if converted.is_none() {
+                    cx.report(at, Keyword::Type, format!("{n} does not fit in {}", stringify!($ty)));
+                }
+                converted
+            }
+        }
+
+        impl Argument for $ty {
+            fn schema(_: &mut SchemaGen, c: &Constraints) -> Value {
+                let mut schema = Map::new();
+                schema.insert("type".to_owned(), Value::from("integer"));
+                c.number_keywords(
+                    &mut schema,
+                    Some(Num::from(<$ty>::MIN)),
+                    Some(Num::from(<$ty>::MAX)),
+                );
+                Value::Object(schema)
+            }
+
+            #[inline]
+            fn parse<'de, D: Deserializer<'de>>(
+                de: D,
+                cx: &mut Cx,
+                at: &Path<'_>,
+                c: &Constraints,
+            ) -> Result<Option<Self>, D::Error> {
+                parse_scalar(de, cx, at, c)
+            }
+        }
+    )*};
+}
+integer!(u8 u16 u32 u64 usize i8 i16 i32 i64 isize);
+
+macro_rules! num_from {
+    (unsigned: $($u:ty)*; signed: $($i:ty)*) => {
+        $(impl From<$u> for Num {
+            fn from(v: $u) -> Num {
+                Num::U(v as u64)
+            }
+        })*
+        $(impl From<$i> for Num {
+            fn from(v: $i) -> Num {
+                if v < 0 { Num::I(v as i64) } else { Num::U(v as u64) }
+            }
+        })*
+    };
+}
+num_from!(unsigned: u8 u16 u32 u64 usize; signed: i8 i16 i32 i64 isize);
+
+macro_rules! float {
+    ($($ty:ty => $min:expr, $max:expr;)*) => {$(
+        impl Scalar for $ty {
+            #[inline]
+            fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+                let Got::Number(n) = got else {
+                    cx.type_mismatch(at, "number", got);
+                    return None;
+                };
+                if check_bounds(n, $min, $max, cx, at, c) {
+                    #[allow(clippy::cast_possible_truncation)]
+                    Some(n.as_f64() as $ty)
+                } else {
+                    None
+                }
+            }
+        }
+
+        impl Argument for $ty {
+            fn schema(_: &mut SchemaGen, c: &Constraints) -> Value {
+                let mut schema = Map::new();
+                schema.insert("type".to_owned(), Value::from("number"));
+                c.number_keywords(&mut schema, $min, $max);
+                Value::Object(schema)
+            }
+
+            #[inline]
+            fn parse<'de, D: Deserializer<'de>>(
+                de: D,
+                cx: &mut Cx,
+                at: &Path<'_>,
+                c: &Constraints,
+            ) -> Result<Option<Self>, D::Error> {
+                parse_scalar(de, cx, at, c)
+            }
+        }
+    )*};
+}
+float! {
+    f64 => None, None;
+    // Beyond f32::MAX a number would become infinite.
+    f32 => Some(Num::F(-(f32::MAX as f64))), Some(Num::F(f32::MAX as f64));
+}
+
+impl Scalar for String {
+    #[inline]
+    fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+        let Got::Str(s) = got else {
+            cx.type_mismatch(at, "string", got);
+            return None;
+        };
+        check_string(s, cx, at, c).then(|| s.to_owned())
+    }
+}
+
+#[inline]
+fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
+    let mut ok = true;
+    if c.min_length.is_some() || c.max_length.is_some() {
+        let count = s.chars().count() as u64;
+        if let Some(min) = c.min_length.filter(|&min| count < min) {
+            let unit = if min == 1 { "character" } else { "characters" };
+            cx.report(
+                at,
+                Keyword::MinLength,
+                format!("must be at least {min} {unit} long; got {count}"),
+            );
+            ok = false;
+        }
+        if let Some(max) = c.max_length.filter(|&max| count > max) {
+            let unit = if max == 1 { "character" } else { "characters" };
+            cx.report(
+                at,
+                Keyword::MaxLength,
+                format!("must be at most {max} {unit} long; got {count}"),
+            );
+            ok = false;
+        }
+    }
+    if let Some(pattern) = c.pattern {
+        match pattern.is_match(s) {
+            Some(true) => {}
+            Some(false) => {
+                cx.report(
+                    at,
+                    Keyword::Pattern,
+                    format!("must match the pattern {:?}; got {}", pattern.source(), Got::Str(s)),
+                );
+                ok = false;
+            }
+            None => {
+                cx.report(
+                    at,
+                    Keyword::Pattern,
+                    format!("the pattern {:?} cannot be evaluated", pattern.source()),
+                );
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
+impl Argument for String {
+    fn schema(_: &mut SchemaGen, c: &Constraints) -> Value {
+        let mut schema = Map::new();
+        schema.insert("type".to_owned(), Value::from("string"));
+        c.string_keywords(&mut schema);
+        Value::Object(schema)
+    }
+
+    #[inline]
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        c: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        parse_scalar(de, cx, at, c)
+    }
+}
+
+impl<T: Argument> Argument for Option<T> {
+    const OPTIONAL: bool = true;
+
+    fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
+        nullable(T::schema(generator, c))
+    }
+
+    #[inline]
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        c: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        de.deserialize_option(OptionVisitor::<T> {
+            cx,
+            at,
+            c,
+            _marker: std::marker::PhantomData,
+        })
+    }
+
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+struct OptionVisitor<'a, 'p, T> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    c: &'a Constraints,
+    _marker: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: Argument> Visitor<'de> for OptionVisitor<'_, '_, T> {
+    type Value = Option<Option<T>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a value or null")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Some(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Some(None))
+    }
+
+    #[inline]
+    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        Ok(T::parse(de, self.cx, self.at, self.c)?.map(Some))
+    }
+}
+
+impl<T: Argument> Argument for Box<T> {
+    const OPTIONAL: bool = T::OPTIONAL;
+
+    fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
+        T::schema(generator, c)
+    }
+
+    #[inline]
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        c: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        Ok(T::parse(de, cx, at, c)?.map(Box::new))
+    }
+
+    fn absent() -> Option<Self> {
+        T::absent().map(Box::new)
+    }
+}
+
+impl<T: Argument> Argument for Vec<T> {
+    fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
+        let mut schema = Map::new();
+        schema.insert("type".to_owned(), Value::from("array"));
+        schema.insert(
+            "items".to_owned(),
+            T::schema(generator, &Constraints::NONE),
+        );
+        c.array_keywords(&mut schema);
+        Value::Object(schema)
+    }
+
+    #[inline]
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        c: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        de.deserialize_any(SeqVisitor::<T> {
+            cx,
+            at,
+            c,
+            _marker: std::marker::PhantomData,
+        })
+    }
+}
+
+struct SeqVisitor<'a, 'p, T> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    c: &'a Constraints,
+    _marker: std::marker::PhantomData<T>,
+}
+
+impl<T> SeqVisitor<'_, '_, T> {
+    fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
+        self.cx.type_mismatch(self.at, "array", got);
+        None
+    }
+}
+
+impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
+    type Value = Option<Vec<T>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+
+    reject_scalars!();
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        drain_map(map)?;
+        Ok(self.mismatch(Got::Object))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        let mut valid = true;
+        let mut count: u64 = 0;
+        loop {
+            let at = self.at.index(count as usize);
+            let Some(item) = seq.next_element_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))?
+            else {
+                break;
+            };
+            count += 1;
+            match item {
+                Some(item) if valid => items.push(item),
+                Some(_) => {}
+                None => {
+                    valid = false;
+                    items = Vec::new();
+                }
+            }
+        }
+        if let Some(min) = self.c.min_length.filter(|&min| count < min) {
+            let unit = if min == 1 { "item" } else { "items" };
+            self.cx.report(
+                self.at,
+                Keyword::MinItems,
+                format!("must have at least {min} {unit}; got {count}"),
+            );
+            valid = false;
+        }
+        if let Some(max) = self.c.max_length.filter(|&max| count > max) {
+            let unit = if max == 1 { "item" } else { "items" };
+            self.cx.report(
+                self.at,
+                Keyword::MaxItems,
+                format!("must have at most {max} {unit}; got {count}"),
+            );
+            valid = false;
+        }
+        Ok(valid.then_some(items))
+    }
+}
+
+/// A map with string keys, as the JSON object that carries it.
+trait StringMap<T>: Default {
+    fn insert_new(&mut self, key: String, value: T);
+    fn has(&self, key: &str) -> bool;
+}
+
+impl<T> StringMap<T> for BTreeMap<String, T> {
+    fn insert_new(&mut self, key: String, value: T) {
+        self.insert(key, value);
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.contains_key(key)
+    }
+}
+
+impl<T, S: BuildHasher + Default> StringMap<T> for HashMap<String, T, S> {
+    fn insert_new(&mut self, key: String, value: T) {
+        self.insert(key, value);
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.contains_key(key)
+    }
+}
+
+fn map_schema<T: Argument>(generator: &mut SchemaGen) -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": T::schema(generator, &Constraints::NONE),
+    })
+}
+
+struct MapVisitor<'a, 'p, M, T> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    _marker: std::marker::PhantomData<(M, T)>,
+}
+
+impl<M, T> MapVisitor<'_, '_, M, T> {
+    fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
+        self.cx.type_mismatch(self.at, "object", got);
+        None
+    }
+}
+
+impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T> {
+    type Value = Option<M>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    reject_scalars!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        drain_seq(seq)?;
+        Ok(self.mismatch(Got::Array))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        let mut entries = M::default();
+        // Keys whose values were refused, so that a repeat of one is still caught.
+        let mut refused = BTreeSet::new();
+        let mut valid = true;
+        while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+            if entries.has(&key) || refused.contains(&key) {
+                self.cx.duplicate_key(self.at, &key);
+                map.next_value::<de::IgnoredAny>()?;
+                valid = false;
+                continue;
+            }
+            let at = self.at.key(&key);
+            match map.next_value_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))? {
+                Some(value) => entries.insert_new(key, value),
+                None => {
+                    valid = false;
+                    refused.insert(key);
+                }
+            }
+        }
+        Ok(valid.then_some(entries))
+    }
+}
+
+impl<T: Argument> Argument for BTreeMap<String, T> {
+    fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
+        map_schema::<T>(generator)
+    }
+
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        _: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        de.deserialize_any(MapVisitor::<Self, T> {
+            cx,
+            at,
+            _marker: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<T: Argument, S: BuildHasher + Default> Argument for HashMap<String, T, S> {
+    fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
+        map_schema::<T>(generator)
+    }
+
+    fn parse<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        _: &Constraints,
+    ) -> Result<Option<Self>, D::Error> {
+        de.deserialize_any(MapVisitor::<Self, T> {
+            cx,
+            at,
+            _marker: std::marker::PhantomData,
+        })
+    }
+}

@@ -1,0 +1,77 @@
+#![doc = include_str!("../../README.md")]
+#![warn(missing_docs)]
+
+mod argument;
+mod constraints;
+mod error;
+mod path;
+mod schema;
+mod tool;
+mod validate;
+
+pub use argument::Argument;
+pub use constraints::Constraints;
+pub use error::{ArgumentErrors, Keyword, Violation};
+pub use schema::DRAFT_2020_12;
+pub use tool::Tool;
+pub use validate::MAX_DEPTH;
+
+/// Derives [`Tool`] (and [`Argument`]) for a struct with named fields.
+pub use tool_derive::Tool;
+
+/// Derives [`Argument`] for a struct or unit-variant enum used inside tool arguments.
+pub use tool_derive::Argument;
+
+/// Items used by the code that `#[derive(Tool)]` and `#[derive(Argument)]` expand to.
+/// Not public API: anything here may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use core::marker::PhantomData;
+    pub use core::option::Option::{self, None, Some};
+    pub use core::result::Result::{self, Err, Ok};
+    pub use std::sync::OnceLock;
+
+    pub use serde::de::{Deserializer, IgnoredAny, MapAccess};
+    pub use serde_json::{Map, Value};
+
+    pub use crate::constraints::{AcceptsLength, AcceptsPattern, AcceptsRange, Num, Pattern};
+    pub use crate::path::Path;
+    pub use crate::schema::{SchemaGen, field_schema, object_schema};
+    pub use crate::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};
+    pub use crate::{Argument, Constraints, Keyword};
+
+    /// The root schema of `T`, for `Tool::input_schema`.
+    pub fn root_schema<T: Argument>() -> Value {
+        crate::schema::root_schema::<T>()
+    }
+
+    /// Parses a unit-variant enum: the index of `variants` the string names.
+    pub fn parse_enum<'de, D: Deserializer<'de>>(
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+        variants: &'static [&'static str],
+    ) -> Result<Option<usize>, D::Error> {
+        crate::validate::parse_enum(de, cx, at, variants)
+    }
+
+    /// The schema of a unit-variant enum.
+    pub fn enum_schema(description: Option<&str>, variants: &[&str]) -> Value {
+        let mut schema = Map::new();
+        if let Some(description) = description {
+            schema.insert("description".to_owned(), Value::from(description));
+        }
+        schema.insert(
+            "enum".to_owned(),
+            Value::Array(variants.iter().map(|&v| Value::from(v)).collect()),
+        );
+        Value::Object(schema)
+    }
+
+    /// Compile-time check that `length` applies to `T`.
+    pub const fn accepts_length<T: AcceptsLength + ?Sized>() {}
+    /// Compile-time check that `range` applies to `T`.
+    pub const fn accepts_range<T: AcceptsRange + ?Sized>() {}
+    /// Compile-time check that `pattern` applies to `T`.
+    pub const fn accepts_pattern<T: AcceptsPattern + ?Sized>() {}
+}

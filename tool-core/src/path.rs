@@ -1,0 +1,105 @@
+//! Where the validator is in the document: a chain of stack frames, turned into an RFC 6901
+//! JSON Pointer only when a violation is recorded.
+
+/// The location of the value being checked, as a chain of borrowed segments.
+///
+/// Creating a child costs a few words on the stack; nothing is allocated unless a
+/// violation needs the pointer.
+#[derive(Debug, Clone, Copy)]
+pub struct Path<'a> {
+    parent: Option<&'a Path<'a>>,
+    segment: Segment<'a>,
+    depth: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> Path<'a> {
+    /// The whole document.
+    pub const ROOT: Path<'static> = Path {
+        parent: None,
+        segment: Segment::Root,
+        depth: 0,
+    };
+
+    /// The member `key` of the object at `self`.
+    #[inline]
+    pub fn key<'b>(&'b self, key: &'b str) -> Path<'b> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Key(key),
+            depth: self.depth + 1,
+        }
+    }
+
+    /// The element `index` of the array at `self`.
+    #[inline]
+    pub fn index<'b>(&'b self, index: usize) -> Path<'b> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Index(index),
+            depth: self.depth + 1,
+        }
+    }
+
+    /// How many containers enclose this location.
+    #[inline]
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The JSON Pointer of this location (`""` for the root).
+    pub fn pointer(&self) -> String {
+        let mut segments = Vec::with_capacity(self.depth as usize);
+        let mut cursor = Some(self);
+        while let Some(path) = cursor {
+            segments.push(path.segment);
+            cursor = path.parent;
+        }
+        let mut pointer = String::new();
+        for segment in segments.iter().rev() {
+            match segment {
+                Segment::Root => {}
+                Segment::Key(key) => push_escaped(&mut pointer, key),
+                Segment::Index(index) => {
+                    pointer.push('/');
+                    pointer.push_str(&index.to_string());
+                }
+            }
+        }
+        pointer
+    }
+}
+
+/// Appends `/` and `token` escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
+pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
+    pointer.push('/');
+    for ch in token.chars() {
+        match ch {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            _ => pointer.push(ch),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Path;
+
+    #[test]
+    fn builds_escaped_pointers() {
+        let root = Path::ROOT;
+        assert_eq!(root.pointer(), "");
+        let items = root.key("items");
+        let second = items.index(1);
+        let odd = second.key("a/b~c");
+        assert_eq!(odd.pointer(), "/items/1/a~1b~0c");
+        assert_eq!(odd.depth(), 3);
+    }
+}

@@ -1,0 +1,175 @@
+//! Building the advertised JSON Schema (Draft 2020-12) from argument types.
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value, json};
+
+use crate::Argument;
+
+/// The dialect every generated schema declares.
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// State shared while one root schema is built: definitions of recursive types.
+///
+/// Object types are inlined where they are used. A type that contains itself (directly or
+/// through others) is written once under `$defs` and referenced with `$ref`.
+#[derive(Debug, Default)]
+pub struct SchemaGen {
+    defs: BTreeMap<String, Value>,
+    in_progress: Vec<(TypeId, bool)>,
+    def_names: HashMap<TypeId, String>,
+}
+
+impl SchemaGen {
+    /// The schema of an object type `T` named `name`, built by `build` unless `T` is already
+    /// being built further up (recursion), in which case a `$ref` to its definition is returned.
+    pub fn object<T: 'static>(
+        &mut self,
+        name: &'static str,
+        build: impl FnOnce(&mut SchemaGen) -> Value,
+    ) -> Value {
+        let id = TypeId::of::<T>();
+        if let Some(def) = self.def_names.get(&id) {
+            if self.defs.contains_key(def) || self.in_progress.iter().any(|(t, _)| *t == id) {
+                return reference(def);
+            }
+        }
+        if let Some(entry) = self.in_progress.iter_mut().find(|(t, _)| *t == id) {
+            entry.1 = true;
+            let def = self.def_name(id, name);
+            return reference(&def);
+        }
+        self.in_progress.push((id, false));
+        let schema = build(self);
+        let recursive = self.in_progress.pop().is_some_and(|(_, recursive)| recursive);
+        if recursive {
+            let def = self.def_name(id, name);
+            self.defs.insert(def.clone(), schema);
+            reference(&def)
+        } else {
+            schema
+        }
+    }
+
+    fn def_name(&mut self, id: TypeId, name: &str) -> String {
+        if let Some(def) = self.def_names.get(&id) {
+            return def.clone();
+        }
+        let mut candidate = name.to_owned();
+        let mut suffix = 2;
+        while self.def_names.values().any(|taken| *taken == candidate) {
+            candidate = format!("{name}{suffix}");
+            suffix += 1;
+        }
+        self.def_names.insert(id, candidate.clone());
+        candidate
+    }
+}
+
+fn reference(def: &str) -> Value {
+    let mut pointer = String::from("#/$defs");
+    crate::path::push_escaped(&mut pointer, def);
+    json!({ "$ref": pointer })
+}
+
+/// The schema of the root argument object of `T`, with `$schema` and any `$defs`.
+pub(crate) fn root_schema<T: Argument>() -> Value {
+    let mut generator = SchemaGen::default();
+    let mut schema = T::schema(&mut generator, &crate::Constraints::NONE);
+    // A recursive root type lives in `$defs`; inline a copy of its body at the root, where
+    // providers expect an object schema.
+    let def = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+        .map(str::to_owned);
+    if let Some(body) = def.and_then(|def| generator.defs.get(&def)) {
+        schema = body.clone();
+    }
+    let mut root = Map::new();
+    root.insert("$schema".to_owned(), Value::from(DRAFT_2020_12));
+    if let Value::Object(body) = schema {
+        for (key, value) in body {
+            // The tool's description is advertised beside the schema, not inside it.
+            if key != "description" {
+                root.insert(key, value);
+            }
+        }
+    }
+    if !generator.defs.is_empty() {
+        root.insert(
+            "$defs".to_owned(),
+            Value::Object(generator.defs.into_iter().collect()),
+        );
+    }
+    Value::Object(root)
+}
+
+/// The schema of an object with the given properties, all strict.
+pub fn object_schema(
+    description: Option<&str>,
+    properties: Map<String, Value>,
+    required: &[&str],
+) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), Value::from("object"));
+    if let Some(description) = description {
+        schema.insert("description".to_owned(), Value::from(description));
+    }
+    schema.insert("properties".to_owned(), Value::Object(properties));
+    if !required.is_empty() {
+        schema.insert(
+            "required".to_owned(),
+            Value::Array(required.iter().map(|&name| Value::from(name)).collect()),
+        );
+    }
+    schema.insert("additionalProperties".to_owned(), Value::Bool(false));
+    Value::Object(schema)
+}
+
+/// The schema of one field: its type's schema under the field's constraints, described by
+/// the field's doc comment (which wins over the type's own).
+pub fn field_schema<T: Argument>(
+    generator: &mut SchemaGen,
+    constraints: &crate::Constraints,
+    description: Option<&str>,
+) -> Value {
+    let mut schema = T::schema(generator, constraints);
+    if let Some(description) = description {
+        if let Value::Object(map) = &mut schema {
+            map.insert("description".to_owned(), Value::from(description));
+        }
+    }
+    schema
+}
+
+/// `schema` that also admits `null`: folded into `type` or `enum` where that keeps the same
+/// meaning, else `anyOf`.
+pub(crate) fn nullable(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        if let Some(ty) = map.get_mut("type") {
+            match ty {
+                Value::String(name) if name != "null" => {
+                    *ty = json!([name.as_str(), "null"]);
+                    return schema;
+                }
+                Value::Array(names) => {
+                    if !names.iter().any(|name| name == "null") {
+                        names.push(Value::from("null"));
+                    }
+                    return schema;
+                }
+                _ => {}
+            }
+        } else if let Some(Value::Array(values)) = map.get_mut("enum") {
+            if !values.contains(&Value::Null) {
+                values.push(Value::Null);
+            }
+            return schema;
+        } else if map.is_empty() {
+            return schema;
+        }
+    }
+    json!({ "anyOf": [schema, { "type": "null" }] })
+}

@@ -1,0 +1,71 @@
+//! The [`Tool`] trait: one Rust type as a tool's whole contract.
+
+use serde_json::Value;
+
+use crate::{Argument, ArgumentErrors};
+
+/// A tool's argument type, and through it the tool's contract: its name, its description,
+/// the JSON Schema advertised to the model, and the checked parser that turns the model's
+/// argument text into this type or into every violation of that schema.
+///
+/// Derive it with `#[derive(Tool)]`; the handler then takes `Self`, so the advertised
+/// schema, the validator that runs and the handler's input cannot drift apart.
+///
+/// ```
+/// use tool_core::{Argument, Tool};
+///
+/// /// Current weather for a city.
+/// #[derive(Tool, Debug)]
+/// struct GetWeather {
+///     /// City name, e.g. "Paris".
+///     #[tool(length(min = 1))]
+///     city: String,
+///     units: Units,
+/// }
+///
+/// #[derive(Argument, Debug, PartialEq)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Units {
+///     Celsius,
+///     Fahrenheit,
+/// }
+///
+/// assert_eq!(GetWeather::NAME, "get_weather");
+/// let args = GetWeather::parse_arguments(r#"{"city": "Paris", "units": "celsius"}"#).unwrap();
+/// assert_eq!(args.units, Units::Celsius);
+///
+/// let errors = GetWeather::parse_arguments(r#"{"city": "", "units": "kelvin"}"#).unwrap_err();
+/// assert_eq!(
+///     errors.to_string(),
+///     "- /city: must be at least 1 character long; got 0\n\
+///      - /units: must be one of \"celsius\", \"fahrenheit\"; got string \"kelvin\""
+/// );
+/// ```
+pub trait Tool: Argument {
+    /// The tool's name, matching `^[a-zA-Z0-9_-]{1,64}$`: `#[tool(name = "...")]`, else the
+    /// struct's name in snake_case.
+    const NAME: &'static str;
+
+    /// What the tool does, for the model: `#[tool(description = "...")]`, else the struct's
+    /// doc comment.
+    fn description() -> &'static str;
+
+    /// The JSON Schema (Draft 2020-12) of the arguments, built once: an object with
+    /// `additionalProperties: false` at every level, the fields that must be present in
+    /// `required`, every numeric range of the Rust types and every declared constraint.
+    fn input_schema() -> &'static Value;
+
+    /// Parses the model's argument text: strict JSON (no duplicate keys, nothing after the
+    /// value, bounded nesting), checked against [`input_schema`](Self::input_schema).
+    ///
+    /// Accepts exactly the JSON values a Draft 2020-12 validator accepts against that schema.
+    fn parse_arguments(raw: &str) -> Result<Self, ArgumentErrors> {
+        crate::validate::parse_str(raw)
+    }
+
+    /// The same check for arguments that arrive already parsed (Anthropic, Gemini and MCP
+    /// send an object, not a string).
+    fn parse_value(value: &Value) -> Result<Self, ArgumentErrors> {
+        crate::validate::parse_value(value)
+    }
+}

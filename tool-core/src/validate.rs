@@ -1,0 +1,524 @@
+//! The checked parse: one pass over the JSON text that builds the typed value and records
+//! every violation on the way, instead of stopping at the first.
+//!
+//! A value that breaks a rule is recorded in [`Cx`] and parsed on (its subtree is skipped),
+//! so the caller learns about all of them. Only text that is not JSON at all, or nests deeper
+//! than [`MAX_DEPTH`], stops the pass.
+
+use std::fmt::{self, Write as _};
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::constraints::Num;
+use crate::error::{ArgumentErrors, Keyword, Violation};
+use crate::path::Path;
+use crate::{Argument, Constraints};
+
+/// The deepest nesting of arrays and objects accepted, the same in both entry points.
+///
+/// Text nested deeper is rejected by the JSON parser itself (its recursion limit is 128
+/// containers); an already-parsed value is held to the same bound here.
+pub const MAX_DEPTH: u32 = 127;
+
+/// Collects violations during one checked parse.
+#[derive(Debug, Default)]
+pub struct Cx {
+    violations: Vec<Violation>,
+}
+
+impl Cx {
+    /// Records a violation at `at`.
+    #[cold]
+    pub fn report(&mut self, at: &Path<'_>, keyword: Keyword, message: String) {
+        self.violations
+            .push(Violation::new(at.pointer(), keyword, message));
+    }
+
+    /// Records a violation naming the field `name` of the object at `at`.
+    #[cold]
+    pub fn report_property(&mut self, at: &Path<'_>, name: &str, keyword: Keyword, message: String) {
+        self.violations
+            .push(Violation::on_property(at.pointer(), name, keyword, message));
+    }
+
+    /// Records a missing required field.
+    #[cold]
+    pub fn missing(&mut self, at: &Path<'_>, name: &str) {
+        self.report_property(at, name, Keyword::Required, "missing required field".to_owned());
+    }
+
+    /// Records a field the object's schema does not list.
+    #[cold]
+    pub fn unknown_field(&mut self, at: &Path<'_>, name: &str, known: &[&str]) {
+        let mut message = String::from("unknown field");
+        if known.is_empty() {
+            message.push_str("; this object takes no fields");
+        } else {
+            message.push_str("; expected one of ");
+            push_quoted_list(&mut message, known.iter().copied());
+        }
+        self.report_property(at, name, Keyword::AdditionalProperties, message);
+    }
+
+    /// Records a key that appears twice in one object.
+    #[cold]
+    pub fn duplicate_key(&mut self, at: &Path<'_>, name: &str) {
+        self.report_property(
+            at,
+            name,
+            Keyword::DuplicateKey,
+            "duplicate field: each key may appear once".to_owned(),
+        );
+    }
+
+    /// Records a value of the wrong JSON type.
+    #[cold]
+    pub fn type_mismatch(&mut self, at: &Path<'_>, expected: &str, got: Got<'_>) {
+        self.report(at, Keyword::Type, format!("expected {expected}, got {got}"));
+    }
+
+    /// Records a value outside an `enum`.
+    #[cold]
+    pub fn not_in_enum(&mut self, at: &Path<'_>, allowed: &[&str], nullable: bool, got: Got<'_>) {
+        let mut message = String::from("must be one of ");
+        push_quoted_list(&mut message, allowed.iter().copied());
+        if nullable {
+            message.push_str(", null");
+        }
+        let _ = write!(message, "; got {got}");
+        self.report(at, Keyword::Enum, message);
+    }
+
+    pub(crate) fn is_clean(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    pub(crate) fn into_errors(self) -> Option<ArgumentErrors> {
+        (!self.violations.is_empty()).then(|| ArgumentErrors::new(self.violations))
+    }
+}
+
+fn push_quoted_list<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_json_string(out, item, usize::MAX);
+    }
+}
+
+/// Longest string quoted back to the model in a message, in characters.
+const QUOTE_LIMIT: usize = 60;
+
+fn push_json_string(out: &mut String, text: &str, limit: usize) {
+    let mut shown = text;
+    let mut cut = false;
+    if let Some((index, _)) = text.char_indices().nth(limit) {
+        shown = &text[..index];
+        cut = true;
+    }
+    match serde_json::to_string(shown) {
+        Ok(quoted) => out.push_str(&quoted),
+        Err(_) => out.push_str("\"?\""),
+    }
+    if cut {
+        out.push('…');
+    }
+}
+
+/// The value a visitor was handed, described for a message (`string "120.5"`, `1.5`, `array`).
+#[derive(Debug, Clone, Copy)]
+pub enum Got<'a> {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Number(Num),
+    /// A string.
+    Str(&'a str),
+    /// An array (its items are not described).
+    Array,
+    /// An object (its members are not described).
+    Object,
+}
+
+impl fmt::Display for Got<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Got::Null => f.write_str("null"),
+            Got::Bool(b) => write!(f, "{b}"),
+            Got::Number(n) => write!(f, "{n}"),
+            Got::Str(s) => {
+                let mut quoted = String::from("string ");
+                push_json_string(&mut quoted, s, QUOTE_LIMIT);
+                f.write_str(&quoted)
+            }
+            Got::Array => f.write_str("array"),
+            Got::Object => f.write_str("object"),
+        }
+    }
+}
+
+/// A value that is checked by looking at one JSON scalar (or at the type of a container).
+pub(crate) trait Scalar: Sized {
+    /// Checks `got`, recording violations; `None` when it is not acceptable.
+    fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self>;
+}
+
+struct ScalarVisitor<'a, 'p, T> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    c: &'a Constraints,
+    _marker: std::marker::PhantomData<T>,
+}
+
+/// Parses one scalar-checked value.
+#[inline]
+pub(crate) fn parse_scalar<'de, T: Scalar, D: Deserializer<'de>>(
+    de: D,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    c: &Constraints,
+) -> Result<Option<T>, D::Error> {
+    de.deserialize_any(ScalarVisitor::<T> {
+        cx,
+        at,
+        c,
+        _marker: std::marker::PhantomData,
+    })
+}
+
+impl<'de, T: Scalar> Visitor<'de> for ScalarVisitor<'_, '_, T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Bool(v), self.cx, self.at, self.c))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
+        Ok(T::accept(Got::Number(n), self.cx, self.at, self.c))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Number(Num::U(v)), self.cx, self.at, self.c))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Number(Num::F(v)), self.cx, self.at, self.c))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Str(v), self.cx, self.at, self.c))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Null, self.cx, self.at, self.c))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Null, self.cx, self.at, self.c))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        drain_seq(seq)?;
+        Ok(T::accept(Got::Array, self.cx, self.at, self.c))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        drain_map(map)?;
+        Ok(T::accept(Got::Object, self.cx, self.at, self.c))
+    }
+}
+
+/// Consumes the rest of an array whose content no longer matters.
+pub(crate) fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Consumes the rest of an object whose content no longer matters.
+pub(crate) fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Fails the whole parse when `at` is deeper than [`MAX_DEPTH`].
+#[inline]
+pub(crate) fn check_depth<E: de::Error>(at: &Path<'_>) -> Result<(), E> {
+    if at.depth() >= MAX_DEPTH {
+        Err(E::custom(format_args!(
+            "nesting deeper than {MAX_DEPTH} levels at {}",
+            at.pointer()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// Deserializes one `T` at `at` as a map value or array element.
+#[derive(Debug)]
+pub struct Seed<'a, 'p, T> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    c: &'a Constraints,
+    _marker: std::marker::PhantomData<T>,
+}
+
+impl<'a, 'p, T> Seed<'a, 'p, T> {
+    /// A seed for the value at `at` under `c`.
+    #[inline]
+    pub fn new(cx: &'a mut Cx, at: &'a Path<'p>, c: &'a Constraints) -> Self {
+        Seed {
+            cx,
+            at,
+            c,
+            _marker: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'de, T: Argument> DeserializeSeed<'de> for Seed<'_, '_, T> {
+    type Value = Option<T>;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        T::parse(de, self.cx, self.at, self.c)
+    }
+}
+
+/// An object type whose members are matched field by field (generated by the derive).
+pub trait Object: Sized {
+    /// Reads the members of the object at `at`.
+    fn visit_members<'de, A: MapAccess<'de>>(
+        map: A,
+        cx: &mut Cx,
+        at: &Path<'_>,
+    ) -> Result<Option<Self>, A::Error>;
+}
+
+struct ObjectVisitor<'a, 'p, T> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    expected: &'static str,
+    _marker: std::marker::PhantomData<T>,
+}
+
+/// Parses an object of type `T`; anything else is a `type` violation.
+#[inline]
+pub fn parse_object<'de, T: Object, D: Deserializer<'de>>(
+    de: D,
+    cx: &mut Cx,
+    at: &Path<'_>,
+) -> Result<Option<T>, D::Error> {
+    de.deserialize_any(ObjectVisitor::<T> {
+        cx,
+        at,
+        expected: "object",
+        _marker: std::marker::PhantomData,
+    })
+}
+
+impl<T> ObjectVisitor<'_, '_, T> {
+    fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
+        self.cx.type_mismatch(self.at, self.expected, got);
+        None
+    }
+}
+
+/// Implements the non-container `visit_*` methods as type mismatches.
+macro_rules! reject_scalars {
+    () => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(self.mismatch(Got::Bool(v)))
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
+            Ok(self.mismatch(Got::Number(n)))
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(self.mismatch(Got::Number(Num::U(v))))
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(self.mismatch(Got::Number(Num::F(v))))
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(self.mismatch(Got::Str(v)))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(self.mismatch(Got::Null))
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(self.mismatch(Got::Null))
+        }
+    };
+}
+pub(crate) use reject_scalars;
+
+impl<'de, T: Object> Visitor<'de> for ObjectVisitor<'_, '_, T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    reject_scalars!();
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        drain_seq(seq)?;
+        Ok(self.mismatch(Got::Array))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        T::visit_members(map, self.cx, self.at)
+    }
+}
+
+/// Reads an object key as a borrowed string and classifies it with `F`.
+#[derive(Debug)]
+pub struct KeySeed<F>(pub F);
+
+impl<'de, K, F: FnOnce(&str) -> K> DeserializeSeed<'de> for KeySeed<F> {
+    type Value = K;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<K, D::Error> {
+        de.deserialize_str(KeyVisitor(self.0))
+    }
+}
+
+struct KeyVisitor<F>(F);
+
+impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
+    type Value = K;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    #[inline]
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<K, E> {
+        Ok((self.0)(v))
+    }
+}
+
+/// Parses `raw` as the arguments of `T`, strictly: one JSON value, nothing after it.
+pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let mut cx = Cx::default();
+    let parsed = T::parse(&mut de, &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = parsed.and_then(|value| de.end().map(|()| value));
+    finish(parsed, cx)
+}
+
+/// Checks an already-parsed JSON value as the arguments of `T`.
+pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
+    let mut cx = Cx::default();
+    let parsed = T::parse(value, &mut cx, &Path::ROOT, &Constraints::NONE);
+    finish(parsed, cx)
+}
+
+fn finish<T>(parsed: Result<Option<T>, serde_json::Error>, cx: Cx) -> Result<T, ArgumentErrors> {
+    match parsed {
+        Err(error) => Err(ArgumentErrors::new(vec![Violation::new(
+            String::new(),
+            Keyword::Syntax,
+            format!("invalid JSON: {error}"),
+        )])),
+        Ok(Some(value)) if cx.is_clean() => Ok(value),
+        Ok(_) => Err(cx.into_errors().unwrap_or_else(|| {
+            // A value was refused without a recorded reason: refuse, and say so.
+            ArgumentErrors::new(vec![Violation::new(
+                String::new(),
+                Keyword::Type,
+                "arguments were refused without a recorded reason".to_owned(),
+            )])
+        })),
+    }
+}
+
+struct EnumVisitor<'a, 'p> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    variants: &'static [&'static str],
+}
+
+/// Parses a string that must be one of `variants`; the index of the one it names.
+pub(crate) fn parse_enum<'de, D: Deserializer<'de>>(
+    de: D,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    variants: &'static [&'static str],
+) -> Result<Option<usize>, D::Error> {
+    de.deserialize_any(EnumVisitor { cx, at, variants })
+}
+
+impl EnumVisitor<'_, '_> {
+    fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
+        self.cx.not_in_enum(self.at, self.variants, false, got);
+        None
+    }
+}
+
+impl<'de> Visitor<'de> for EnumVisitor<'_, '_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("one of the enum's strings")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(self.mismatch(Got::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
+        Ok(self.mismatch(Got::Number(n)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(self.mismatch(Got::Number(Num::U(v))))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(self.mismatch(Got::Number(Num::F(v))))
+    }
+
+    #[inline]
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        match self.variants.iter().position(|variant| *variant == v) {
+            Some(index) => Ok(Some(index)),
+            None => Ok(self.mismatch(Got::Str(v))),
+        }
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(self.mismatch(Got::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(self.mismatch(Got::Null))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        drain_seq(seq)?;
+        Ok(self.mismatch(Got::Array))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        drain_map(map)?;
+        Ok(self.mismatch(Got::Object))
+    }
+}

@@ -1,0 +1,484 @@
+//! Code generation from a checked [`Input`]: the `Argument` impl (schema and checked parser
+//! side by side), the `Tool` impl, and a stub when the input had errors.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{DeriveInput, Ident, parse_quote};
+
+use crate::ast::{self, Body, Field, Input, Variant};
+use crate::attr::{self, Errors, NumLit};
+use crate::case::RenameRule;
+use crate::check;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Tool,
+    Argument,
+}
+
+pub(crate) fn derive(derive: &DeriveInput, mode: Mode) -> TokenStream {
+    let mut errors = Errors::default();
+    let input = ast::parse(derive, &mut errors);
+    check::check(derive, &input, mode, &mut errors);
+    let krate: syn::Path = input
+        .attrs
+        .krate
+        .clone()
+        .unwrap_or_else(|| parse_quote!(::tool_core));
+    if !errors.is_empty() {
+        return fallback(derive, &krate, mode, &errors);
+    }
+    let argument = match &input.body {
+        Body::Struct(fields) => struct_argument(&input, fields, &krate),
+        Body::Enum(variants) => enum_argument(&input, variants, &krate),
+        Body::Unsupported => return fallback(derive, &krate, mode, &errors),
+    };
+    let tool = match (mode, &input.body) {
+        (Mode::Tool, Body::Struct(fields)) => tool_impl(&input, fields, &krate),
+        _ => TokenStream::new(),
+    };
+    quote! {
+        #[doc(hidden)]
+        const _: () = {
+            #argument
+            #tool
+        };
+    }
+}
+
+/// The tool name used when `#[tool(name)]` is absent: the struct's name in snake_case.
+pub(crate) fn default_tool_name(ident: &Ident) -> String {
+    RenameRule::SnakeCase.apply_to_variant(&ident.to_string())
+}
+
+fn option_tokens<T: quote::ToTokens>(p: &TokenStream, value: Option<T>) -> TokenStream {
+    match value {
+        Some(value) => quote!(#p::Some(#value)),
+        None => quote!(#p::None),
+    }
+}
+
+fn num_tokens(p: &TokenStream, n: NumLit) -> TokenStream {
+    match n {
+        NumLit::U(u) => quote!(#p::Num::U(#u)),
+        NumLit::I(i) => quote!(#p::Num::I(#i)),
+        NumLit::F(f) => quote!(#p::Num::F(#f)),
+    }
+}
+
+/// Per field: the statics holding its constraints, the compile-time checks that they apply
+/// to its type, and the expression naming them.
+fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream, TokenStream) {
+    let attrs = &field.attrs;
+    let ty = field.ty;
+    let mut items = TokenStream::new();
+    if let Some(span) = attrs.length.span {
+        items.extend(quote_spanned!(span=> const _: () = #p::accepts_length::<#ty>();));
+    }
+    if let Some(span) = attrs.range.span {
+        items.extend(quote_spanned!(span=> const _: () = #p::accepts_range::<#ty>();));
+    }
+    if let Some(pattern) = &attrs.pattern {
+        let span = pattern.span;
+        items.extend(quote_spanned!(span=> const _: () = #p::accepts_pattern::<#ty>();));
+    }
+    let has_any = attrs.length.span.is_some() || attrs.range.span.is_some() || attrs.pattern.is_some();
+    if !has_any {
+        return (items, quote!(&#p::Constraints::NONE));
+    }
+    let pattern = match &attrs.pattern {
+        Some(pattern) => {
+            let name = format_ident!("__TOOL_PATTERN_{}", index);
+            let source = &pattern.value;
+            items.extend(quote! {
+                static #name: #p::Pattern = #p::Pattern::new(#source);
+            });
+            quote!(#p::Some(&#name))
+        }
+        None => quote!(#p::None),
+    };
+    let name = format_ident!("__TOOL_CONSTRAINTS_{}", index);
+    let min_length = option_tokens(p, attrs.length.min);
+    let max_length = option_tokens(p, attrs.length.max);
+    let range = &attrs.range;
+    let bound = |n: Option<NumLit>| option_tokens(p, n.map(|n| num_tokens(p, n)));
+    let (minimum, maximum) = (bound(range.min), bound(range.max));
+    let (exclusive_minimum, exclusive_maximum) = (bound(range.exclusive_min), bound(range.exclusive_max));
+    items.extend(quote! {
+        static #name: #p::Constraints = #p::Constraints {
+            min_length: #min_length,
+            max_length: #max_length,
+            minimum: #minimum,
+            maximum: #maximum,
+            exclusive_minimum: #exclusive_minimum,
+            exclusive_maximum: #exclusive_maximum,
+            pattern: #pattern,
+        };
+    });
+    (items, quote!(&#name))
+}
+
+fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let ident = input.ident;
+    let name = ident.to_string();
+    let type_doc = option_tokens(&p, input.doc.as_deref());
+    let live: Vec<(usize, &Field<'_>)> = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| !field.attrs.skip)
+        .collect();
+    let mut items = TokenStream::new();
+    let mut schema_fields = TokenStream::new();
+    let mut key_variants = Vec::new();
+    let mut key_arms = TokenStream::new();
+    let mut value_arms = TokenStream::new();
+    let mut slots = TokenStream::new();
+    let mut resolved = TokenStream::new();
+    let mut bindings = Vec::new();
+    let mut members = Vec::new();
+    let wires: Vec<&str> = live.iter().map(|(_, field)| field.wire.as_str()).collect();
+    let container_default = input.attrs.default;
+
+    for &(index, field) in &live {
+        let (field_items, c) = constraints(field, index, &p);
+        items.extend(field_items);
+        let ty = field.ty;
+        let wire = &field.wire;
+        let member = field.member;
+        let doc = option_tokens(&p, field.doc.as_deref());
+        let has_default = container_default || !matches!(field.attrs.default, attr::Default::None);
+        let require = if has_default {
+            TokenStream::new()
+        } else {
+            quote_spanned! {ty_span(ty)=>
+                if !<#ty as #krate::Argument>::OPTIONAL {
+                    required.push(#wire);
+                }
+            }
+        };
+        schema_fields.extend(quote_spanned! {ty_span(ty)=>
+            properties.insert(
+                ::std::string::String::from(#wire),
+                #p::field_schema::<#ty>(generator, #c, #doc),
+            );
+            #require
+        });
+
+        let key = format_ident!("F{}", index);
+        let slot = format_ident!("__tool_slot_{}", index);
+        let value = format_ident!("__tool_value_{}", index);
+        key_variants.push(key.clone());
+        key_arms.extend(quote!(#wire => __ToolKey::#key,));
+        value_arms.extend(quote_spanned! {ty_span(ty)=>
+            __ToolKey::#key => {
+                if #slot.is_some() {
+                    cx.duplicate_key(at, #wire);
+                    map.next_value::<#p::IgnoredAny>()?;
+                } else {
+                    let at = at.key(#wire);
+                    #slot = #p::Some(map.next_value_seed(#p::Seed::<#ty>::new(cx, &at, #c))?);
+                }
+            }
+        });
+        slots.extend(quote! {
+            let mut #slot: #p::Option<#p::Option<#ty>> = #p::None;
+        });
+        let absent = match &field.attrs.default {
+            attr::Default::Trait => quote!(#p::Some(<#ty as ::core::default::Default>::default())),
+            attr::Default::Path(path) => quote!(#p::Some(#path())),
+            attr::Default::None if container_default => {
+                quote!(#p::Some(<Self as ::core::default::Default>::default().#member))
+            }
+            attr::Default::None => quote! {
+                match <#ty as #krate::Argument>::absent() {
+                    #p::Some(value) => #p::Some(value),
+                    #p::None => {
+                        cx.missing(at, #wire);
+                        #p::None
+                    }
+                }
+            },
+        };
+        resolved.extend(quote! {
+            let #value: #p::Option<#ty> = match #slot {
+                #p::Some(parsed) => parsed,
+                #p::None => #absent,
+            };
+        });
+        bindings.push(value);
+        members.push(member);
+    }
+
+    let skipped = fields.iter().filter(|field| field.attrs.skip).map(|field| {
+        let member = field.member;
+        let ty = field.ty;
+        match &field.attrs.default {
+            attr::Default::Path(path) => quote!(#member: #path()),
+            _ if container_default && matches!(field.attrs.default, attr::Default::None) => {
+                quote!(#member: <Self as ::core::default::Default>::default().#member)
+            }
+            _ => quote!(#member: <#ty as ::core::default::Default>::default()),
+        }
+    });
+
+    quote! {
+        #items
+
+        #[automatically_derived]
+        impl #krate::Argument for #ident {
+            fn schema(
+                generator: &mut #p::SchemaGen,
+                _: &#p::Constraints,
+            ) -> #p::Value {
+                generator.object::<Self>(#name, |generator| {
+                    let mut properties = #p::Map::new();
+                    let mut required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
+                    #schema_fields
+                    #p::object_schema(#type_doc, properties, &required)
+                })
+            }
+
+            #[inline]
+            fn parse<'de, D: #p::Deserializer<'de>>(
+                de: D,
+                cx: &mut #p::Cx,
+                at: &#p::Path<'_>,
+                _: &#p::Constraints,
+            ) -> #p::Result<#p::Option<Self>, D::Error> {
+                #p::parse_object::<Self, D>(de, cx, at)
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Object for #ident {
+            #[allow(clippy::too_many_lines, unreachable_patterns)]
+            fn visit_members<'de, A: #p::MapAccess<'de>>(
+                mut map: A,
+                cx: &mut #p::Cx,
+                at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, A::Error> {
+                const FIELDS: &[&str] = &[#(#wires),*];
+                enum __ToolKey {
+                    #(#key_variants,)*
+                    Unknown(::std::string::String),
+                }
+                #slots
+                while let #p::Some(key) = map.next_key_seed(#p::KeySeed(|key: &str| match key {
+                    #key_arms
+                    _ => __ToolKey::Unknown(::std::borrow::ToOwned::to_owned(key)),
+                }))? {
+                    match key {
+                        #value_arms
+                        __ToolKey::Unknown(name) => {
+                            cx.unknown_field(at, &name, FIELDS);
+                            map.next_value::<#p::IgnoredAny>()?;
+                        }
+                    }
+                }
+                #resolved
+                match (#(#bindings,)*) {
+                    (#(#p::Some(#bindings),)*) => #p::Ok(#p::Some(Self {
+                        #(#members: #bindings,)*
+                        #(#skipped,)*
+                    })),
+                    _ => #p::Ok(#p::None),
+                }
+            }
+        }
+    }
+}
+
+fn ty_span(ty: &syn::Type) -> Span {
+    syn::spanned::Spanned::span(ty)
+}
+
+fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let ident = input.ident;
+    let doc = option_tokens(&p, input.doc.as_deref());
+    let live: Vec<&Variant<'_>> = variants.iter().filter(|variant| !variant.skip).collect();
+    let wires = live.iter().map(|variant| variant.wire.as_str());
+    let count = live.len();
+    let arms = live.iter().enumerate().map(|(index, variant)| {
+        let variant_ident = variant.ident;
+        if index + 1 == count {
+            quote!(_ => Self::#variant_ident)
+        } else {
+            quote!(#index => Self::#variant_ident)
+        }
+    });
+    quote! {
+        #[automatically_derived]
+        impl #krate::Argument for #ident {
+            fn schema(
+                _: &mut #p::SchemaGen,
+                _: &#p::Constraints,
+            ) -> #p::Value {
+                #p::enum_schema(#doc, VARIANTS)
+            }
+
+            #[inline]
+            fn parse<'de, D: #p::Deserializer<'de>>(
+                de: D,
+                cx: &mut #p::Cx,
+                at: &#p::Path<'_>,
+                _: &#p::Constraints,
+            ) -> #p::Result<#p::Option<Self>, D::Error> {
+                let index = #p::parse_enum(de, cx, at, VARIANTS)?;
+                #p::Ok(index.map(|index| match index {
+                    #(#arms,)*
+                }))
+            }
+        }
+
+        const VARIANTS: &[&str] = &[#(#wires),*];
+    }
+}
+
+fn tool_impl(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let ident = input.ident;
+    let name = input
+        .attrs
+        .name
+        .as_ref()
+        .map_or_else(|| default_tool_name(ident), |name| name.value.clone());
+    let description = input.doc.clone().unwrap_or_default();
+    let table = parameter_table(&name, fields, input.attrs.default);
+    quote! {
+        #[doc = #table]
+        #[automatically_derived]
+        impl #krate::Tool for #ident {
+            const NAME: &'static str = #name;
+
+            fn description() -> &'static str {
+                #description
+            }
+
+            fn input_schema() -> &'static #p::Value {
+                static SCHEMA: #p::OnceLock<#p::Value> = #p::OnceLock::new();
+                SCHEMA.get_or_init(#p::root_schema::<Self>)
+            }
+        }
+    }
+}
+
+/// The Markdown table shown on the `Tool` impl in rustdoc.
+fn parameter_table(name: &str, fields: &[Field<'_>], container_default: bool) -> String {
+    let mut table = format!(
+        "The arguments of the `{name}` tool, as advertised to the model.\n\n\
+         | field | type | required | constraints | description |\n\
+         |---|---|---|---|---|\n"
+    );
+    for field in fields.iter().filter(|field| !field.attrs.skip) {
+        let ty = type_text(field.ty);
+        let optional = container_default
+            || !matches!(field.attrs.default, attr::Default::None)
+            || ty.starts_with("Option<");
+        let mut constraints = Vec::new();
+        let length = &field.attrs.length;
+        match (length.min, length.max) {
+            (Some(min), Some(max)) if min == max => constraints.push(format!("length = {min}")),
+            (min, max) => {
+                if let Some(min) = min {
+                    constraints.push(format!("length ≥ {min}"));
+                }
+                if let Some(max) = max {
+                    constraints.push(format!("length ≤ {max}"));
+                }
+            }
+        }
+        let range = &field.attrs.range;
+        for (bound, symbol) in [
+            (range.min, "≥"),
+            (range.exclusive_min, ">"),
+            (range.max, "≤"),
+            (range.exclusive_max, "<"),
+        ] {
+            if let Some(bound) = bound {
+                constraints.push(format!("{symbol} {bound}"));
+            }
+        }
+        if let Some(pattern) = &field.attrs.pattern {
+            constraints.push(format!("pattern `{}`", pattern.value));
+        }
+        table.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {} |\n",
+            field.wire,
+            ty,
+            if optional { "no" } else { "yes" },
+            cell(&constraints.join(", ")),
+            cell(field.doc.as_deref().unwrap_or("")),
+        ));
+    }
+    table
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn type_text(ty: &syn::Type) -> String {
+    let text = quote!(#ty).to_string();
+    let mut out = String::with_capacity(text.len());
+    for part in text.split(' ') {
+        let glue = out.ends_with(['<', ':', '&'])
+            || part.starts_with(['<', '>', ',', ':'])
+            || out.is_empty();
+        if !glue {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out.replace(',', ", ")
+}
+
+/// On errors: the errors, and stub impls so that uses of the type do not add more.
+fn fallback(derive: &DeriveInput, krate: &syn::Path, mode: Mode, errors: &Errors) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let ident = &derive.ident;
+    let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
+    let errors = errors.to_compile_errors();
+    let tool = (mode == Mode::Tool).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #krate::Tool for #ident #ty_generics #where_clause {
+                const NAME: &'static str = "";
+
+                fn description() -> &'static str {
+                    ""
+                }
+
+                fn input_schema() -> &'static #p::Value {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
+    quote! {
+        #errors
+        #[doc(hidden)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #krate::Argument for #ident #ty_generics #where_clause {
+                fn schema(
+                    _: &mut #p::SchemaGen,
+                    _: &#p::Constraints,
+                ) -> #p::Value {
+                    ::core::unreachable!()
+                }
+
+                fn parse<'de, D: #p::Deserializer<'de>>(
+                    _: D,
+                    _: &mut #p::Cx,
+                    _: &#p::Path<'_>,
+                    _: &#p::Constraints,
+                ) -> #p::Result<#p::Option<Self>, D::Error> {
+                    ::core::unreachable!()
+                }
+            }
+            #tool
+        };
+    }
+}
