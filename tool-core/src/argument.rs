@@ -293,7 +293,11 @@ fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
                 cx.report(
                     at,
                     Keyword::Pattern,
-                    format!("must match the pattern {:?}; got {}", pattern.source(), Got::Str(s)),
+                    format!(
+                        "must match the pattern {:?}; got {}",
+                        pattern.source(),
+                        Got::Str(s).bare()
+                    ),
                 );
                 ok = false;
             }

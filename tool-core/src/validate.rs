@@ -85,7 +85,7 @@ impl Cx {
         if nullable {
             message.push_str(", null");
         }
-        let _ = write!(message, "; got {got}");
+        let _ = write!(message, "; got {}", got.bare());
         self.report(at, Keyword::Enum, message);
     }
 
@@ -141,6 +141,26 @@ pub enum Got<'a> {
     Array,
     /// An object (its members are not described).
     Object,
+}
+
+impl<'a> Got<'a> {
+    /// The value without the word `string` before a quoted string: `"dollars"`, `5`, `array`.
+    pub fn bare(self) -> impl fmt::Display + 'a {
+        struct Bare<'a>(Got<'a>);
+        impl fmt::Display for Bare<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.0 {
+                    Got::Str(s) => {
+                        let mut quoted = String::new();
+                        push_json_string(&mut quoted, s, QUOTE_LIMIT);
+                        f.write_str(&quoted)
+                    }
+                    other => write!(f, "{other}"),
+                }
+            }
+        }
+        Bare(self)
+    }
 }
 
 impl fmt::Display for Got<'_> {
