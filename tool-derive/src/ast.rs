@@ -96,10 +96,13 @@ pub(crate) fn parse<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a
                     let attrs = attr::variant(&variant.attrs, errors);
                     if !matches!(variant.fields, Fields::Unit) {
                         errors.spanned(
-                            variant,
-                            "variants with data are not supported: only unit variants, \
-                             advertised as a string `enum`, keep the schema and the parser \
-                             in exact agreement",
+                            &variant.fields,
+                            format!(
+                                "variant `{}` carries data: #[derive(Argument)] supports unit \
+                                 variants only (advertised as a string `enum`); move the data \
+                                 into a struct field",
+                                variant.ident
+                            ),
                         );
                     }
                     Variant {

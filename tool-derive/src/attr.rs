@@ -153,13 +153,41 @@ pub(crate) struct Variant {
 /// serde attributes that change what serde would accept in ways this derive does not model.
 fn unsupported_serde(meta: &ParseNestedMeta<'_>, errors: &mut Errors, place: &str) {
     let name = meta.path.to_token_stream().to_string();
+    let hint = match name.as_str() {
+        "flatten" => "; declare the fields in this struct, or keep the inner struct as a field",
+        "alias" => "; a field has one name on the wire, set with `rename`",
+        "deserialize_with" | "with" | "from" | "try_from" | "remote" => {
+            "; parse into a supported type and convert it in the handler"
+        }
+        "tag" | "content" | "untagged" => {
+            "; a derived enum is a string `enum` of unit variants, with no tagging"
+        }
+        "other" => "; every accepted string must be a variant",
+        "default" => "; use `#[serde(default)]` without a path, or `default = \"...\"` on fields",
+        _ => "",
+    };
+    let shown = if name == "default" {
+        "default = \"...\""
+    } else {
+        &name
+    };
     errors.spanned(
         &meta.path,
         format!(
-            "`#[serde({name})]` on {place} is not supported by the tool derives: the schema and \
-             validator would no longer match what serde accepts"
+            "`#[serde({shown})]` on {place} is not supported by the tool derives: the advertised \
+             schema would no longer match what serde accepts{hint}"
         ),
     );
+}
+
+fn unknown_keyword(inner: &ParseNestedMeta<'_>, within: &str, expected: &str) -> syn::Error {
+    syn::Error::new_spanned(
+        &inner.path,
+        format!(
+            "unknown `{within}` keyword `{}`; expected {expected}",
+            inner.path.to_token_stream()
+        ),
+    )
 }
 
 /// Consumes whatever follows a keyword (`= value` or `(...)`), so parsing can go on.
@@ -252,7 +280,7 @@ pub(crate) fn container(attrs: &[Attribute], errors: &mut Errors) -> Container {
                     }
                 } else if path.is_ident("default") {
                     if meta.input.peek(Token![=]) {
-                        unsupported_serde(&meta, errors, "a type (with a path)");
+                        unsupported_serde(&meta, errors, "a type");
                         skip_value(&meta)?;
                     } else {
                         out.default = true;
@@ -327,7 +355,7 @@ fn length(meta: &ParseNestedMeta<'_>, out: &mut Length) -> syn::Result<()> {
             out.min = Some(n);
             out.max = Some(n);
         } else {
-            return Err(inner.error("expected `min`, `max` or `equal`"));
+            return Err(unknown_keyword(&inner, "length", "`min`, `max` or `equal`"));
         }
         Ok(())
     })
@@ -345,7 +373,11 @@ fn range(meta: &ParseNestedMeta<'_>, out: &mut Range) -> syn::Result<()> {
         } else if inner.path.is_ident("exclusive_max") {
             &mut out.exclusive_max
         } else {
-            return Err(inner.error("expected `min`, `max`, `exclusive_min` or `exclusive_max`"));
+            return Err(unknown_keyword(
+                &inner,
+                "range",
+                "`min`, `max`, `exclusive_min` or `exclusive_max`",
+            ));
         };
         *slot = Some(parse_num(&inner)?);
         Ok(())
@@ -376,7 +408,7 @@ pub(crate) fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
                             out.pattern = Some(pattern(lit_str(&inner)?));
                             Ok(())
                         } else {
-                            Err(inner.error("expected `pattern = \"...\"`"))
+                            Err(unknown_keyword(&inner, "regex", "`pattern = \"...\"`"))
                         }
                     })?;
                 } else if meta.path.is_ident("description") {

@@ -41,12 +41,17 @@ pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors:
                         ),
                     );
                 }
-                check_length(field.attrs.length.min, field.attrs.length.max, field, errors);
+                check_length(
+                    field.attrs.length.min,
+                    field.attrs.length.max,
+                    field,
+                    errors,
+                );
                 check_range(&field.attrs.range, errors);
-                if let Some(pattern) = &field.attrs.pattern {
-                    if let Err(message) = check_pattern(&pattern.value) {
-                        errors.at(pattern.span, message);
-                    }
+                if let Some(pattern) = &field.attrs.pattern
+                    && let Err(message) = check_pattern(&pattern.value)
+                {
+                    errors.at(pattern.span, message);
                 }
             }
         }
@@ -62,7 +67,10 @@ pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors:
                 if let Some(first) = seen.insert(&variant.wire, variant.ident) {
                     errors.spanned(
                         variant.ident,
-                        format!("variant name {:?} is already used by `{first}`", variant.wire),
+                        format!(
+                            "variant name {:?} is already used by `{first}`",
+                            variant.wire
+                        ),
                     );
                 }
             }
@@ -123,21 +131,37 @@ pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_length(min: Option<u64>, max: Option<u64>, field: &crate::ast::Field<'_>, errors: &mut Errors) {
-    if let (Some(min), Some(max), Some(span)) = (min, max, field.attrs.length.span) {
-        if min > max {
-            errors.at(span, format!("length min ({min}) is greater than max ({max})"));
-        }
+fn check_length(
+    min: Option<u64>,
+    max: Option<u64>,
+    field: &crate::ast::Field<'_>,
+    errors: &mut Errors,
+) {
+    if let (Some(min), Some(max), Some(span)) = (min, max, field.attrs.length.span)
+        && min > max
+    {
+        errors.at(
+            span,
+            format!("length min ({min}) is greater than max ({max})"),
+        );
     }
 }
 
 fn check_range(range: &Range, errors: &mut Errors) {
     let Some(span) = range.span else { return };
-    let lower = [(range.min, false, "min"), (range.exclusive_min, true, "exclusive_min")];
-    let upper = [(range.max, false, "max"), (range.exclusive_max, true, "exclusive_max")];
+    let lower = [
+        (range.min, false, "min"),
+        (range.exclusive_min, true, "exclusive_min"),
+    ];
+    let upper = [
+        (range.max, false, "max"),
+        (range.exclusive_max, true, "exclusive_max"),
+    ];
     for (low, low_exclusive, low_name) in lower {
         for (high, high_exclusive, high_name) in upper {
-            let (Some(low), Some(high)) = (low, high) else { continue };
+            let (Some(low), Some(high)) = (low, high) else {
+                continue;
+            };
             // With an exclusive end, the bounds may not meet either.
             let empty = if low_exclusive || high_exclusive {
                 high.less(low, true)
@@ -149,7 +173,11 @@ fn check_range(range: &Range, errors: &mut Errors) {
                     span,
                     format!(
                         "range is empty: {low_name} ({low}) is greater than {}{high_name} ({high})",
-                        if low_exclusive || high_exclusive { "or equal to " } else { "" }
+                        if low_exclusive || high_exclusive {
+                            "or equal to "
+                        } else {
+                            ""
+                        }
                     ),
                 );
             }
@@ -159,17 +187,34 @@ fn check_range(range: &Range, errors: &mut Errors) {
 
 /// A `pattern` must be ECMA-262 (as JSON Schema says) and must run on a linear-time engine.
 pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
-    let translated = jsonschema_regex::to_rust_regex(pattern)
-        .map_err(|()| format!("invalid regex {pattern:?}: not a valid ECMA-262 pattern"))?;
-    regex_syntax::Parser::new()
-        .parse(&translated)
-        .map(drop)
-        .map_err(|error| {
-            let detail = match &error {
-                regex_syntax::Error::Parse(error) => error.kind().to_string(),
-                regex_syntax::Error::Translate(error) => error.kind().to_string(),
-                _ => error.to_string(),
-            };
-            format!("invalid regex {pattern:?}: {detail}")
-        })
+    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+        // The translator gives no reason; the Rust parser usually names it.
+        let detail =
+            syntax_error(pattern).unwrap_or_else(|| "not a valid ECMA-262 pattern".to_owned());
+        return Err(format!("invalid regex `{pattern}`: {detail}"));
+    };
+    match syntax_error(&translated) {
+        Some(detail) => Err(format!("invalid regex `{pattern}`: {detail}")),
+        None => Ok(()),
+    }
+}
+
+fn syntax_error(pattern: &str) -> Option<String> {
+    let error = regex_syntax::Parser::new().parse(pattern).err()?;
+    Some(match &error {
+        regex_syntax::Error::Parse(error) => {
+            use regex_syntax::ast::ErrorKind;
+            let kind = error.kind();
+            if matches!(
+                kind,
+                ErrorKind::UnsupportedLookAround | ErrorKind::UnsupportedBackreference
+            ) {
+                format!("{kind}; patterns run on a linear-time engine (the `regex` crate)")
+            } else {
+                kind.to_string()
+            }
+        }
+        regex_syntax::Error::Translate(error) => error.kind().to_string(),
+        _ => error.to_string(),
+    })
 }

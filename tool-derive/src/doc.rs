@@ -10,15 +10,14 @@ pub(crate) fn description(attrs: &[Attribute]) -> Option<String> {
         if !attr.path().is_ident("doc") {
             continue;
         }
-        if let Meta::NameValue(meta) = &attr.meta {
-            if let Expr::Lit(ExprLit {
+        if let Meta::NameValue(meta) = &attr.meta
+            && let Expr::Lit(ExprLit {
                 lit: Lit::Str(text),
                 ..
             }) = &meta.value
-            {
-                for line in text.value().lines() {
-                    lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
-                }
+        {
+            for line in text.value().lines() {
+                lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
             }
         }
     }

@@ -82,7 +82,8 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
         let span = pattern.span;
         items.extend(quote_spanned!(span=> const _: () = #p::accepts_pattern::<#ty>();));
     }
-    let has_any = attrs.length.span.is_some() || attrs.range.span.is_some() || attrs.pattern.is_some();
+    let has_any =
+        attrs.length.span.is_some() || attrs.range.span.is_some() || attrs.pattern.is_some();
     if !has_any {
         return (items, quote!(&#p::Constraints::NONE));
     }
@@ -103,7 +104,8 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     let range = &attrs.range;
     let bound = |n: Option<NumLit>| option_tokens(p, n.map(|n| num_tokens(p, n)));
     let (minimum, maximum) = (bound(range.min), bound(range.max));
-    let (exclusive_minimum, exclusive_maximum) = (bound(range.exclusive_min), bound(range.exclusive_max));
+    let (exclusive_minimum, exclusive_maximum) =
+        (bound(range.exclusive_min), bound(range.exclusive_max));
     items.extend(quote! {
         static #name: #p::Constraints = #p::Constraints {
             min_length: #min_length,
@@ -158,7 +160,8 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
             }
         };
         schema_fields.extend(quote_spanned! {ty_span(ty)=>
-            properties.insert(
+            __tool_argument::<#ty>();
+            let _: #p::Option<#p::Value> = properties.insert(
                 ::std::string::String::from(#wire),
                 #p::field_schema::<#ty>(generator, #c, #doc),
             );
@@ -174,12 +177,15 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
             __ToolKey::#key => {
                 if #slot.is_some() {
                     cx.duplicate_key(at, #wire);
-                    map.next_value::<#p::IgnoredAny>()?;
+                    let #p::IgnoredAny = map.next_value()?;
                 } else {
                     let at = at.key(#wire);
-                    #slot = #p::Some(map.next_value_seed(#p::Seed::<#ty>::new(cx, &at, #c))?);
+                    #slot = #p::Some(__tool_next_value::<#ty, A>(&mut map, cx, &at, #c)?);
                 }
             }
+        });
+        slots.extend(quote_spanned! {ty_span(ty)=>
+            __tool_argument::<#ty>();
         });
         slots.extend(quote! {
             let mut #slot: #p::Option<#p::Option<#ty>> = #p::None;
@@ -222,7 +228,27 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         }
     });
 
+    // Each body names every field type in `__tool_argument::<T>()` before any other use, and
+    // parses through `__tool_next_value::<T>`: a type without `Argument` then fails the same
+    // bound at the same span everywhere, which rustc reports once instead of once per use.
+    let helpers = (!live.is_empty()).then(|| {
+        quote! {
+            const fn __tool_argument<T: #krate::Argument>() {}
+
+            #[inline]
+            fn __tool_next_value<'de, T: #krate::Argument, A: #p::MapAccess<'de>>(
+                map: &mut A,
+                cx: &mut #p::Cx,
+                at: &#p::Path<'_>,
+                c: &#p::Constraints,
+            ) -> #p::Result<#p::Option<T>, A::Error> {
+                map.next_value_seed(#p::Seed::<T>::new(cx, at, c))
+            }
+        }
+    });
+
     quote! {
+        #helpers
         #items
 
         #[automatically_derived]
@@ -272,7 +298,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
                         #value_arms
                         __ToolKey::Unknown(name) => {
                             cx.unknown_field(at, &name, FIELDS);
-                            map.next_value::<#p::IgnoredAny>()?;
+                            let #p::IgnoredAny = map.next_value()?;
                         }
                     }
                 }

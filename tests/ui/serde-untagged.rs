@@ -1,0 +1,10 @@
+use tool_core::Argument;
+
+#[derive(Argument)]
+#[serde(untagged)]
+enum Units {
+    Celsius,
+    Fahrenheit,
+}
+
+fn main() {}

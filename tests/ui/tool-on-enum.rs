@@ -1,0 +1,10 @@
+use tool_core::Tool;
+
+/// Temperature units.
+#[derive(Tool)]
+enum Units {
+    Celsius,
+    Fahrenheit,
+}
+
+fn main() {}

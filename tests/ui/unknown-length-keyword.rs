@@ -1,0 +1,10 @@
+use tool_core::Tool;
+
+/// Get the current weather for a city.
+#[derive(Tool)]
+struct GetWeather {
+    #[tool(length(minimum = 1))]
+    city: String,
+}
+
+fn main() {}
