@@ -1,1 +1,116 @@
-//! Benchmarks live in this package.
+//! Payloads and baselines shared by the benchmarks: serde twins of the example tools (plain
+//! `#[derive(Deserialize)]`, no checks) and the argument texts measured.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// `create_invoice` as a plain serde struct: the floor.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceTwin {
+    /// Customer id.
+    pub customer_id: String,
+    /// Amount.
+    pub amount: f64,
+    /// Currency.
+    pub currency: CurrencyTwin,
+}
+
+/// Currency.
+#[derive(Deserialize, Debug)]
+#[allow(clippy::upper_case_acronyms, missing_docs)]
+pub enum CurrencyTwin {
+    USD,
+    EUR,
+    GBP,
+}
+
+/// `search_flights` as a plain serde struct: the floor.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub struct FlightsTwin {
+    pub origin: String,
+    pub destination: String,
+    pub departure_date: String,
+    pub return_date: Option<String>,
+    pub passengers: Vec<PassengerTwin>,
+    pub cabin: CabinTwin,
+    pub max_stops: Option<u8>,
+    pub max_price: Option<PriceTwin>,
+    #[serde(default)]
+    pub preferred_airlines: Vec<String>,
+    #[serde(default)]
+    pub refundable_only: bool,
+    pub departure_window: Option<WindowTwin>,
+    pub limit: u32,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub struct PassengerTwin {
+    pub age: u8,
+    #[serde(default)]
+    pub needs_seat: bool,
+    #[serde(default)]
+    pub checked_bags: u8,
+}
+
+#[derive(Deserialize, Debug)]
+#[allow(missing_docs)]
+pub struct PriceTwin {
+    pub amount: f64,
+    pub currency: CurrencyTwin,
+}
+
+#[derive(Deserialize, Debug)]
+#[allow(missing_docs)]
+pub struct WindowTwin {
+    pub earliest_hour: u8,
+    pub latest_hour: u8,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum CabinTwin {
+    Economy,
+    PremiumEconomy,
+    Business,
+    First,
+}
+
+/// A valid `create_invoice` call.
+pub const INVOICE_VALID: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
+
+/// `create_invoice` with three violations: a wrong type, a bad enum value, a missing field.
+pub const INVOICE_INVALID3: &str = r#"{"amount":"120.5","currency":"dollars"}"#;
+
+/// A valid `search_flights` call using every field.
+pub const FLIGHTS_VALID: &str = r#"{"origin":"CDG","destination":"JFK","departureDate":"2026-12-01","returnDate":"2026-12-15","passengers":[{"age":34,"checkedBags":1},{"age":2,"needsSeat":false}],"cabin":"premium_economy","maxStops":1,"maxPrice":{"amount":1450.0,"currency":"EUR"},"preferredAirlines":["AF","DL"],"refundableOnly":true,"departureWindow":{"earliest_hour":8,"latest_hour":20},"limit":10,"tags":{"trip":"conference"}}"#;
+
+/// `search_flights` with three violations: a wrong type, a bad enum value, a missing field.
+pub const FLIGHTS_INVALID3: &str = r#"{"origin":"CDG","departureDate":"2026-12-01","passengers":[{"age":34}],"cabin":"luxury","limit":"10"}"#;
+
+/// A valid `create_invoice` call of about 64 KiB (a long customer id).
+pub fn invoice_64k() -> String {
+    format!(
+        r#"{{"customerId":"{}","amount":120.5,"currency":"USD"}}"#,
+        "c".repeat(64 * 1024)
+    )
+}
+
+/// A valid `search_flights` call of about 64 KiB (many tags).
+pub fn flights_64k() -> String {
+    let tags: Vec<String> = (0..2600)
+        .map(|i| format!(r#""tag{i:05}":"value{i:05}""#))
+        .collect();
+    format!(
+        r#"{{"origin":"CDG","destination":"JFK","departureDate":"2026-12-01","passengers":[{{"age":34}}],"cabin":"economy","limit":10,"tags":{{{}}}}}"#,
+        tags.join(",")
+    )
+}

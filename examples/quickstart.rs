@@ -2,7 +2,11 @@ use examples::{CreateInvoice, GetWeather, SearchFlights};
 use tool_core::Tool;
 
 fn main() {
-    for schema in [GetWeather::input_schema(), CreateInvoice::input_schema(), SearchFlights::input_schema()] {
+    for schema in [
+        GetWeather::input_schema(),
+        CreateInvoice::input_schema(),
+        SearchFlights::input_schema(),
+    ] {
         println!("{}", serde_json::to_string_pretty(schema).unwrap());
     }
     for raw in [

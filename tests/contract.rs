@@ -21,7 +21,10 @@ fn found(errors: &ArgumentErrors) -> Vec<(String, Keyword)> {
 #[test]
 fn advertises_the_invoice_schema_exactly() {
     assert_eq!(CreateInvoice::NAME, "create_invoice");
-    assert_eq!(CreateInvoice::description(), "Create an invoice for a customer.");
+    assert_eq!(
+        CreateInvoice::description(),
+        "Create an invoice for a customer."
+    );
     assert_eq!(
         CreateInvoice::input_schema(),
         &json!({
@@ -105,7 +108,10 @@ fn every_object_refuses_unknown_fields() {
     );
     assert_eq!(
         found(&errors),
-        [("/passengers/0/seat".to_owned(), Keyword::AdditionalProperties)]
+        [(
+            "/passengers/0/seat".to_owned(),
+            Keyword::AdditionalProperties
+        )]
     );
 }
 
@@ -126,6 +132,7 @@ struct Everything {
     a_f64: f64,
     text: Option<String>,
     #[tool(length(min = 1, max = 2))]
+    #[allow(clippy::vec_box)] // Box<T> is part of what is exercised.
     list: Vec<Box<u8>>,
     map: BTreeMap<String, Vec<bool>>,
 }
@@ -135,19 +142,42 @@ fn encodes_every_integer_range() {
     let properties = &Everything::input_schema()["properties"];
     let range = |name: &str| {
         let p = &properties[name];
-        (p["type"].clone(), p["minimum"].clone(), p["maximum"].clone())
+        (
+            p["type"].clone(),
+            p["minimum"].clone(),
+            p["maximum"].clone(),
+        )
     };
     assert_eq!(range("a_u8"), (json!("integer"), json!(0), json!(255)));
     assert_eq!(range("a_u16"), (json!("integer"), json!(0), json!(65535)));
-    assert_eq!(range("a_u32"), (json!("integer"), json!(0), json!(4294967295_u32)));
-    assert_eq!(range("a_u64"), (json!("integer"), json!(0), json!(u64::MAX)));
+    assert_eq!(
+        range("a_u32"),
+        (json!("integer"), json!(0), json!(4294967295_u32))
+    );
+    assert_eq!(
+        range("a_u64"),
+        (json!("integer"), json!(0), json!(u64::MAX))
+    );
     assert_eq!(range("a_i8"), (json!("integer"), json!(-128), json!(127)));
-    assert_eq!(range("a_i16"), (json!("integer"), json!(-32768), json!(32767)));
-    assert_eq!(range("a_i32"), (json!("integer"), json!(i32::MIN), json!(i32::MAX)));
-    assert_eq!(range("a_i64"), (json!("integer"), json!(i64::MIN), json!(i64::MAX)));
+    assert_eq!(
+        range("a_i16"),
+        (json!("integer"), json!(-32768), json!(32767))
+    );
+    assert_eq!(
+        range("a_i32"),
+        (json!("integer"), json!(i32::MIN), json!(i32::MAX))
+    );
+    assert_eq!(
+        range("a_i64"),
+        (json!("integer"), json!(i64::MIN), json!(i64::MAX))
+    );
     assert_eq!(
         range("a_f32"),
-        (json!("number"), json!(-f64::from(f32::MAX)), json!(f64::from(f32::MAX)))
+        (
+            json!("number"),
+            json!(-f64::from(f32::MAX)),
+            json!(f64::from(f32::MAX))
+        )
     );
     assert_eq!(range("a_f64"), (json!("number"), Value::Null, Value::Null));
     assert_eq!(properties["text"], json!({"type": ["string", "null"]}));
@@ -159,15 +189,19 @@ fn encodes_every_integer_range() {
         properties["map"],
         json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "boolean"}}})
     );
-    let required = Everything::input_schema()["required"].as_array().unwrap().len();
+    let required = Everything::input_schema()["required"]
+        .as_array()
+        .unwrap()
+        .len();
     assert_eq!(required, 12, "every field but the Option is required");
 }
 
 #[test]
 fn parses_valid_arguments_into_the_type() {
-    let args =
-        CreateInvoice::parse_arguments(r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#)
-            .unwrap();
+    let args = CreateInvoice::parse_arguments(
+        r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#,
+    )
+    .unwrap();
     assert_eq!(
         args,
         CreateInvoice {
@@ -176,13 +210,16 @@ fn parses_valid_arguments_into_the_type() {
             currency: Currency::EUR
         }
     );
-    let weather = GetWeather::parse_value(&json!({"city": "Paris", "units": "fahrenheit"})).unwrap();
+    let weather =
+        GetWeather::parse_value(&json!({"city": "Paris", "units": "fahrenheit"})).unwrap();
     assert_eq!(weather.units, Units::Fahrenheit);
 }
 
 #[test]
 fn reports_every_violation_as_lines_a_model_can_act_on() {
-    let errors = refused::<CreateInvoice>(r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#);
+    let errors = refused::<CreateInvoice>(
+        r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#,
+    );
     assert_eq!(
         errors.to_string(),
         "- /amount: expected number, got string \"120.5\"\n\
@@ -247,12 +284,18 @@ fn honours_serde_defaults_and_optional_fields() {
 #[test]
 fn rejects_duplicate_keys() {
     let errors = refused::<GetWeather>(r#"{"city":"Paris","city":"Lyon","units":"celsius"}"#);
-    assert_eq!(found(&errors), [("/city".to_owned(), Keyword::DuplicateKey)]);
+    assert_eq!(
+        found(&errors),
+        [("/city".to_owned(), Keyword::DuplicateKey)]
+    );
     let errors = refused::<SearchFlights>(
         r#"{"origin":"CDG","destination":"JFK","departureDate":"2026-12-01","passengers":[{"age":1}],
             "cabin":"first","limit":1,"tags":{"k":"a","k":"b"}}"#,
     );
-    assert_eq!(found(&errors), [("/tags/k".to_owned(), Keyword::DuplicateKey)]);
+    assert_eq!(
+        found(&errors),
+        [("/tags/k".to_owned(), Keyword::DuplicateKey)]
+    );
 }
 
 #[test]
@@ -264,7 +307,10 @@ fn rejects_trailing_garbage() {
     ] {
         let errors = refused::<GetWeather>(raw);
         assert!(errors.is_syntax(), "{raw}: {errors}");
-        assert!(errors.to_string().contains("trailing characters"), "{errors}");
+        assert!(
+            errors.to_string().contains("trailing characters"),
+            "{errors}"
+        );
     }
     // Whitespace after the value is fine.
     assert!(GetWeather::parse_arguments("{\"city\":\"Paris\",\"units\":\"celsius\"} \n").is_ok());
@@ -281,9 +327,16 @@ fn rejects_text_that_is_not_json() {
 
 #[test]
 fn refuses_a_root_that_is_not_an_object() {
-    for (raw, got) in [("[]", "array"), ("null", "null"), (r#""{}""#, "string \"{}\"")] {
+    for (raw, got) in [
+        ("[]", "array"),
+        ("null", "null"),
+        (r#""{}""#, "string \"{}\""),
+    ] {
         let errors = refused::<GetWeather>(raw);
-        assert_eq!(errors.to_string(), format!("- (root): expected object, got {got}"));
+        assert_eq!(
+            errors.to_string(),
+            format!("- (root): expected object, got {got}")
+        );
     }
 }
 
@@ -305,7 +358,13 @@ fn rejects_u64_max_plus_one() {
 #[test]
 fn integer_fields_take_integral_numbers_in_any_notation() {
     // JSON Schema's `integer` is any number without a fractional part.
-    for (text, expected) in [("1.0", 1), ("1e2", 100), ("-0.0", 0), ("2.5e1", 25), ("0e5", 0)] {
+    for (text, expected) in [
+        ("1.0", 1),
+        ("1e2", 100),
+        ("-0.0", 0),
+        ("2.5e1", 25),
+        ("0e5", 0),
+    ] {
         let parsed = Everything::parse_arguments(&everything_text("a_i16", text)).unwrap();
         assert_eq!(parsed.a_i16, expected, "{text}");
     }
@@ -320,14 +379,20 @@ fn negative_zero_is_zero() {
     let parsed = Everything::parse_arguments(&everything_text("a_f64", "-0.0")).unwrap();
     assert_eq!(parsed.a_f64, 0.0);
     let errors = refused::<CreateInvoice>(r#"{"customerId":"c","amount":-0.0,"currency":"USD"}"#);
-    assert_eq!(found(&errors), [("/amount".to_owned(), Keyword::ExclusiveMinimum)]);
+    assert_eq!(
+        found(&errors),
+        [("/amount".to_owned(), Keyword::ExclusiveMinimum)]
+    );
 }
 
 #[test]
 fn rejects_numbers_beyond_a_double() {
     let errors = refused::<Everything>(&everything_text("a_f64", "1e400"));
     assert!(errors.is_syntax(), "{errors}");
-    assert!(errors.to_string().contains("number out of range"), "{errors}");
+    assert!(
+        errors.to_string().contains("number out of range"),
+        "{errors}"
+    );
     let errors = refused::<Everything>(&everything_text("a_f32", "1e39"));
     assert_eq!(found(&errors), [("/a_f32".to_owned(), Keyword::Maximum)]);
 }
@@ -346,7 +411,10 @@ fn rejects_lone_surrogates() {
 #[test]
 fn counts_length_in_characters() {
     let errors = refused::<Everything>(&everything_text("list", "[]"));
-    assert_eq!(errors.to_string(), "- /list: must have at least 1 item; got 0");
+    assert_eq!(
+        errors.to_string(),
+        "- /list: must have at least 1 item; got 0"
+    );
     // "é" is two bytes, one character.
     assert!(GetWeather::parse_arguments(r#"{"city":"é","units":"celsius"}"#).is_ok());
 }
@@ -355,7 +423,10 @@ fn counts_length_in_characters() {
 fn handles_a_ten_megabyte_string() {
     let city = "a".repeat(10 * 1024 * 1024);
     let raw = format!(r#"{{"city":"{city}","units":"celsius"}}"#);
-    assert_eq!(GetWeather::parse_arguments(&raw).unwrap().city.len(), city.len());
+    assert_eq!(
+        GetWeather::parse_arguments(&raw).unwrap().city.len(),
+        city.len()
+    );
     let raw = format!(r#"{{"city":"Paris","units":"{city}"}}"#);
     let errors = refused::<GetWeather>(&raw);
     // The offending value is quoted back shortened.
@@ -405,7 +476,10 @@ fn bounds_nesting_depth_without_overflowing_the_stack() {
     }
     let value = wrap("chain", value);
     let errors = WalkChain::parse_value(&value).unwrap_err();
-    assert!(errors.to_string().contains("nesting deeper than 127"), "{errors}");
+    assert!(
+        errors.to_string().contains("nesting deeper than 127"),
+        "{errors}"
+    );
     // Dropping a value this deep would recurse as deep; leave it to the process's end.
     std::mem::forget(value);
 }

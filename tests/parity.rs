@@ -81,7 +81,12 @@ fn check<T: Tool + PartialEq + std::fmt::Debug>(
     let ours = T::parse_arguments(&text);
     let theirs: Found = validator
         .iter_errors(instance)
-        .map(|error| (error.instance_path().to_string(), error.kind().keyword().to_owned()))
+        .map(|error| {
+            (
+                error.instance_path().to_string(),
+                error.kind().keyword().to_owned(),
+            )
+        })
         .collect();
     prop_assert_eq!(
         ours.is_ok(),
@@ -93,13 +98,23 @@ fn check<T: Tool + PartialEq + std::fmt::Debug>(
     );
     // The two entry points agree exactly.
     let from_value = T::parse_value(instance);
-    prop_assert_eq!(&from_value, &ours, "text and value entry points differ on {}", text);
+    prop_assert_eq!(
+        &from_value,
+        &ours,
+        "text and value entry points differ on {}",
+        text
+    );
     match ours {
         Ok(parsed) => Ok(Some(parsed)),
         Err(errors) => {
             let ours: Found = errors
                 .iter()
-                .map(|v| (v.instance_location().to_owned(), v.keyword().as_str().to_owned()))
+                .map(|v| {
+                    (
+                        v.instance_location().to_owned(),
+                        v.keyword().as_str().to_owned(),
+                    )
+                })
                 .collect();
             // jsonschema summarizes a failed `anyOf` (used for a nullable `$ref`) as one error
             // at its location; the typed parser reports what failed inside it.
@@ -172,7 +187,10 @@ fn valid(schema: &Value, root: &Value, depth: u32) -> BoxedStrategy<Value> {
         if depth > 3 && alternatives.iter().any(|a| a == &json!({"type": "null"})) {
             return Just(Value::Null).boxed();
         }
-        let options: Vec<_> = alternatives.iter().map(|a| valid(a, root, depth + 1)).collect();
+        let options: Vec<_> = alternatives
+            .iter()
+            .map(|a| valid(a, root, depth + 1))
+            .collect();
         return proptest::strategy::Union::new(options).boxed();
     }
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
@@ -184,7 +202,11 @@ fn valid(schema: &Value, root: &Value, depth: u32) -> BoxedStrategy<Value> {
         _ => vec![],
     };
     let nullable = types.contains(&"null");
-    let main = types.iter().copied().find(|t| *t != "null").unwrap_or("null");
+    let main = types
+        .iter()
+        .copied()
+        .find(|t| *t != "null")
+        .unwrap_or("null");
     let inner = match main {
         "boolean" => any::<bool>().prop_map(Value::Bool).boxed(),
         "integer" => {
@@ -281,9 +303,8 @@ fn object(schema: &Value, root: &Value, depth: u32) -> BoxedStrategy<Value> {
             if required.contains(name.as_str()) {
                 members.push(value.prop_map(move |v| Some((name.clone(), v))).boxed());
             } else {
-                members.push(
-                    proptest::option::of(value.prop_map(move |v| (name.clone(), v))).boxed(),
-                );
+                members
+                    .push(proptest::option::of(value.prop_map(move |v| (name.clone(), v))).boxed());
             }
         }
     }
@@ -478,14 +499,29 @@ macro_rules! parity_suite {
 
 parity_suite!(create_invoice, CreateInvoice, |parsed, instance| {
     prop_assert_eq!(Some(parsed.amount), instance["amount"].as_f64());
-    prop_assert_eq!(Some(parsed.customer_id.as_str()), instance["customerId"].as_str());
+    prop_assert_eq!(
+        Some(parsed.customer_id.as_str()),
+        instance["customerId"].as_str()
+    );
     Ok(())
 });
 
 parity_suite!(search_flights, SearchFlights, |parsed, instance| {
-    prop_assert_eq!(parsed.passengers.len(), instance["passengers"].as_array().map_or(0, Vec::len));
-    prop_assert_eq!(Some(parsed.limit), instance["limit"].as_u64().map(|n| n as u32));
-    prop_assert_eq!(parsed.tags.len(), instance.get("tags").and_then(Value::as_object).map_or(0, Map::len));
+    prop_assert_eq!(
+        parsed.passengers.len(),
+        instance["passengers"].as_array().map_or(0, Vec::len)
+    );
+    prop_assert_eq!(
+        Some(parsed.limit),
+        instance["limit"].as_u64().map(|n| n as u32)
+    );
+    prop_assert_eq!(
+        parsed.tags.len(),
+        instance
+            .get("tags")
+            .and_then(Value::as_object)
+            .map_or(0, Map::len)
+    );
     Ok(())
 });
 

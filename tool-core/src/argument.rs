@@ -8,15 +8,14 @@ use std::hash::BuildHasher;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
+use crate::Constraints;
 use crate::constraints::Num;
 use crate::error::Keyword;
 use crate::path::Path;
 use crate::schema::{SchemaGen, nullable};
 use crate::validate::{
-    Cx, Got, KeySeed, Scalar, Seed, check_depth, drain_map, drain_seq, parse_scalar,
-    reject_scalars,
+    Cx, Got, KeySeed, Scalar, Seed, check_depth, drain_map, drain_seq, parse_scalar, reject_scalars,
 };
-use crate::Constraints;
 
 /// A type that can appear in tool arguments: it knows the JSON Schema it advertises and how
 /// to parse JSON into itself while checking exactly that schema.
@@ -97,29 +96,37 @@ fn check_bounds(
 ) -> bool {
     use std::cmp::Ordering::{Greater, Less};
     let mut ok = true;
-    if let Some(min) = c.merged_minimum(type_min) {
-        if n.cmp(min) == Less {
-            cx.report(at, Keyword::Minimum, format!("must be >= {min}; got {n}"));
-            ok = false;
-        }
+    if let Some(min) = c.merged_minimum(type_min)
+        && n.compare(min) == Less
+    {
+        cx.report(at, Keyword::Minimum, format!("must be >= {min}; got {n}"));
+        ok = false;
     }
-    if let Some(max) = c.merged_maximum(type_max) {
-        if n.cmp(max) == Greater {
-            cx.report(at, Keyword::Maximum, format!("must be <= {max}; got {n}"));
-            ok = false;
-        }
+    if let Some(max) = c.merged_maximum(type_max)
+        && n.compare(max) == Greater
+    {
+        cx.report(at, Keyword::Maximum, format!("must be <= {max}; got {n}"));
+        ok = false;
     }
-    if let Some(min) = c.exclusive_minimum {
-        if n.cmp(min) != Greater {
-            cx.report(at, Keyword::ExclusiveMinimum, format!("must be > {min}; got {n}"));
-            ok = false;
-        }
+    if let Some(min) = c.exclusive_minimum
+        && n.compare(min) != Greater
+    {
+        cx.report(
+            at,
+            Keyword::ExclusiveMinimum,
+            format!("must be > {min}; got {n}"),
+        );
+        ok = false;
     }
-    if let Some(max) = c.exclusive_maximum {
-        if n.cmp(max) != Less {
-            cx.report(at, Keyword::ExclusiveMaximum, format!("must be < {max}; got {n}"));
-            ok = false;
-        }
+    if let Some(max) = c.exclusive_maximum
+        && n.compare(max) != Less
+    {
+        cx.report(
+            at,
+            Keyword::ExclusiveMaximum,
+            format!("must be < {max}; got {n}"),
+        );
+        ok = false;
     }
     ok
 }
@@ -414,10 +421,7 @@ impl<T: Argument> Argument for Vec<T> {
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
         let mut schema = Map::new();
         schema.insert("type".to_owned(), Value::from("array"));
-        schema.insert(
-            "items".to_owned(),
-            T::schema(generator, &Constraints::NONE),
-        );
+        schema.insert("items".to_owned(), T::schema(generator, &Constraints::NONE));
         c.array_keywords(&mut schema);
         Value::Object(schema)
     }
@@ -473,7 +477,8 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
         let mut count: u64 = 0;
         loop {
             let at = self.at.index(count as usize);
-            let Some(item) = seq.next_element_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))?
+            let Some(item) =
+                seq.next_element_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))?
             else {
                 break;
             };
@@ -511,27 +516,58 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
 
 /// A map with string keys, as the JSON object that carries it.
 trait StringMap<T>: Default {
-    fn insert_new(&mut self, key: String, value: T);
-    fn has(&self, key: &str) -> bool;
+    /// Inserts `key` with the value `parse` yields for it, unless `key` is already present
+    /// (`Ok(false)`, and `parse` is not called).
+    fn insert_new<E>(
+        &mut self,
+        key: String,
+        parse: impl FnOnce(&str) -> Result<Option<T>, E>,
+    ) -> Result<Insert, E>;
+}
+
+enum Insert {
+    Inserted,
+    Duplicate(String),
+    Refused(String),
 }
 
 impl<T> StringMap<T> for BTreeMap<String, T> {
-    fn insert_new(&mut self, key: String, value: T) {
-        self.insert(key, value);
-    }
-
-    fn has(&self, key: &str) -> bool {
-        self.contains_key(key)
+    fn insert_new<E>(
+        &mut self,
+        key: String,
+        parse: impl FnOnce(&str) -> Result<Option<T>, E>,
+    ) -> Result<Insert, E> {
+        use std::collections::btree_map::Entry;
+        match self.entry(key) {
+            Entry::Occupied(entry) => Ok(Insert::Duplicate(entry.key().clone())),
+            Entry::Vacant(entry) => Ok(match parse(entry.key())? {
+                Some(value) => {
+                    entry.insert(value);
+                    Insert::Inserted
+                }
+                None => Insert::Refused(entry.into_key()),
+            }),
+        }
     }
 }
 
 impl<T, S: BuildHasher + Default> StringMap<T> for HashMap<String, T, S> {
-    fn insert_new(&mut self, key: String, value: T) {
-        self.insert(key, value);
-    }
-
-    fn has(&self, key: &str) -> bool {
-        self.contains_key(key)
+    fn insert_new<E>(
+        &mut self,
+        key: String,
+        parse: impl FnOnce(&str) -> Result<Option<T>, E>,
+    ) -> Result<Insert, E> {
+        use std::collections::hash_map::Entry;
+        match self.entry(key) {
+            Entry::Occupied(entry) => Ok(Insert::Duplicate(entry.key().clone())),
+            Entry::Vacant(entry) => Ok(match parse(entry.key())? {
+                Some(value) => {
+                    entry.insert(value);
+                    Insert::Inserted
+                }
+                None => Insert::Refused(entry.into_key()),
+            }),
+        }
     }
 }
 
@@ -576,16 +612,25 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
         let mut refused = BTreeSet::new();
         let mut valid = true;
         while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
-            if entries.has(&key) || refused.contains(&key) {
+            if !refused.is_empty() && refused.contains(&key) {
                 self.cx.duplicate_key(self.at, &key);
                 map.next_value::<de::IgnoredAny>()?;
-                valid = false;
                 continue;
             }
-            let at = self.at.key(&key);
-            match map.next_value_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))? {
-                Some(value) => entries.insert_new(key, value),
-                None => {
+            let cx = &mut *self.cx;
+            let at = self.at;
+            let outcome = entries.insert_new(key, |key| {
+                let at = at.key(key);
+                map.next_value_seed(Seed::<T>::new(cx, &at, &Constraints::NONE))
+            })?;
+            match outcome {
+                Insert::Inserted => {}
+                Insert::Duplicate(key) => {
+                    self.cx.duplicate_key(self.at, &key);
+                    map.next_value::<de::IgnoredAny>()?;
+                    valid = false;
+                }
+                Insert::Refused(key) => {
                     valid = false;
                     refused.insert(key);
                 }

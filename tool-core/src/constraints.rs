@@ -21,7 +21,7 @@ pub enum Num {
 
 impl Num {
     /// Exact ordering between two numbers.
-    pub fn cmp(self, other: Num) -> Ordering {
+    pub fn compare(self, other: Num) -> Ordering {
         fn ord<A: NumCmp<B> + Copy, B: Copy>(a: A, b: B) -> Ordering {
             if a.num_lt(b) {
                 Ordering::Less
@@ -81,7 +81,11 @@ impl Num {
     }
 
     fn tighter(self, other: Num, keep: Ordering) -> Num {
-        if other.cmp(self) == keep { other } else { self }
+        if other.compare(self) == keep {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -99,11 +103,28 @@ impl fmt::Display for Num {
 }
 
 /// A `pattern` constraint: the ECMA-262 source as advertised, compiled once on first use with
-/// the same translation to Rust regex syntax that the `jsonschema` crate applies.
+/// the same translation to Rust regex syntax, and the same fast path for anchored sequences of
+/// character classes, that the `jsonschema` crate applies.
 #[derive(Debug)]
 pub struct Pattern {
     source: &'static str,
-    compiled: OnceLock<Option<regex::Regex>>,
+    compiled: OnceLock<Option<Compiled>>,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    /// Decides ASCII subjects of simple anchored patterns without a regex engine.
+    sequence: Option<jsonschema_regex::Sequence>,
+    translated: String,
+    regex: OnceLock<Option<regex::Regex>>,
+}
+
+impl Compiled {
+    fn regex(&self) -> Option<&regex::Regex> {
+        self.regex
+            .get_or_init(|| regex::Regex::new(&self.translated).ok())
+            .as_ref()
+    }
 }
 
 impl Pattern {
@@ -122,13 +143,30 @@ impl Pattern {
 
     /// Whether `text` matches; `None` if the pattern cannot be compiled here.
     pub fn is_match(&self, text: &str) -> Option<bool> {
-        self.compiled
+        let compiled = self
+            .compiled
             .get_or_init(|| {
                 let translated = jsonschema_regex::to_rust_regex(self.source).ok()?;
-                regex::Regex::new(&translated).ok()
+                let compiled = Compiled {
+                    sequence: jsonschema_regex::Sequence::compile(&translated),
+                    translated: translated.into_owned(),
+                    regex: OnceLock::new(),
+                };
+                // A pattern the engine cannot build is refused up front, not on first use.
+                if compiled.sequence.is_none() {
+                    compiled.regex()?;
+                }
+                Some(compiled)
             })
+            .as_ref()?;
+        if let Some(matched) = compiled
+            .sequence
             .as_ref()
-            .map(|regex| regex.is_match(text))
+            .and_then(|sequence| sequence.is_match(text.as_bytes()))
+        {
+            return Some(matched);
+        }
+        compiled.regex().map(|regex| regex.is_match(text))
     }
 }
 
@@ -268,10 +306,16 @@ mod tests {
 
     #[test]
     fn compares_across_representations_exactly() {
-        assert_eq!(Num::U(u64::MAX).cmp(Num::F(18446744073709551616.0)), Ordering::Less);
-        assert_eq!(Num::I(-1).cmp(Num::U(0)), Ordering::Less);
-        assert_eq!(Num::F(-0.0).cmp(Num::U(0)), Ordering::Equal);
-        assert_eq!(Num::U(9007199254740993).cmp(Num::F(9007199254740992.0)), Ordering::Greater);
+        assert_eq!(
+            Num::U(u64::MAX).compare(Num::F(18446744073709551616.0)),
+            Ordering::Less
+        );
+        assert_eq!(Num::I(-1).compare(Num::U(0)), Ordering::Less);
+        assert_eq!(Num::F(-0.0).compare(Num::U(0)), Ordering::Equal);
+        assert_eq!(
+            Num::U(9007199254740993).compare(Num::F(9007199254740992.0)),
+            Ordering::Greater
+        );
     }
 
     #[test]
@@ -282,7 +326,10 @@ mod tests {
             ..Constraints::NONE
         };
         assert!(matches!(c.merged_minimum(Some(Num::U(0))), Some(Num::U(1))));
-        assert!(matches!(c.merged_maximum(Some(Num::U(255))), Some(Num::U(255))));
+        assert!(matches!(
+            c.merged_maximum(Some(Num::U(255))),
+            Some(Num::U(255))
+        ));
     }
 
     #[test]

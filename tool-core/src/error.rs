@@ -77,16 +77,20 @@ pub struct Violation {
     location: String,
     property: Option<Box<str>>,
     keyword: Keyword,
-    message: String,
+    message: Cow<'static, str>,
 }
 
 impl Violation {
-    pub(crate) fn new(location: String, keyword: Keyword, message: String) -> Self {
+    pub(crate) fn new(
+        location: String,
+        keyword: Keyword,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Self {
         Violation {
             location,
             property: None,
             keyword,
-            message,
+            message: message.into(),
         }
     }
 
@@ -94,13 +98,13 @@ impl Violation {
         location: String,
         property: &str,
         keyword: Keyword,
-        message: String,
+        message: impl Into<Cow<'static, str>>,
     ) -> Self {
         Violation {
             location,
             property: Some(property.into()),
             keyword,
-            message,
+            message: message.into(),
         }
     }
 

@@ -1,5 +1,9 @@
 #![doc = include_str!("../../README.md")]
 #![warn(missing_docs)]
+#![cfg_attr(
+    not(test),
+    warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 mod argument;
 mod constraints;

@@ -55,24 +55,23 @@ impl<'a> Path<'a> {
 
     /// The JSON Pointer of this location (`""` for the root).
     pub fn pointer(&self) -> String {
-        let mut segments = Vec::with_capacity(self.depth as usize);
-        let mut cursor = Some(self);
-        while let Some(path) = cursor {
-            segments.push(path.segment);
-            cursor = path.parent;
-        }
         let mut pointer = String::new();
-        for segment in segments.iter().rev() {
-            match segment {
-                Segment::Root => {}
-                Segment::Key(key) => push_escaped(&mut pointer, key),
-                Segment::Index(index) => {
-                    pointer.push('/');
-                    pointer.push_str(&index.to_string());
-                }
+        self.write_pointer(&mut pointer);
+        pointer
+    }
+
+    fn write_pointer(&self, out: &mut String) {
+        if let Some(parent) = self.parent {
+            parent.write_pointer(out);
+        }
+        match self.segment {
+            Segment::Root => {}
+            Segment::Key(key) => push_escaped(out, key),
+            Segment::Index(index) => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "/{index}");
             }
         }
-        pointer
     }
 }
 

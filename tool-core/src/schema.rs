@@ -30,10 +30,10 @@ impl SchemaGen {
         build: impl FnOnce(&mut SchemaGen) -> Value,
     ) -> Value {
         let id = TypeId::of::<T>();
-        if let Some(def) = self.def_names.get(&id) {
-            if self.defs.contains_key(def) || self.in_progress.iter().any(|(t, _)| *t == id) {
-                return reference(def);
-            }
+        if let Some(def) = self.def_names.get(&id)
+            && (self.defs.contains_key(def) || self.in_progress.iter().any(|(t, _)| *t == id))
+        {
+            return reference(def);
         }
         if let Some(entry) = self.in_progress.iter_mut().find(|(t, _)| *t == id) {
             entry.1 = true;
@@ -42,7 +42,10 @@ impl SchemaGen {
         }
         self.in_progress.push((id, false));
         let schema = build(self);
-        let recursive = self.in_progress.pop().is_some_and(|(_, recursive)| recursive);
+        let recursive = self
+            .in_progress
+            .pop()
+            .is_some_and(|(_, recursive)| recursive);
         if recursive {
             let def = self.def_name(id, name);
             self.defs.insert(def.clone(), schema);
@@ -136,10 +139,10 @@ pub fn field_schema<T: Argument>(
     description: Option<&str>,
 ) -> Value {
     let mut schema = T::schema(generator, constraints);
-    if let Some(description) = description {
-        if let Value::Object(map) = &mut schema {
-            map.insert("description".to_owned(), Value::from(description));
-        }
+    if let Some(description) = description
+        && let Value::Object(map) = &mut schema
+    {
+        map.insert("description".to_owned(), Value::from(description));
     }
     schema
 }

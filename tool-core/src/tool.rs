@@ -38,7 +38,7 @@ use crate::{Argument, ArgumentErrors};
 /// assert_eq!(
 ///     errors.to_string(),
 ///     "- /city: must be at least 1 character long; got 0\n\
-///      - /units: must be one of \"celsius\", \"fahrenheit\"; got string \"kelvin\""
+///      - /units: must be one of \"celsius\", \"fahrenheit\"; got \"kelvin\""
 /// );
 /// ```
 pub trait Tool: Argument {

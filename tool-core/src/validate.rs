@@ -5,6 +5,7 @@
 //! so the caller learns about all of them. Only text that is not JSON at all, or nests deeper
 //! than [`MAX_DEPTH`], stops the pass.
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -29,14 +30,25 @@ pub struct Cx {
 impl Cx {
     /// Records a violation at `at`.
     #[cold]
-    pub fn report(&mut self, at: &Path<'_>, keyword: Keyword, message: String) {
+    pub fn report(
+        &mut self,
+        at: &Path<'_>,
+        keyword: Keyword,
+        message: impl Into<Cow<'static, str>>,
+    ) {
         self.violations
             .push(Violation::new(at.pointer(), keyword, message));
     }
 
     /// Records a violation naming the field `name` of the object at `at`.
     #[cold]
-    pub fn report_property(&mut self, at: &Path<'_>, name: &str, keyword: Keyword, message: String) {
+    pub fn report_property(
+        &mut self,
+        at: &Path<'_>,
+        name: &str,
+        keyword: Keyword,
+        message: impl Into<Cow<'static, str>>,
+    ) {
         self.violations
             .push(Violation::on_property(at.pointer(), name, keyword, message));
     }
@@ -44,7 +56,7 @@ impl Cx {
     /// Records a missing required field.
     #[cold]
     pub fn missing(&mut self, at: &Path<'_>, name: &str) {
-        self.report_property(at, name, Keyword::Required, "missing required field".to_owned());
+        self.report_property(at, name, Keyword::Required, "missing required field");
     }
 
     /// Records a field the object's schema does not list.
@@ -67,25 +79,32 @@ impl Cx {
             at,
             name,
             Keyword::DuplicateKey,
-            "duplicate field: each key may appear once".to_owned(),
+            "duplicate field: each key may appear once",
         );
     }
 
     /// Records a value of the wrong JSON type.
     #[cold]
     pub fn type_mismatch(&mut self, at: &Path<'_>, expected: &str, got: Got<'_>) {
-        self.report(at, Keyword::Type, format!("expected {expected}, got {got}"));
+        let mut message = String::with_capacity(40);
+        message.push_str("expected ");
+        message.push_str(expected);
+        message.push_str(", got ");
+        got.write_to(&mut message, false);
+        self.report(at, Keyword::Type, message);
     }
 
     /// Records a value outside an `enum`.
     #[cold]
     pub fn not_in_enum(&mut self, at: &Path<'_>, allowed: &[&str], nullable: bool, got: Got<'_>) {
-        let mut message = String::from("must be one of ");
+        let mut message = String::with_capacity(64);
+        message.push_str("must be one of ");
         push_quoted_list(&mut message, allowed.iter().copied());
         if nullable {
             message.push_str(", null");
         }
-        let _ = write!(message, "; got {}", got.bare());
+        message.push_str("; got ");
+        got.write_to(&mut message, true);
         self.report(at, Keyword::Enum, message);
     }
 
@@ -110,17 +129,28 @@ fn push_quoted_list<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) 
 /// Longest string quoted back to the model in a message, in characters.
 const QUOTE_LIMIT: usize = 60;
 
+/// Appends `text` as a JSON string literal, cut after `limit` characters (marked `…`).
 fn push_json_string(out: &mut String, text: &str, limit: usize) {
-    let mut shown = text;
+    out.push('"');
     let mut cut = false;
-    if let Some((index, _)) = text.char_indices().nth(limit) {
-        shown = &text[..index];
-        cut = true;
+    for (count, ch) in text.chars().enumerate() {
+        if count == limit {
+            cut = true;
+            break;
+        }
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
     }
-    match serde_json::to_string(shown) {
-        Ok(quoted) => out.push_str(&quoted),
-        Err(_) => out.push_str("\"?\""),
-    }
+    out.push('"');
     if cut {
         out.push('…');
     }
@@ -144,19 +174,33 @@ pub enum Got<'a> {
 }
 
 impl<'a> Got<'a> {
+    /// Appends the description; `bare` leaves out the word `string` before a quoted string.
+    pub(crate) fn write_to(self, out: &mut String, bare: bool) {
+        match self {
+            Got::Null => out.push_str("null"),
+            Got::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Got::Number(n) => {
+                let _ = write!(out, "{n}");
+            }
+            Got::Str(s) => {
+                if !bare {
+                    out.push_str("string ");
+                }
+                push_json_string(out, s, QUOTE_LIMIT);
+            }
+            Got::Array => out.push_str("array"),
+            Got::Object => out.push_str("object"),
+        }
+    }
+
     /// The value without the word `string` before a quoted string: `"dollars"`, `5`, `array`.
     pub fn bare(self) -> impl fmt::Display + 'a {
         struct Bare<'a>(Got<'a>);
         impl fmt::Display for Bare<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self.0 {
-                    Got::Str(s) => {
-                        let mut quoted = String::new();
-                        push_json_string(&mut quoted, s, QUOTE_LIMIT);
-                        f.write_str(&quoted)
-                    }
-                    other => write!(f, "{other}"),
-                }
+                let mut text = String::new();
+                self.0.write_to(&mut text, true);
+                f.write_str(&text)
             }
         }
         Bare(self)
@@ -165,18 +209,9 @@ impl<'a> Got<'a> {
 
 impl fmt::Display for Got<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Got::Null => f.write_str("null"),
-            Got::Bool(b) => write!(f, "{b}"),
-            Got::Number(n) => write!(f, "{n}"),
-            Got::Str(s) => {
-                let mut quoted = String::from("string ");
-                push_json_string(&mut quoted, s, QUOTE_LIMIT);
-                f.write_str(&quoted)
-            }
-            Got::Array => f.write_str("array"),
-            Got::Object => f.write_str("object"),
-        }
+        let mut text = String::new();
+        self.write_to(&mut text, false);
+        f.write_str(&text)
     }
 }
 
@@ -463,7 +498,7 @@ fn finish<T>(parsed: Result<Option<T>, serde_json::Error>, cx: Cx) -> Result<T, 
             ArgumentErrors::new(vec![Violation::new(
                 String::new(),
                 Keyword::Type,
-                "arguments were refused without a recorded reason".to_owned(),
+                "arguments were refused without a recorded reason",
             )])
         })),
     }

@@ -1,6 +1,8 @@
 //! The derive macros of `tool-core`. Use them through `tool_core`, which re-exports both:
 //! `use tool_core::{Argument, Tool};`.
 
+#![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod ast;
 mod attr;
 mod case;
