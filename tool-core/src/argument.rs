@@ -140,13 +140,16 @@ macro_rules! integer {
                     cx.type_mismatch(at, "integer", got);
                     return None;
                 };
-                // A fast path for the common case: an integer within the type, no constraint.
-                #[allow(irrefutable_let_patterns)]
-                if let (Num::U(u), None, None, None, None) =
-                    (n, c.minimum, c.maximum, c.exclusive_minimum, c.exclusive_maximum)
-                {
-                    if let Ok(value) = <$ty>::try_from(u) {
-                        return Some(value);
+                // The common case, decided with integer arithmetic: an integer inside the
+                // window of the type's range and the integer bounds declared.
+                if let (Some(v), Some((lo, hi))) = (
+                    n.as_exact_int(),
+                    c.integer_window(<$ty>::MIN as i128, <$ty>::MAX as i128),
+                ) {
+                    if lo <= v && v <= hi {
+                        if let Ok(value) = <$ty>::try_from(v) {
+                            return Some(value);
+                        }
                     }
                 }
                 let integral = n.is_integer();

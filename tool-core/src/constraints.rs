@@ -52,6 +52,16 @@ impl Num {
         }
     }
 
+    /// The value if it was written as an integer in 64-bit range.
+    #[inline]
+    pub fn as_exact_int(self) -> Option<i128> {
+        match self {
+            Num::U(u) => Some(i128::from(u)),
+            Num::I(i) => Some(i128::from(i)),
+            Num::F(_) => None,
+        }
+    }
+
     /// The nearest `f64`.
     pub fn as_f64(self) -> f64 {
         match self {
@@ -200,6 +210,25 @@ impl Constraints {
         exclusive_maximum: None,
         pattern: None,
     };
+
+    /// The inclusive integer window left by the type's range `[lo, hi]` and the declared
+    /// bounds, when every declared bound is an integer.
+    #[inline]
+    pub(crate) fn integer_window(&self, mut lo: i128, mut hi: i128) -> Option<(i128, i128)> {
+        if let Some(min) = self.minimum {
+            lo = lo.max(min.as_exact_int()?);
+        }
+        if let Some(min) = self.exclusive_minimum {
+            lo = lo.max(min.as_exact_int()? + 1);
+        }
+        if let Some(max) = self.maximum {
+            hi = hi.min(max.as_exact_int()?);
+        }
+        if let Some(max) = self.exclusive_maximum {
+            hi = hi.min(max.as_exact_int()? - 1);
+        }
+        Some((lo, hi))
+    }
 
     /// The lower bound after merging the type's own range, keeping the tighter one.
     pub(crate) fn merged_minimum(&self, type_min: Option<Num>) -> Option<Num> {
