@@ -275,7 +275,12 @@ impl Scalar for String {
 #[inline]
 fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
     let mut ok = true;
-    if c.min_length.is_some() || c.max_length.is_some() {
+    // Characters are counted only when the byte length cannot decide: a UTF-8 character
+    // takes 1 to 4 bytes.
+    let bytes = s.len() as u64;
+    let min_decided = c.min_length.is_none_or(|min| bytes / 4 >= min);
+    let max_decided = c.max_length.is_none_or(|max| bytes <= max);
+    if !(min_decided && max_decided) {
         let count = s.chars().count() as u64;
         if let Some(min) = c.min_length.filter(|&min| count < min) {
             let unit = if min == 1 { "character" } else { "characters" };

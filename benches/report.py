@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Prints the contract benchmark as a Markdown table of medians and ratios.
+
+Reads criterion's estimates from target/criterion after
+`cargo bench -p benches --bench contract`.
+"""
+import json
+import pathlib
+import sys
+
+root = pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion"
+cases = [(tool, payload) for tool in ("invoice", "flights") for payload in ("valid", "invalid3", "64k")]
+ways = ("floor", "value_jsonschema", "parse_arguments")
+
+
+def median_ns(tool, payload, way):
+    path = root / f"{tool}_{payload}" / way / "new" / "estimates.json"
+    if not path.exists():
+        sys.exit(f"missing {path}: run the benchmark first")
+    return json.loads(path.read_text())["median"]["point_estimate"]
+
+
+def show(ns):
+    return f"{ns / 1000:,.1f} µs" if ns >= 10_000 else f"{ns:,.0f} ns"
+
+
+print("| payload | (a) floor: serde twin | (b) Value + jsonschema + from_value | (c) parse_arguments | (c)/(a) | (b)/(c) |")
+print("|---|---|---|---|---|---|")
+for tool, payload in cases:
+    a, b, c = (median_ns(tool, payload, way) for way in ways)
+    print(f"| {tool} {payload} | {show(a)} | {show(b)} | {show(c)} | {c / a:.2f}× | {b / c:.2f}× |")
