@@ -226,6 +226,15 @@ macro_rules! float {
                     cx.type_mismatch(at, "number", got);
                     return None;
                 };
+                // The common case: a number inside its bounds, decided in f64 arithmetic.
+                if let Some(v) = n.as_exact_f64() {
+                    let lo = $min.map_or(f64::NEG_INFINITY, Num::as_f64);
+                    let hi = $max.map_or(f64::INFINITY, Num::as_f64);
+                    if c.float_within(v, lo, hi) == Some(true) {
+                        #[allow(clippy::cast_possible_truncation)]
+                        return Some(v as $ty);
+                    }
+                }
                 if check_bounds(n, $min, $max, cx, at, c) {
                     #[allow(clippy::cast_possible_truncation)]
                     Some(n.as_f64() as $ty)

@@ -62,6 +62,18 @@ impl Num {
         }
     }
 
+    /// The value as an `f64` when that conversion is exact.
+    #[inline]
+    pub fn as_exact_f64(self) -> Option<f64> {
+        const EXACT: u64 = 1 << 53;
+        match self {
+            Num::U(u) if u <= EXACT => Some(u as f64),
+            Num::I(i) if i.unsigned_abs() <= EXACT => Some(i as f64),
+            Num::F(f) => Some(f),
+            _ => None,
+        }
+    }
+
     /// The nearest `f64`.
     pub fn as_f64(self) -> f64 {
         match self {
@@ -228,6 +240,26 @@ impl Constraints {
             hi = hi.min(max.as_exact_int()? - 1);
         }
         Some((lo, hi))
+    }
+
+    /// Whether `v` lies within every declared bound and `[type_min, type_max]`, decided in
+    /// `f64` arithmetic; `None` when a bound is not exactly an `f64`.
+    #[inline]
+    pub(crate) fn float_within(&self, v: f64, type_min: f64, type_max: f64) -> Option<bool> {
+        let mut within = type_min <= v && v <= type_max;
+        if let Some(min) = self.minimum {
+            within &= min.as_exact_f64()? <= v;
+        }
+        if let Some(max) = self.maximum {
+            within &= v <= max.as_exact_f64()?;
+        }
+        if let Some(min) = self.exclusive_minimum {
+            within &= min.as_exact_f64()? < v;
+        }
+        if let Some(max) = self.exclusive_maximum {
+            within &= v < max.as_exact_f64()?;
+        }
+        Some(within)
     }
 
     /// The lower bound after merging the type's own range, keeping the tighter one.
