@@ -548,51 +548,56 @@ enum Insert {
     Refused(String),
 }
 
-impl<T> StringMap<T> for BTreeMap<String, T> {
-    fn insert_new<E>(
-        &mut self,
-        key: String,
-        parse: impl FnOnce(&str) -> Result<Option<T>, E>,
-    ) -> Result<Insert, E> {
-        use std::collections::btree_map::Entry;
-        match self.entry(key) {
-            Entry::Occupied(entry) => Ok(Insert::Duplicate(entry.key().clone())),
-            Entry::Vacant(entry) => Ok(match parse(entry.key())? {
-                Some(value) => {
-                    entry.insert(value);
-                    Insert::Inserted
+/// `StringMap` and `Argument` for the standard maps, through their entry APIs.
+macro_rules! string_maps {
+    ($(impl<T $(, $s:ident: $bound:path)?> for $map:ty => $entry:ident;)*) => {$(
+        impl<T $(, $s: $bound + Default)?> StringMap<T> for $map {
+            fn insert_new<E>(
+                &mut self,
+                key: String,
+                parse: impl FnOnce(&str) -> Result<Option<T>, E>,
+            ) -> Result<Insert, E> {
+                use std::collections::$entry::Entry;
+                match self.entry(key) {
+                    Entry::Occupied(entry) => Ok(Insert::Duplicate(entry.key().clone())),
+                    Entry::Vacant(entry) => Ok(match parse(entry.key())? {
+                        Some(value) => {
+                            entry.insert(value);
+                            Insert::Inserted
+                        }
+                        None => Insert::Refused(entry.into_key()),
+                    }),
                 }
-                None => Insert::Refused(entry.into_key()),
-            }),
+            }
         }
-    }
+
+        impl<T: Argument $(, $s: $bound + Default)?> Argument for $map {
+            fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
+                json!({
+                    "type": "object",
+                    "additionalProperties": T::schema(generator, &Constraints::NONE),
+                })
+            }
+
+            fn parse<'de, D: Deserializer<'de>>(
+                de: D,
+                cx: &mut Cx,
+                at: &Path<'_>,
+                _: &Constraints,
+            ) -> Result<Option<Self>, D::Error> {
+                de.deserialize_any(MapVisitor::<Self, T> {
+                    cx,
+                    at,
+                    _marker: std::marker::PhantomData,
+                })
+            }
+        }
+    )*};
 }
 
-impl<T, S: BuildHasher + Default> StringMap<T> for HashMap<String, T, S> {
-    fn insert_new<E>(
-        &mut self,
-        key: String,
-        parse: impl FnOnce(&str) -> Result<Option<T>, E>,
-    ) -> Result<Insert, E> {
-        use std::collections::hash_map::Entry;
-        match self.entry(key) {
-            Entry::Occupied(entry) => Ok(Insert::Duplicate(entry.key().clone())),
-            Entry::Vacant(entry) => Ok(match parse(entry.key())? {
-                Some(value) => {
-                    entry.insert(value);
-                    Insert::Inserted
-                }
-                None => Insert::Refused(entry.into_key()),
-            }),
-        }
-    }
-}
-
-fn map_schema<T: Argument>(generator: &mut SchemaGen) -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": T::schema(generator, &Constraints::NONE),
-    })
+string_maps! {
+    impl<T> for BTreeMap<String, T> => btree_map;
+    impl<T, S: BuildHasher> for HashMap<String, T, S> => hash_map;
 }
 
 struct MapVisitor<'a, 'p, M, T> {
@@ -654,43 +659,5 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
             }
         }
         Ok(valid.then_some(entries))
-    }
-}
-
-impl<T: Argument> Argument for BTreeMap<String, T> {
-    fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
-        map_schema::<T>(generator)
-    }
-
-    fn parse<'de, D: Deserializer<'de>>(
-        de: D,
-        cx: &mut Cx,
-        at: &Path<'_>,
-        _: &Constraints,
-    ) -> Result<Option<Self>, D::Error> {
-        de.deserialize_any(MapVisitor::<Self, T> {
-            cx,
-            at,
-            _marker: std::marker::PhantomData,
-        })
-    }
-}
-
-impl<T: Argument, S: BuildHasher + Default> Argument for HashMap<String, T, S> {
-    fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
-        map_schema::<T>(generator)
-    }
-
-    fn parse<'de, D: Deserializer<'de>>(
-        de: D,
-        cx: &mut Cx,
-        at: &Path<'_>,
-        _: &Constraints,
-    ) -> Result<Option<Self>, D::Error> {
-        de.deserialize_any(MapVisitor::<Self, T> {
-            cx,
-            at,
-            _marker: std::marker::PhantomData,
-        })
     }
 }
