@@ -4,8 +4,10 @@
 //! field types and attributes into the advertised JSON Schema and the checked parser.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use tool_core::{Argument, Tool};
+use serde::Serialize;
+use tool_core::{Argument, Context, Tool, ToolError};
 
 /// Get the current weather for a city.
 #[derive(Tool, Debug, Clone, PartialEq)]
@@ -18,7 +20,7 @@ pub struct GetWeather {
 }
 
 /// Temperature units.
-#[derive(Argument, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Argument, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Units {
     /// Degrees Celsius.
@@ -42,7 +44,7 @@ pub struct CreateInvoice {
 }
 
 /// A currency the billing system accepts.
-#[derive(Argument, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Argument, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Currency {
     /// US dollar.
     USD,
@@ -148,4 +150,62 @@ pub enum Cabin {
     Business,
     /// First.
     First,
+}
+
+/// The weather report `get_weather` returns.
+#[derive(Argument, Serialize, Debug, Clone, PartialEq)]
+pub struct Weather {
+    /// The city asked about.
+    pub city: String,
+    /// The temperature now.
+    pub temperature: f64,
+    /// The units of `temperature`.
+    pub units: Units,
+}
+
+/// The handler of `get_weather`: a stand-in for a weather API. A city named "Atlantis"
+/// takes a minute to answer, to show timeouts.
+pub async fn get_weather(args: GetWeather, _cx: &Context) -> Result<Weather, ToolError> {
+    if args.city == "Atlantis" {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
+    let celsius = 14.5 + (args.city.len() % 10) as f64;
+    let temperature = match args.units {
+        Units::Celsius => celsius,
+        Units::Fahrenheit => celsius * 9.0 / 5.0 + 32.0,
+    };
+    Ok(Weather {
+        city: args.city,
+        temperature,
+        units: args.units,
+    })
+}
+
+/// The invoice `create_invoice` returns.
+#[derive(Argument, Serialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Invoice {
+    /// The new invoice's id.
+    #[tool(length(min = 1))]
+    pub invoice_id: String,
+    /// The customer billed.
+    pub customer_id: String,
+    /// The amount billed.
+    pub amount: f64,
+    /// The currency of `amount`.
+    pub currency: Currency,
+}
+
+/// The handler of `create_invoice`: a stand-in for a billing API.
+pub async fn create_invoice(args: CreateInvoice, cx: &Context) -> Result<Invoice, ToolError> {
+    if args.customer_id == "cus_closed" {
+        return Err(ToolError::public("that customer account is closed")
+            .with_detail(format!("billing API: account {} closed", args.customer_id)));
+    }
+    Ok(Invoice {
+        invoice_id: format!("inv_{}", cx.call_id().unwrap_or("local")),
+        customer_id: args.customer_id,
+        amount: args.amount,
+        currency: args.currency,
+    })
 }

@@ -39,6 +39,9 @@ pub enum Keyword {
     Required,
     /// `additionalProperties`: a field the schema does not name.
     AdditionalProperties,
+    /// Another JSON Schema keyword (`const`, `format`, `oneOf`, …), reported when a dynamic
+    /// tool's schema is checked.
+    Other(&'static str),
 }
 
 impl Keyword {
@@ -61,6 +64,68 @@ impl Keyword {
             Keyword::MaxItems => "maxItems",
             Keyword::Required => "required",
             Keyword::AdditionalProperties => "additionalProperties",
+            Keyword::Other(keyword) => keyword,
+        }
+    }
+
+    /// The keyword a JSON Schema validator names, e.g. `"minLength"`; keywords without a
+    /// variant of their own become [`Keyword::Other`].
+    pub fn from_schema_keyword(keyword: &str) -> Keyword {
+        const OTHERS: &[&str] = &[
+            "$ref",
+            "$dynamicRef",
+            "additionalItems",
+            "allOf",
+            "anyOf",
+            "const",
+            "contains",
+            "contentEncoding",
+            "contentMediaType",
+            "contentSchema",
+            "dependencies",
+            "dependentRequired",
+            "dependentSchemas",
+            "else",
+            "falseSchema",
+            "format",
+            "if",
+            "items",
+            "maxContains",
+            "maxProperties",
+            "minContains",
+            "minProperties",
+            "multipleOf",
+            "not",
+            "oneOf",
+            "patternProperties",
+            "prefixItems",
+            "propertyNames",
+            "then",
+            "unevaluatedItems",
+            "unevaluatedProperties",
+            "uniqueItems",
+        ];
+        match keyword {
+            "type" => Keyword::Type,
+            "enum" => Keyword::Enum,
+            "minimum" => Keyword::Minimum,
+            "maximum" => Keyword::Maximum,
+            "exclusiveMinimum" => Keyword::ExclusiveMinimum,
+            "exclusiveMaximum" => Keyword::ExclusiveMaximum,
+            "minLength" => Keyword::MinLength,
+            "maxLength" => Keyword::MaxLength,
+            "pattern" => Keyword::Pattern,
+            "minItems" => Keyword::MinItems,
+            "maxItems" => Keyword::MaxItems,
+            "required" => Keyword::Required,
+            "additionalProperties" => Keyword::AdditionalProperties,
+            other => Keyword::Other(
+                OTHERS
+                    .iter()
+                    .find(|known| **known == other)
+                    .copied()
+                    .unwrap_or("unknown"),
+            ),
         }
     }
 }

@@ -5,18 +5,34 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod any;
 mod argument;
 mod constraints;
+mod context;
+mod dynamic;
 mod error;
+mod observe;
+mod outcome;
 mod path;
+mod policy;
+mod registry;
+pub mod runtime;
 mod schema;
 mod tool;
 mod validate;
 
 pub use argument::Argument;
 pub use constraints::Constraints;
+pub use context::{Context, ContextBuilder};
+pub use dynamic::DynamicTool;
 pub use error::{ArgumentErrors, Keyword, Violation};
+pub use observe::{Event, Observer, Progress};
+pub use outcome::{Code, Failure, InvocationId, Outcome};
+pub use policy::{Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Denied};
+pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
+pub use runtime::{Arguments, Runtime, RuntimeBuilder};
 pub use schema::DRAFT_2020_12;
+pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 pub use validate::MAX_DEPTH;
 

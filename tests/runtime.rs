@@ -1,0 +1,889 @@
+//! The runtime: one outcome per call, every failure kind with its code, stages in order.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use examples::{CreateInvoice, GetWeather, Invoice, Weather, create_invoice, get_weather};
+use serde_json::{Value, json};
+use tool_core::{
+    Approval, ApprovalRequest, Argument, Code, Context, Denied, DynamicTool, Effect, Event,
+    Registry, RegistryError, Runtime, Tool, ToolDef, ToolError, ToolInfo,
+};
+
+const VALID_INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
+const VALID_WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;
+
+/// Counts how far calls get through the pipeline.
+#[derive(Default)]
+struct Probe {
+    authorized: AtomicUsize,
+    approved: AtomicUsize,
+    executed: AtomicUsize,
+}
+
+impl Probe {
+    fn counts(&self) -> [usize; 3] {
+        [
+            self.authorized.load(Ordering::SeqCst),
+            self.approved.load(Ordering::SeqCst),
+            self.executed.load(Ordering::SeqCst),
+        ]
+    }
+}
+
+fn user() -> Context {
+    Context::builder("user-1").tenant("acme").build()
+}
+
+/// A registry whose `create_invoice` counts executions, and a runtime whose policies count
+/// authorizations and approvals. Principals named "mallory" are refused; approvals go to
+/// `decision`.
+fn probed(
+    probe: &Arc<Probe>,
+    decision: Approval,
+    tool: impl FnOnce(ToolDef<CreateInvoice>) -> ToolDef<CreateInvoice>,
+) -> Runtime {
+    let counter = Arc::clone(probe);
+    let handler = move |args: CreateInvoice, cx: &Context| {
+        counter.executed.fetch_add(1, Ordering::SeqCst);
+        let cx = cx.clone();
+        async move { create_invoice(args, &cx).await }
+    };
+    let mut registry = Registry::new();
+    registry.register(tool(ToolDef::new(handler))).unwrap();
+    let authorized = Arc::clone(probe);
+    let approved = Arc::clone(probe);
+    Runtime::builder(registry)
+        .authorize(move |_: &ToolInfo, cx: &Context| {
+            authorized.authorized.fetch_add(1, Ordering::SeqCst);
+            if cx.principal() == "mallory" {
+                Err(Denied::new("mallory is on the deny list"))
+            } else {
+                Ok(())
+            }
+        })
+        .approver(move |_: ApprovalRequest, _: Context| {
+            approved.approved.fetch_add(1, Ordering::SeqCst);
+            let decision = decision.clone();
+            async move { decision }
+        })
+        .build()
+}
+
+fn weather_runtime(tool: impl FnOnce(ToolDef<GetWeather>) -> ToolDef<GetWeather>) -> Runtime {
+    let mut registry = Registry::new();
+    registry.register(tool(ToolDef::new(get_weather))).unwrap();
+    Runtime::new(registry)
+}
+
+#[tokio::test]
+async fn valid_call_returns_the_checked_output() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| t);
+    let outcome = runtime
+        .invoke("call_1", "create_invoice", VALID_INVOICE, &user())
+        .await;
+    assert_eq!(outcome.code(), "ok");
+    assert_eq!(outcome.call_id(), "call_1");
+    assert_eq!(outcome.tool(), "create_invoice");
+    assert_eq!(
+        outcome.output(),
+        Some(
+            &json!({"invoiceId":"inv_call_1","customerId":"cus_42","amount":120.5,"currency":"USD"})
+        )
+    );
+    assert_eq!(probe.counts(), [1, 0, 1]);
+}
+
+#[tokio::test]
+async fn json_arguments_take_the_same_path_as_text() {
+    let runtime = weather_runtime(|t| t);
+    let cx = user();
+    let value: Value = serde_json::from_str(VALID_WEATHER).unwrap();
+    let from_value = runtime.invoke("a", "get_weather", &value, &cx).await;
+    let from_text = runtime.invoke("b", "get_weather", VALID_WEATHER, &cx).await;
+    assert!(from_value.is_ok());
+    assert_eq!(from_value.output(), from_text.output());
+
+    let bad = json!({"city": "", "units": "kelvin"});
+    let outcome = runtime.invoke("c", "get_weather", &bad, &cx).await;
+    assert_eq!(outcome.code(), "invalid_arguments");
+    assert_eq!(outcome.failure().unwrap().errors().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn registration_takes_name_and_schemas_from_the_types() {
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(create_invoice)).unwrap();
+    let info = registry.get("create_invoice").unwrap();
+    assert_eq!(info.input_schema(), CreateInvoice::input_schema());
+    assert_eq!(info.description(), CreateInvoice::description());
+    let output = info.output_schema().unwrap();
+    assert_eq!(output["properties"]["invoiceId"]["minLength"], json!(1));
+    assert_eq!(output["additionalProperties"], json!(false));
+    assert_eq!(info.effect(), Effect::NonIdempotent, "the safe default");
+}
+
+#[tokio::test]
+async fn registering_a_name_twice_is_an_error() {
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(create_invoice)).unwrap();
+    let error = registry.register(ToolDef::new(create_invoice)).unwrap_err();
+    assert_eq!(
+        error,
+        RegistryError::DuplicateName {
+            name: "create_invoice".into()
+        }
+    );
+    let schema = json!({"type": "object"});
+    let error = registry
+        .register(ToolDef::dynamic(
+            DynamicTool::new("create_invoice", "", schema),
+            |args: Value, _: &Context| async move { Ok::<_, ToolError>(args) },
+        ))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "a tool named `create_invoice` is already registered"
+    );
+    assert_eq!(registry.len(), 1);
+}
+
+#[tokio::test]
+async fn unknown_tool_names_the_available_ones() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| t);
+    let outcome = runtime
+        .invoke("c1", "create_invoise", VALID_INVOICE, &user())
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::UnknownTool);
+    assert_eq!(
+        failure.message(),
+        r#"unknown tool "create_invoise"; available: create_invoice"#
+    );
+    assert_eq!(probe.counts(), [0, 0, 0]);
+}
+
+#[tokio::test]
+async fn input_too_large_is_refused_before_parsing() {
+    let runtime = weather_runtime(|t| t.max_input_bytes(64));
+    let long = format!(r#"{{"city":"{}","units":"celsius"}}"#, "x".repeat(100));
+    let outcome = runtime.invoke("c1", "get_weather", &long, &user()).await;
+    assert_eq!(outcome.code(), "input_too_large");
+    // Not JSON at all, but over the cap: the cap decides first.
+    let junk = "{".repeat(65);
+    let outcome = runtime.invoke("c2", "get_weather", &junk, &user()).await;
+    assert_eq!(outcome.code(), "input_too_large");
+    let value: Value = serde_json::from_str(&long).unwrap();
+    let outcome = runtime.invoke("c3", "get_weather", &value, &user()).await;
+    assert_eq!(outcome.code(), "input_too_large");
+    let outcome = runtime
+        .invoke("c4", "get_weather", VALID_WEATHER, &user())
+        .await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn invalid_arguments_never_reach_authorization() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| t.requires_approval());
+    let raw = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;
+    let outcome = runtime.invoke("c1", "create_invoice", raw, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::InvalidArguments);
+    assert_eq!(
+        failure.message(),
+        "- /amount: expected number, got string \"120.5\"\n\
+         - /currency: must be one of \"USD\", \"EUR\", \"GBP\"; got \"dollars\""
+    );
+    assert_eq!(failure.errors().unwrap().len(), 2);
+    assert_eq!(probe.counts(), [0, 0, 0]);
+}
+
+#[tokio::test]
+async fn unauthorized_calls_never_reach_approval_or_execution() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| t.requires_approval());
+    let mallory = Context::builder("mallory").build();
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &mallory)
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::Unauthorized);
+    // Two faces: the model learns nothing about the policy; the operator learns why.
+    assert_eq!(
+        failure.message(),
+        format!(
+            "not authorized to call `create_invoice` (reference {})",
+            outcome.id()
+        )
+    );
+    assert!(!failure.message().contains("deny list"));
+    assert_eq!(failure.detail(), Some("mallory is on the deny list"));
+    assert_eq!(probe.counts(), [1, 0, 0]);
+}
+
+#[tokio::test]
+async fn the_tools_typed_check_runs_after_the_runtime_policy() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| {
+        t.authorize(|args: &CreateInvoice, cx: &Context| {
+            if args.amount > 1000.0 && cx.tenant() != Some("bigcorp") {
+                Err(Denied::new("over the tenant's limit")
+                    .with_message("amounts over 1000 need a manager"))
+            } else {
+                Ok(())
+            }
+        })
+    });
+    let big = r#"{"customerId":"cus_42","amount":5000,"currency":"EUR"}"#;
+    let outcome = runtime.invoke("c1", "create_invoice", big, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::Unauthorized);
+    assert!(
+        failure
+            .message()
+            .starts_with("amounts over 1000 need a manager (reference ")
+    );
+    assert_eq!(probe.counts(), [1, 0, 0]);
+
+    let bigcorp = Context::builder("user-2").tenant("bigcorp").build();
+    let outcome = runtime.invoke("c2", "create_invoice", big, &bigcorp).await;
+    assert!(outcome.is_ok());
+    assert_eq!(probe.counts(), [2, 0, 1]);
+}
+
+#[tokio::test]
+async fn denied_approval_never_executes() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(
+        &probe,
+        Approval::Denied("the reviewer said no".into()),
+        |t| t.requires_approval(),
+    );
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &user())
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::ApprovalDenied);
+    assert_eq!(failure.detail(), Some("the reviewer said no"));
+    assert_eq!(probe.counts(), [1, 1, 0]);
+}
+
+#[tokio::test]
+async fn approval_sees_the_validated_arguments_and_approved_calls_run() {
+    let seen = Arc::new(Mutex::new(None));
+    let record = Arc::clone(&seen);
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(create_invoice).requires_approval())
+        .unwrap();
+    let runtime = Runtime::builder(registry)
+        .approver(move |request: ApprovalRequest, cx: Context| {
+            *record.lock().unwrap() = Some((request.clone(), cx.principal().to_owned()));
+            async { Approval::Approved }
+        })
+        .build();
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &user())
+        .await;
+    assert!(outcome.is_ok());
+    let (request, principal) = seen.lock().unwrap().take().unwrap();
+    assert_eq!(request.tool(), "create_invoice");
+    assert_eq!(request.call_id(), "c1");
+    assert_eq!(request.id(), outcome.id());
+    assert_eq!(
+        request.arguments(),
+        &serde_json::from_str::<Value>(VALID_INVOICE).unwrap()
+    );
+    assert_eq!(principal, "user-1");
+}
+
+#[tokio::test]
+async fn tools_needing_approval_are_refused_without_an_approver() {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(create_invoice).requires_approval())
+        .unwrap();
+    let runtime = Runtime::new(registry);
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &user())
+        .await;
+    assert_eq!(outcome.code(), "approval_denied");
+}
+
+#[tokio::test]
+async fn expired_approval_never_executes() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Expired, |t| t.requires_approval());
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &user())
+        .await;
+    assert_eq!(outcome.code(), "approval_expired");
+    assert_eq!(probe.counts(), [1, 1, 0]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_passing_during_approval_expires_it() {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(create_invoice).requires_approval())
+        .unwrap();
+    let runtime = Runtime::builder(registry)
+        .approver(|_: ApprovalRequest, _: Context| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Approval::Approved
+        })
+        .build();
+    let cx = Context::builder("user-1")
+        .timeout(Duration::from_secs(5))
+        .build();
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &cx)
+        .await;
+    assert_eq!(outcome.code(), "approval_expired");
+}
+
+#[tokio::test]
+async fn quotas_refuse_calls_beyond_the_budget() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| t.max_calls(2));
+    let cx = user();
+    let mut codes = Vec::new();
+    for i in 0..4 {
+        let outcome = runtime
+            .invoke(&format!("c{i}"), "create_invoice", VALID_INVOICE, &cx)
+            .await;
+        codes.push(outcome.code());
+    }
+    assert_eq!(codes, ["ok", "ok", "budget_exhausted", "budget_exhausted"]);
+    assert_eq!(probe.counts(), [4, 0, 2]);
+}
+
+#[tokio::test]
+async fn the_runtime_quota_counts_every_tool() {
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(create_invoice)).unwrap();
+    registry.register(ToolDef::new(get_weather)).unwrap();
+    let runtime = Runtime::builder(registry).max_calls(2).build();
+    let cx = user();
+    let a = runtime.invoke("a", "get_weather", VALID_WEATHER, &cx).await;
+    let b = runtime
+        .invoke("b", "create_invoice", VALID_INVOICE, &cx)
+        .await;
+    let c = runtime.invoke("c", "get_weather", VALID_WEATHER, &cx).await;
+    assert_eq!(
+        [a.code(), b.code(), c.code()],
+        ["ok", "ok", "budget_exhausted"]
+    );
+    assert_eq!(
+        c.failure().unwrap().message(),
+        "the call limit of this run is used up"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_read_only_call_times_out() {
+    let runtime = weather_runtime(|t| {
+        t.effect(Effect::ReadOnly)
+            .timeout(Duration::from_millis(250))
+    });
+    let slow = r#"{"city":"Atlantis","units":"celsius"}"#;
+    let outcome = runtime.invoke("c1", "get_weather", slow, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::Timeout);
+    assert!(
+        failure.message().contains("it ran longer than 250 ms"),
+        "{failure}"
+    );
+    // The runtime keeps serving.
+    let outcome = runtime
+        .invoke("c2", "get_weather", VALID_WEATHER, &user())
+        .await;
+    assert!(outcome.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn stopping_non_idempotent_work_is_outcome_unknown() {
+    let runtime = weather_runtime(|t| {
+        t.effect(Effect::NonIdempotent)
+            .timeout(Duration::from_millis(250))
+    });
+    let slow = r#"{"city":"Atlantis","units":"celsius"}"#;
+    let outcome = runtime.invoke("c1", "get_weather", slow, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::OutcomeUnknown);
+    assert!(failure.message().contains("may or may not have happened"));
+
+    let token = tool_core::CancellationToken::new();
+    let cx = Context::builder("user-1")
+        .cancellation(token.clone())
+        .build();
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        token.cancel();
+    });
+    let outcome = runtime.invoke("c2", "get_weather", slow, &cx).await;
+    cancel.await.unwrap();
+    assert_eq!(outcome.code(), "outcome_unknown");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_run_deadline_bounds_every_call() {
+    let runtime = weather_runtime(|t| t.effect(Effect::Idempotent));
+    let cx = Context::builder("user-1")
+        .timeout(Duration::from_secs(2))
+        .build();
+    let slow = r#"{"city":"Atlantis","units":"celsius"}"#;
+    let started = tokio::time::Instant::now();
+    let outcome = runtime.invoke("c1", "get_weather", slow, &cx).await;
+    assert_eq!(outcome.code(), "timeout");
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    // Past the deadline nothing starts.
+    let outcome = runtime
+        .invoke("c2", "get_weather", VALID_WEATHER, &cx)
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::Timeout);
+    assert_eq!(
+        failure.message(),
+        "the run's deadline passed before the call started"
+    );
+}
+
+/// A read-only tool that waits until cancelled, and records whether work it started saw the
+/// signal.
+#[derive(Tool, Debug)]
+struct Wait {
+    /// Seconds to wait.
+    seconds: u32,
+}
+
+#[derive(Argument, serde::Serialize)]
+struct Waited {
+    seconds: u32,
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancellation_reaches_the_handler_and_what_it_started() {
+    let observed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&observed);
+    let handler = move |args: Wait, cx: &Context| {
+        let token = cx.cancellation().clone();
+        let flag = Arc::clone(&flag);
+        async move {
+            // Work the handler hands off keeps the token and stops cooperatively.
+            tokio::spawn(async move {
+                token.cancelled().await;
+                flag.store(true, Ordering::SeqCst);
+            });
+            tokio::time::sleep(Duration::from_secs(u64::from(args.seconds))).await;
+            Ok::<_, ToolError>(Waited {
+                seconds: args.seconds,
+            })
+        }
+    };
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(handler).effect(Effect::ReadOnly))
+        .unwrap();
+    let runtime = Runtime::new(registry);
+
+    let token = tool_core::CancellationToken::new();
+    let cx = Context::builder("user-1")
+        .cancellation(token.clone())
+        .build();
+    let run = {
+        let runtime = runtime.clone();
+        let cx = cx.clone();
+        tokio::spawn(async move { runtime.invoke("c1", "wait", r#"{"seconds":20}"#, &cx).await })
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    token.cancel();
+    let outcome = run.await.unwrap();
+    assert_eq!(outcome.code(), "cancelled");
+    tokio::task::yield_now().await;
+    assert!(observed.load(Ordering::SeqCst));
+    // A cancelled run starts nothing more.
+    let outcome = runtime.invoke("c2", "wait", r#"{"seconds":0}"#, &cx).await;
+    assert_eq!(outcome.code(), "cancelled");
+}
+
+#[tokio::test]
+async fn handler_errors_have_a_public_and_an_operator_face() {
+    let runtime = {
+        let mut registry = Registry::new();
+        registry.register(ToolDef::new(create_invoice)).unwrap();
+        Runtime::new(registry)
+    };
+    let closed = r#"{"customerId":"cus_closed","amount":1,"currency":"GBP"}"#;
+    let outcome = runtime
+        .invoke("c1", "create_invoice", closed, &user())
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::ExecutionFailed);
+    assert_eq!(
+        failure.message(),
+        format!(
+            "that customer account is closed (reference {})",
+            outcome.id()
+        )
+    );
+    assert_eq!(
+        failure.detail(),
+        Some("billing API: account cus_closed closed")
+    );
+}
+
+#[tokio::test]
+async fn std_errors_stay_with_the_operator() {
+    let handler = |_: GetWeather, _: &Context| async {
+        Err::<Weather, _>(std::io::Error::other("connection refused by 10.0.0.7:5432"))
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let runtime = Runtime::new(registry);
+    let outcome = runtime
+        .invoke("c1", "get_weather", VALID_WEATHER, &user())
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::ExecutionFailed);
+    assert_eq!(
+        failure.message(),
+        format!("`get_weather` failed (reference {})", outcome.id())
+    );
+    assert_eq!(
+        failure.detail(),
+        Some("connection refused by 10.0.0.7:5432")
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_handler_fails_the_call_and_the_runtime_keeps_serving() {
+    let handler = |args: GetWeather, cx: &Context| {
+        let cx = cx.clone();
+        async move {
+            if args.city == "Boom" {
+                panic!("index out of bounds in the forecast cache");
+            }
+            get_weather(args, &cx).await
+        }
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let runtime = Runtime::new(registry);
+    let boom = r#"{"city":"Boom","units":"celsius"}"#;
+    let outcome = runtime.invoke("c1", "get_weather", boom, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::ExecutionFailed);
+    assert!(!failure.message().contains("index out of bounds"));
+    assert_eq!(
+        failure.detail(),
+        Some("handler panicked: index out of bounds in the forecast cache")
+    );
+    let outcome = runtime
+        .invoke("c2", "get_weather", VALID_WEATHER, &user())
+        .await;
+    assert!(outcome.is_ok());
+}
+
+#[tokio::test]
+async fn output_breaking_its_schema_is_not_passed_on() {
+    let handler = |args: CreateInvoice, _: &Context| async move {
+        Ok::<_, ToolError>(Invoice {
+            invoice_id: String::new(),
+            customer_id: args.customer_id,
+            amount: args.amount,
+            currency: args.currency,
+        })
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let runtime = Runtime::new(registry);
+    let outcome = runtime
+        .invoke("c1", "create_invoice", VALID_INVOICE, &user())
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::InvalidOutput);
+    assert!(outcome.output().is_none());
+    assert!(!failure.message().contains("invoiceId"));
+    assert!(
+        failure
+            .detail()
+            .unwrap()
+            .contains("/invoiceId: must be at least 1 character long")
+    );
+}
+
+#[tokio::test]
+async fn output_over_the_cap_is_not_passed_on() {
+    let runtime = weather_runtime(|t| t.max_output_bytes(40));
+    let outcome = runtime
+        .invoke("c1", "get_weather", VALID_WEATHER, &user())
+        .await;
+    assert_eq!(outcome.code(), "output_too_large");
+    let runtime = weather_runtime(|t| t.max_output_bytes(200));
+    let outcome = runtime
+        .invoke("c1", "get_weather", VALID_WEATHER, &user())
+        .await;
+    assert!(outcome.is_ok());
+}
+
+#[tokio::test]
+async fn a_repeated_call_id_is_refused_without_execution() {
+    let probe = Arc::new(Probe::default());
+    let runtime = probed(&probe, Approval::Approved, |t| t);
+    let cx = user();
+    let first = runtime
+        .invoke("call_7", "create_invoice", VALID_INVOICE, &cx)
+        .await;
+    let second = runtime
+        .invoke("call_7", "create_invoice", VALID_INVOICE, &cx)
+        .await;
+    assert!(first.is_ok());
+    assert_eq!(second.code(), "duplicate_call_id");
+    assert_eq!(second.call_id(), "call_7");
+    assert_ne!(first.id(), second.id());
+    assert_eq!(probe.counts(), [1, 0, 1]);
+    // Providers that send no ids are not refused.
+    let a = runtime
+        .invoke("", "create_invoice", VALID_INVOICE, &cx)
+        .await;
+    let b = runtime
+        .invoke("", "create_invoice", VALID_INVOICE, &cx)
+        .await;
+    assert!(a.is_ok() && b.is_ok());
+}
+
+#[tokio::test]
+async fn model_arguments_cannot_set_the_trusted_context() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let handler = move |args: GetWeather, cx: &Context| {
+        record
+            .lock()
+            .unwrap()
+            .push((cx.principal().to_owned(), cx.tenant().map(str::to_owned)));
+        let cx = cx.clone();
+        async move { get_weather(args, &cx).await }
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let runtime = Runtime::new(registry);
+    let smuggled = r#"{"city":"Paris","units":"celsius","principal":"admin","tenant":"root"}"#;
+    let outcome = runtime.invoke("c1", "get_weather", smuggled, &user()).await;
+    assert_eq!(outcome.code(), "invalid_arguments");
+    let outcome = runtime
+        .invoke("c2", "get_weather", VALID_WEATHER, &user())
+        .await;
+    assert!(outcome.is_ok());
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [("user-1".to_owned(), Some("acme".to_owned()))]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrency_caps_hold_per_tool_and_globally() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (r, p) = (Arc::clone(&running), Arc::clone(&peak));
+    let handler = move |args: Wait, _: &Context| {
+        let (running, peak) = (Arc::clone(&r), Arc::clone(&p));
+        async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(u64::from(args.seconds))).await;
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok::<_, ToolError>(Waited {
+                seconds: args.seconds,
+            })
+        }
+    };
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(handler).max_concurrency(2))
+        .unwrap();
+    let runtime = Runtime::builder(registry).max_concurrency(3).build();
+    let cx = user();
+    let calls = (0..10).map(|i| {
+        let (runtime, cx) = (&runtime, &cx);
+        async move {
+            runtime
+                .invoke(&format!("c{i}"), "wait", r#"{"seconds":5}"#, cx)
+                .await
+        }
+    });
+    let outcomes = futures_util::future::join_all(calls).await;
+    assert!(outcomes.iter().all(|o| o.is_ok()));
+    assert_eq!(peak.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn progress_is_monotonic_and_ends_before_the_outcome() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let handler = |args: Wait, cx: &Context| {
+        let delivered = [
+            cx.progress(1.0, Some(3.0), Some("one")),
+            cx.progress(1.0, Some(3.0), Some("again")),
+            cx.progress(0.5, None, None),
+            cx.progress(f64::NAN, None, None),
+            cx.progress(2.0, Some(3.0), None),
+        ];
+        assert_eq!(delivered, [true, false, false, false, true]);
+        let cx = cx.clone();
+        async move {
+            Ok::<_, ToolError>((
+                Waited {
+                    seconds: args.seconds,
+                },
+                cx,
+            ))
+        }
+    };
+    // Keep the context past the call to try reporting after the outcome.
+    let late = Arc::new(Mutex::new(None));
+    let keep = Arc::clone(&late);
+    let handler = move |args: Wait, cx: &Context| {
+        let inner = handler(args, cx);
+        let keep = Arc::clone(&keep);
+        async move {
+            let (waited, cx) = inner.await?;
+            *keep.lock().unwrap() = Some(cx);
+            Ok::<_, ToolError>(waited)
+        }
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let runtime = Runtime::builder(registry)
+        .observer(move |event: Event<'_>| {
+            let line = match event {
+                Event::Progress(p) => {
+                    format!("progress {} {} {:?}", p.seq(), p.progress(), p.message())
+                }
+                Event::Outcome(o) => format!("outcome {}", o.code()),
+                _ => "other".to_owned(),
+            };
+            sink.lock().unwrap().push(line);
+        })
+        .build();
+    let outcome = runtime
+        .invoke("c1", "wait", r#"{"seconds":0}"#, &user())
+        .await;
+    assert!(outcome.is_ok());
+    let cx = late.lock().unwrap().take().unwrap();
+    assert!(
+        !cx.progress(3.0, Some(3.0), None),
+        "no progress after the outcome"
+    );
+    assert!(
+        !user().progress(1.0, None, None),
+        "no progress outside a call"
+    );
+    assert_eq!(
+        *events.lock().unwrap(),
+        [
+            "progress 1 1 Some(\"one\")",
+            "progress 2 2 None",
+            "outcome ok"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn outcome_ids_are_distinct_and_echo_the_call_id() {
+    let runtime = weather_runtime(|t| t);
+    let cx = user();
+    let mut ids = std::collections::HashSet::new();
+    for i in 0..50 {
+        let call_id = format!("call_{i}");
+        let outcome = runtime
+            .invoke(&call_id, "get_weather", VALID_WEATHER, &cx)
+            .await;
+        assert_eq!(outcome.call_id(), call_id);
+        assert!(ids.insert(outcome.id()));
+    }
+}
+
+#[test]
+fn codes_are_stable_strings() {
+    let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "unknown_tool",
+            "input_too_large",
+            "invalid_arguments",
+            "unauthorized",
+            "approval_denied",
+            "approval_expired",
+            "budget_exhausted",
+            "timeout",
+            "cancelled",
+            "execution_failed",
+            "invalid_output",
+            "output_too_large",
+            "duplicate_call_id",
+            "outcome_unknown"
+        ]
+    );
+}
+
+#[test]
+fn a_call_is_traced_without_its_argument_values() {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let writer = {
+        let buffer = Arc::clone(&buffer);
+        move || SharedWriter(Arc::clone(&buffer))
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let runtime = weather_runtime(|t| t);
+            let secret = r#"{"city":"SECRET-CITY","units":"kelvin"}"#;
+            let outcome = runtime
+                .invoke("call_9", "get_weather", secret, &user())
+                .await;
+            assert_eq!(outcome.code(), "invalid_arguments");
+            let outcome = runtime
+                .invoke("call_10", "get_weather", VALID_WEATHER, &user())
+                .await;
+            assert!(outcome.is_ok());
+        });
+    });
+    let log = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains("tool_call{tool=get_weather call_id=call_9"),
+        "{log}"
+    );
+    assert!(log.contains(r#"code="invalid_arguments""#), "{log}");
+    assert!(log.contains(r#"violations=["/units enum"]"#), "{log}");
+    assert!(log.contains("call_id=call_10"), "{log}");
+    assert!(log.contains("tool call succeeded"), "{log}");
+    assert!(!log.contains("SECRET-CITY"), "{log}");
+    assert!(!log.contains("kelvin"), "{log}");
+}
+
+struct SharedWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,305 @@
+//! The trusted context: who is calling, for which tenant and request, until when, and the
+//! cancellation signal. Built by the application; nothing in it comes from model output.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::observe::{Event, Observer, Progress};
+use crate::outcome::InvocationId;
+
+/// What the application knows and the model cannot change: the principal, tenant, request
+/// id, the run's deadline, its cancellation signal and any typed values the application
+/// attaches. Handed to authorization, approval and the handler.
+///
+/// Cloning is cheap. Inside a handler, the context also names the call being run
+/// ([`call_id`](Self::call_id)) and can report [`progress`](Self::progress).
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_core::Context;
+///
+/// #[derive(Debug)]
+/// struct Roles(Vec<&'static str>);
+///
+/// let cx = Context::builder("user-17")
+///     .tenant("acme")
+///     .request_id("req-9f2")
+///     .timeout(Duration::from_secs(30))
+///     .extension(Roles(vec!["billing"]))
+///     .build();
+/// assert_eq!(cx.principal(), "user-17");
+/// assert_eq!(cx.get::<Roles>().map(|r| r.0.len()), Some(1));
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    trusted: Arc<Trusted>,
+    cancel: CancellationToken,
+    call: Option<Arc<CallScope>>,
+}
+
+struct Trusted {
+    principal: String,
+    tenant: Option<String>,
+    request_id: Option<String>,
+    deadline: Option<Instant>,
+    extensions: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+}
+
+impl Context {
+    /// Starts a context for `principal` (a user, service or agent id the application has
+    /// authenticated).
+    pub fn builder(principal: impl Into<String>) -> ContextBuilder {
+        ContextBuilder {
+            trusted: Trusted {
+                principal: principal.into(),
+                tenant: None,
+                request_id: None,
+                deadline: None,
+                extensions: HashMap::new(),
+            },
+            cancel: None,
+            timeout: None,
+        }
+    }
+
+    /// The authenticated principal.
+    pub fn principal(&self) -> &str {
+        &self.trusted.principal
+    }
+
+    /// The tenant, if the application set one.
+    pub fn tenant(&self) -> Option<&str> {
+        self.trusted.tenant.as_deref()
+    }
+
+    /// The application's request id, if it set one.
+    pub fn request_id(&self) -> Option<&str> {
+        self.trusted.request_id.as_deref()
+    }
+
+    /// The run's deadline: no call starts after it and a running call is stopped at it.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.trusted.deadline
+    }
+
+    /// A value the application attached with [`ContextBuilder::extension`].
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.trusted
+            .extensions
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref())
+    }
+
+    /// The cancellation signal. Inside a handler this is the call's own token: it fires when
+    /// the run is cancelled and when the call times out, so work the handler started (tasks,
+    /// requests) can stop cooperatively.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether cancellation has been signalled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when cancellation is signalled.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// Inside a handler, the provider's id of the call being run; `None` outside a call.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call.as_deref().map(|call| call.call_id.as_str())
+    }
+
+    /// Inside a handler, the runtime's id of the call being run.
+    pub fn invocation_id(&self) -> Option<InvocationId> {
+        self.call.as_deref().map(|call| call.id)
+    }
+
+    /// Reports progress of the call being run: `progress` must grow with every report
+    /// (`total`, when known, is the value at completion). Returns whether the report was
+    /// delivered: reports that do not increase, that are not finite, that come from outside
+    /// a handler, or that come after the call's outcome was recorded are dropped.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        match &self.call {
+            Some(call) => call.progress(progress, total, message),
+            None => false,
+        }
+    }
+
+    pub(crate) fn for_call(&self, scope: Arc<CallScope>) -> Context {
+        Context {
+            trusted: Arc::clone(&self.trusted),
+            cancel: self.cancel.child_token(),
+            call: Some(scope),
+        }
+    }
+
+    pub(crate) fn time_left(&self) -> Option<Duration> {
+        self.trusted
+            .deadline
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()))
+    }
+}
+
+impl fmt::Debug for Context {
+    /// Shows who and what, not the attached values (they may be secrets).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("principal", &self.trusted.principal)
+            .field("tenant", &self.trusted.tenant)
+            .field("request_id", &self.trusted.request_id)
+            .field("deadline", &self.trusted.deadline)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("call_id", &self.call_id())
+            .field("extensions", &self.trusted.extensions.len())
+            .finish()
+    }
+}
+
+/// Builds a [`Context`].
+pub struct ContextBuilder {
+    trusted: Trusted,
+    cancel: Option<CancellationToken>,
+    timeout: Option<Duration>,
+}
+
+impl ContextBuilder {
+    /// The tenant the call acts for.
+    pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.trusted.tenant = Some(tenant.into());
+        self
+    }
+
+    /// The application's id for the request or run.
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.trusted.request_id = Some(request_id.into());
+        self
+    }
+
+    /// The run's deadline.
+    pub fn deadline(mut self, deadline: impl Into<Instant>) -> Self {
+        self.trusted.deadline = Some(deadline.into());
+        self.timeout = None;
+        self
+    }
+
+    /// A deadline `timeout` after [`build`](Self::build).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The cancellation token of the run; by default a fresh one that only
+    /// [`Context::cancellation`] can trigger.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Attaches a typed value (roles, a database handle, an API client) for policies and
+    /// handlers to read with [`Context::get`]. One value per type; a second replaces the first.
+    pub fn extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.trusted
+            .extensions
+            .insert(TypeId::of::<T>(), Box::new(value));
+        self
+    }
+
+    /// The context.
+    pub fn build(mut self) -> Context {
+        if let Some(timeout) = self.timeout {
+            self.trusted.deadline = Instant::now().checked_add(timeout);
+        }
+        Context {
+            trusted: Arc::new(self.trusted),
+            cancel: self.cancel.unwrap_or_default(),
+            call: None,
+        }
+    }
+}
+
+impl fmt::Debug for ContextBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContextBuilder")
+            .field("principal", &self.trusted.principal)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The call a handler is running, shared between its context and the runtime.
+pub(crate) struct CallScope {
+    pub(crate) id: InvocationId,
+    pub(crate) call_id: String,
+    pub(crate) tool: Arc<str>,
+    observer: Option<Arc<dyn Observer>>,
+    progress: Mutex<ProgressState>,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    last: Option<f64>,
+    seq: u64,
+    closed: bool,
+}
+
+impl CallScope {
+    pub(crate) fn new(
+        id: InvocationId,
+        call_id: String,
+        tool: Arc<str>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Self {
+        CallScope {
+            id,
+            call_id,
+            tool,
+            observer,
+            progress: Mutex::new(ProgressState::default()),
+        }
+    }
+
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        if !progress.is_finite() || total.is_some_and(|total| !total.is_finite()) {
+            return false;
+        }
+        // Held while the event is delivered, so no report can follow `close`.
+        let mut state = match self.progress.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if state.closed || state.last.is_some_and(|last| progress <= last) {
+            return false;
+        }
+        state.last = Some(progress);
+        state.seq += 1;
+        if let Some(observer) = &self.observer {
+            observer.on_event(Event::Progress(&Progress {
+                id: self.id,
+                call_id: &self.call_id,
+                tool: &self.tool,
+                seq: state.seq,
+                progress,
+                total,
+                message,
+            }));
+        }
+        true
+    }
+
+    /// No progress is delivered after this returns.
+    pub(crate) fn close(&self) {
+        let mut state = match self.progress.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        state.closed = true;
+    }
+}

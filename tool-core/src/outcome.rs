@@ -1,0 +1,257 @@
+//! The one terminal outcome of a proposed call: its output, or a failure with a stable code,
+//! a message safe to show the model and detail for the operator.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::ArgumentErrors;
+
+/// Why a call ended without an output. The string forms ([`as_str`](Self::as_str)) are stable
+/// and safe to match on in logs, metrics and provider messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Code {
+    /// The name is not a registered tool. Nothing ran.
+    UnknownTool,
+    /// The arguments are longer than the tool's input cap. Nothing was parsed.
+    InputTooLarge,
+    /// The arguments break the tool's input schema; the outcome carries every violation.
+    InvalidArguments,
+    /// The authorization policy refused the call. Nothing ran.
+    Unauthorized,
+    /// The approver refused the call. Nothing ran.
+    ApprovalDenied,
+    /// The approval expired, or the run's deadline passed while waiting for it. Nothing ran.
+    ApprovalExpired,
+    /// A call quota (the tool's or the runtime's) is used up. Nothing ran.
+    BudgetExhausted,
+    /// The call's timeout or the run's deadline passed. The handler, if it started, was
+    /// stopped; its effects are declared read-only or idempotent, so nothing is in doubt.
+    Timeout,
+    /// The run was cancelled. The handler, if it started, was stopped; its effects are
+    /// declared read-only or idempotent, so nothing is in doubt.
+    Cancelled,
+    /// The handler returned an error or panicked.
+    ExecutionFailed,
+    /// The handler's output breaks the tool's output schema. It is not passed on.
+    InvalidOutput,
+    /// The handler's output is longer than the tool's output cap. It is not passed on.
+    OutputTooLarge,
+    /// The call id was already used in this runtime. Nothing ran for this proposal.
+    DuplicateCallId,
+    /// A handler with non-idempotent effects was stopped (timeout or cancellation) after it
+    /// started: its work may or may not have happened. Never retried automatically.
+    OutcomeUnknown,
+}
+
+impl Code {
+    /// Every code, in pipeline order.
+    pub const ALL: [Code; 14] = [
+        Code::UnknownTool,
+        Code::InputTooLarge,
+        Code::InvalidArguments,
+        Code::Unauthorized,
+        Code::ApprovalDenied,
+        Code::ApprovalExpired,
+        Code::BudgetExhausted,
+        Code::Timeout,
+        Code::Cancelled,
+        Code::ExecutionFailed,
+        Code::InvalidOutput,
+        Code::OutputTooLarge,
+        Code::DuplicateCallId,
+        Code::OutcomeUnknown,
+    ];
+
+    /// The stable snake_case code, e.g. `"invalid_arguments"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::UnknownTool => "unknown_tool",
+            Code::InputTooLarge => "input_too_large",
+            Code::InvalidArguments => "invalid_arguments",
+            Code::Unauthorized => "unauthorized",
+            Code::ApprovalDenied => "approval_denied",
+            Code::ApprovalExpired => "approval_expired",
+            Code::BudgetExhausted => "budget_exhausted",
+            Code::Timeout => "timeout",
+            Code::Cancelled => "cancelled",
+            Code::ExecutionFailed => "execution_failed",
+            Code::InvalidOutput => "invalid_output",
+            Code::OutputTooLarge => "output_too_large",
+            Code::DuplicateCallId => "duplicate_call_id",
+            Code::OutcomeUnknown => "outcome_unknown",
+        }
+    }
+
+    /// Whether the handler may have run (and so may have had effects) before this failure.
+    pub const fn handler_may_have_run(self) -> bool {
+        matches!(
+            self,
+            Code::Timeout
+                | Code::Cancelled
+                | Code::ExecutionFailed
+                | Code::InvalidOutput
+                | Code::OutputTooLarge
+                | Code::OutcomeUnknown
+        )
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A call that ended without an output.
+///
+/// It has two faces: [`message`](Self::message) is short and safe to send to the model (no
+/// stack traces, no authorization internals); [`detail`](Self::detail) is for the operator's
+/// logs. The public message names the call's [`Outcome::id`] so a report from the model's side
+/// can be matched with the log line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    code: Code,
+    message: Cow<'static, str>,
+    detail: Option<String>,
+    errors: Option<ArgumentErrors>,
+}
+
+impl Failure {
+    pub(crate) fn new(code: Code, message: impl Into<Cow<'static, str>>) -> Self {
+        Failure {
+            code,
+            message: message.into(),
+            detail: None,
+            errors: None,
+        }
+    }
+
+    pub(crate) fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub(crate) fn invalid(code: Code, errors: ArgumentErrors) -> Self {
+        Failure {
+            code,
+            message: Cow::Owned(errors.to_string()),
+            detail: None,
+            errors: Some(errors),
+        }
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The public message, safe to show the model. For `invalid_arguments` it is one line per
+    /// violation (`- /amount: expected number, got string "120.5"`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Operator detail (a handler's error, a panic message, the policy's reason), when there
+    /// is any. Never sent to the model by this crate.
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// The violations, for `invalid_arguments` and `invalid_output`.
+    pub fn errors(&self) -> Option<&ArgumentErrors> {
+        self.errors.as_ref()
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// The runtime's own id for one invocation: unique within the process, different between
+/// processes, and printed in the public message of failures so both faces can be linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InvocationId(pub(crate) u64);
+
+impl InvocationId {
+    /// The id as a number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for InvocationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// The single terminal outcome of one proposed call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub(crate) id: InvocationId,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) result: Result<Value, Failure>,
+    pub(crate) elapsed: Duration,
+}
+
+impl Outcome {
+    /// The runtime's id for this invocation (the correlation id of operator logs).
+    pub fn id(&self) -> InvocationId {
+        self.id
+    }
+
+    /// The call id the provider gave the proposal, echoed back unchanged.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The tool name as proposed (it may not name a registered tool).
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The checked output, or the failure.
+    pub fn result(&self) -> Result<&Value, &Failure> {
+        self.result.as_ref()
+    }
+
+    /// Takes the checked output or the failure out.
+    pub fn into_result(self) -> Result<Value, Failure> {
+        self.result
+    }
+
+    /// The output, when the call succeeded.
+    pub fn output(&self) -> Option<&Value> {
+        self.result.as_ref().ok()
+    }
+
+    /// The failure, when the call did not succeed.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.result.as_ref().err()
+    }
+
+    /// `"ok"` or the failure's stable code.
+    pub fn code(&self) -> &'static str {
+        match &self.result {
+            Ok(_) => "ok",
+            Err(failure) => failure.code.as_str(),
+        }
+    }
+
+    /// Whether the call produced a checked output.
+    pub fn is_ok(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// Time from the start of the invocation to this outcome.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+}

@@ -1,0 +1,799 @@
+//! The runtime: one entry point, [`Runtime::invoke`], that turns a proposed call into exactly
+//! one [`Outcome`] through a fixed order of stages.
+//!
+//! | # | stage | refuses with |
+//! |---|---|---|
+//! | 0 | correlate: the call id was not used before in this runtime | `duplicate_call_id` |
+//! | 1 | resolve the name in the [`Registry`] (the allow-list) | `unknown_tool` |
+//! | 2 | input byte cap | `input_too_large` |
+//! | 3 | parse and validate into the tool's argument type, every violation | `invalid_arguments` |
+//! | 4 | authorize: the runtime's [`Authorize`] policy, then the tool's typed check | `unauthorized` |
+//! | 5 | approve, for tools that require it | `approval_denied`, `approval_expired` |
+//! | 6 | admit: cancellation, deadline, concurrency caps (waiting), call quotas | `cancelled`, `timeout`, `budget_exhausted` |
+//! | 7 | execute under the timeout and cancellation; panics are caught | `execution_failed`, `timeout`, `cancelled`, `outcome_unknown` |
+//! | 8 | validate the output against the output schema, then its byte cap | `invalid_output`, `output_too_large` |
+//! | 9 | record: trace the outcome and hand it to the [`Observer`] | |
+//!
+//! Each stage sees only calls every earlier stage let through: an invalid call is never
+//! authorized, an unauthorized one never approved or run. From stage 3 on, stages receive the
+//! typed value, never the model's text.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::io;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::time::Instant;
+use tracing::Instrument as _;
+
+use crate::context::{CallScope, Context};
+use crate::observe::{Event, Observer};
+use crate::outcome::{Code, Failure, InvocationId, Outcome};
+use crate::policy::{Approval, ApprovalRequest, Approver, Authorize, Denied};
+use crate::registry::{Effect, Entry, Kind, OutputError, Registry, ToolInfo};
+
+/// A proposed call's arguments: JSON text (OpenAI sends a string) or an already-parsed JSON
+/// value (Anthropic, Gemini and MCP send an object).
+#[derive(Debug, Clone, Copy)]
+pub enum Arguments<'a> {
+    /// JSON text, parsed strictly.
+    Text(&'a str),
+    /// A parsed value.
+    Json(&'a Value),
+}
+
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(raw: &'a str) -> Self {
+        Arguments::Text(raw)
+    }
+}
+
+impl<'a> From<&'a String> for Arguments<'a> {
+    fn from(raw: &'a String) -> Self {
+        Arguments::Text(raw)
+    }
+}
+
+impl<'a> From<&'a Value> for Arguments<'a> {
+    fn from(value: &'a Value) -> Self {
+        Arguments::Json(value)
+    }
+}
+
+impl Arguments<'_> {
+    /// The length as JSON text, counted up to just past `limit`.
+    fn len_up_to(self, limit: usize) -> usize {
+        match self {
+            Arguments::Text(raw) => raw.len(),
+            Arguments::Json(value) => json_len(value, limit),
+        }
+    }
+
+    fn to_value(self) -> Value {
+        match self {
+            Arguments::Json(value) => value.clone(),
+            // Already validated, so this parses; keep the text if it somehow does not.
+            Arguments::Text(raw) => {
+                serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+            }
+        }
+    }
+}
+
+/// The length of `value` as compact JSON text, counted up to just past `limit`.
+fn json_len(value: &Value, limit: usize) -> usize {
+    struct Counter {
+        bytes: usize,
+        limit: usize,
+    }
+    impl io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.bytes += buf.len();
+            if self.bytes > self.limit {
+                Err(io::Error::other("over the limit"))
+            } else {
+                Ok(buf.len())
+            }
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { bytes: 0, limit };
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.bytes
+}
+
+/// Turns proposed tool calls into outcomes, enforcing the registry, the policies and the limits.
+///
+/// A runtime holds the state of one session or run: the call ids seen (each may be used
+/// once), the call quotas, the concurrency caps. Create one per run from a shared
+/// `Arc<Registry>`; cloning a runtime shares its state. It must be used inside a Tokio runtime
+/// (timeouts use Tokio's timer).
+///
+/// ```
+/// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
+/// # use tool_core::{Argument, Tool};
+/// # /// Current weather.
+/// # #[derive(Tool, Debug)]
+/// # struct GetWeather { city: String }
+/// # #[derive(Argument, serde::Serialize)]
+/// # struct Weather { celsius: f64 }
+///
+/// async fn get_weather(args: GetWeather, _cx: &Context) -> Result<Weather, ToolError> {
+///     Ok(Weather { celsius: 21.5 })
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let mut registry = Registry::new();
+/// registry.register(ToolDef::new(get_weather)).unwrap();
+/// let runtime = Runtime::new(registry);
+/// let cx = Context::builder("user-1").build();
+///
+/// let outcome = runtime.invoke("call_1", "get_weather", r#"{"city":"Paris"}"#, &cx).await;
+/// assert_eq!(outcome.output(), Some(&serde_json::json!({ "celsius": 21.5 })));
+///
+/// let outcome = runtime.invoke("call_2", "get_wether", "{}", &cx).await;
+/// assert_eq!(outcome.code(), "unknown_tool");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    registry: Arc<Registry>,
+    tools: Vec<ToolState>,
+    timeout: Duration,
+    max_input_bytes: usize,
+    max_output_bytes: usize,
+    concurrency: Option<Semaphore>,
+    max_calls: Option<u64>,
+    calls: AtomicU64,
+    seen: Mutex<HashSet<Box<str>>>,
+    authorize: Option<Box<dyn Authorize>>,
+    approver: Option<Box<dyn Approver>>,
+    observer: Option<Arc<dyn Observer>>,
+    seed: u64,
+    counter: AtomicU64,
+}
+
+struct ToolState {
+    concurrency: Option<Semaphore>,
+    calls: AtomicU64,
+}
+
+/// The call being run, as the stages see it.
+pub(crate) struct CallRef<'a> {
+    id: InvocationId,
+    call_id: &'a str,
+    state: &'a ToolState,
+}
+
+impl Runtime {
+    /// Default time one call may run: 30 seconds.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default cap on arguments and on outputs, as JSON text: 1 MiB.
+    pub const DEFAULT_MAX_BYTES: usize = 1 << 20;
+
+    /// A runtime with the default limits and no policies (every valid call is authorized,
+    /// tools requiring approval are refused).
+    pub fn new(registry: impl Into<Arc<Registry>>) -> Self {
+        Runtime::builder(registry).build()
+    }
+
+    /// Configures a runtime.
+    pub fn builder(registry: impl Into<Arc<Registry>>) -> RuntimeBuilder {
+        RuntimeBuilder {
+            registry: registry.into(),
+            timeout: Runtime::DEFAULT_TIMEOUT,
+            max_input_bytes: Runtime::DEFAULT_MAX_BYTES,
+            max_output_bytes: Runtime::DEFAULT_MAX_BYTES,
+            max_concurrency: None,
+            max_calls: None,
+            authorize: None,
+            approver: None,
+            observer: None,
+        }
+    }
+
+    /// The registry this runtime serves.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// Runs one proposed call through every stage (see the [module docs](self)) and returns
+    /// its single outcome. Never panics, whatever the input or the handler does.
+    ///
+    /// `call_id` is the provider's id for the call, echoed in the outcome; each non-empty id
+    /// is accepted once per runtime. An empty id (providers that send none) is not checked.
+    pub async fn invoke<'a>(
+        &self,
+        call_id: &str,
+        tool: &str,
+        arguments: impl Into<Arguments<'a>>,
+        cx: &Context,
+    ) -> Outcome {
+        let started = Instant::now();
+        let shared = &*self.shared;
+        let id = InvocationId(
+            shared
+                .seed
+                .wrapping_add(shared.counter.fetch_add(1, Ordering::Relaxed)),
+        );
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %tool,
+            call_id = %call_id,
+            id = %id,
+            outcome = tracing::field::Empty,
+            elapsed_us = tracing::field::Empty,
+        );
+        let result = self
+            .run(id, call_id, tool, arguments.into(), cx)
+            .instrument(span.clone())
+            .await;
+        let outcome = Outcome {
+            id,
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            result,
+            elapsed: started.elapsed(),
+        };
+        record(&span, &outcome);
+        if let Some(observer) = &shared.observer {
+            observer.on_event(Event::Outcome(&outcome));
+        }
+        outcome
+    }
+
+    async fn run(
+        &self,
+        id: InvocationId,
+        call_id: &str,
+        tool: &str,
+        arguments: Arguments<'_>,
+        cx: &Context,
+    ) -> Result<Value, Failure> {
+        let shared = &*self.shared;
+        if !call_id.is_empty() {
+            let fresh = match shared.seen.lock() {
+                Ok(mut seen) => seen.insert(call_id.into()),
+                Err(poisoned) => poisoned.into_inner().insert(call_id.into()),
+            };
+            if !fresh {
+                return Err(Failure::new(
+                    Code::DuplicateCallId,
+                    format!("call id {call_id:?} was already used; this call was not run"),
+                ));
+            }
+        }
+        let Some(index) = shared.registry.index(tool) else {
+            return Err(unknown_tool(&shared.registry, tool));
+        };
+        let entry = shared.registry.at(index);
+        let call = CallRef {
+            id,
+            call_id,
+            state: &shared.tools[index],
+        };
+        entry.run(shared, &call, arguments, cx).await
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("registry", &self.shared.registry)
+            .field("timeout", &self.shared.timeout)
+            .field("max_calls", &self.shared.max_calls)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unknown_tool(registry: &Registry, tool: &str) -> Failure {
+    let mut message = format!("unknown tool {:?}", truncate(tool, 64));
+    if !registry.is_empty() {
+        message.push_str("; available: ");
+        for (i, info) in registry.tools().take(32).enumerate() {
+            if i > 0 {
+                message.push_str(", ");
+            }
+            message.push_str(info.name());
+        }
+        if registry.len() > 32 {
+            message.push_str(", …");
+        }
+    }
+    Failure::new(Code::UnknownTool, message)
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Stage 9: one span field and one event per call. Argument values are never logged: for
+/// invalid arguments only the pointers and keywords are.
+fn record(span: &tracing::Span, outcome: &Outcome) {
+    span.record("outcome", outcome.code());
+    span.record("elapsed_us", outcome.elapsed().as_micros() as u64);
+    match outcome.failure() {
+        None => tracing::debug!(parent: span, "tool call succeeded"),
+        Some(failure) => {
+            let code = failure.code().as_str();
+            if let Some(errors) = failure.errors() {
+                let fields: Vec<String> = errors
+                    .iter()
+                    .map(|v| format!("{} {}", v.pointer(), v.keyword()))
+                    .collect();
+                tracing::info!(parent: span, code, violations = ?fields, "tool call refused");
+            } else if code == Code::ExecutionFailed.as_str()
+                || code == Code::OutcomeUnknown.as_str()
+            {
+                tracing::warn!(parent: span, code, detail = failure.detail(), "tool call failed");
+            } else {
+                tracing::info!(parent: span, code, detail = failure.detail(), "tool call refused");
+            }
+        }
+    }
+}
+
+/// Stages 2 to 8 for one tool kind.
+pub(crate) async fn pipeline<K: Kind>(
+    entry: &Entry<K>,
+    shared: &Shared,
+    call: &CallRef<'_>,
+    arguments: Arguments<'_>,
+    cx: &Context,
+) -> Result<Value, Failure> {
+    let info = &entry.info;
+    let settings = &info.settings;
+
+    let limit = settings.max_input_bytes.unwrap_or(shared.max_input_bytes);
+    let size = arguments.len_up_to(limit);
+    if size > limit {
+        return Err(Failure::new(
+            Code::InputTooLarge,
+            format!("arguments are over the limit of {limit} bytes; send less data"),
+        ));
+    }
+
+    let args = entry
+        .kind
+        .parse(arguments)
+        .map_err(|errors| Failure::invalid(Code::InvalidArguments, errors))?;
+
+    if let Some(policy) = &shared.authorize {
+        policy
+            .authorize(info, cx)
+            .map_err(|denied| unauthorized(denied, info, call))?;
+    }
+    if let Some(check) = &entry.authorize {
+        check(&args, cx).map_err(|denied| unauthorized(denied, info, call))?;
+    }
+
+    if settings.requires_approval {
+        approve(shared, info, call, arguments, cx).await?;
+    }
+
+    let _permits = admit(shared, info, call, cx).await?;
+
+    let out = execute(entry, shared, call, args, cx).await?;
+
+    let value = entry.kind.output(out).map_err(|error| {
+        let detail = match error {
+            OutputError::Serialize(error) => format!("output could not be serialized: {error}"),
+            OutputError::Invalid(errors) => format!("output breaks the output schema:\n{errors}"),
+        };
+        Failure::new(
+            Code::InvalidOutput,
+            format!(
+                "`{}` produced an output that breaks its contract (reference {})",
+                info.name, call.id
+            ),
+        )
+        .with_detail(detail)
+    })?;
+    let limit = settings.max_output_bytes.unwrap_or(shared.max_output_bytes);
+    if json_len(&value, limit) > limit {
+        return Err(Failure::new(
+            Code::OutputTooLarge,
+            format!(
+                "`{}` produced an output over the limit of {limit} bytes (reference {})",
+                info.name, call.id
+            ),
+        ));
+    }
+    Ok(value)
+}
+
+fn unauthorized(denied: Denied, info: &ToolInfo, call: &CallRef<'_>) -> Failure {
+    let message = match denied.message() {
+        Some(message) => format!("{message} (reference {})", call.id),
+        None => format!(
+            "not authorized to call `{}` (reference {})",
+            info.name, call.id
+        ),
+    };
+    Failure::new(Code::Unauthorized, message).with_detail(denied.reason())
+}
+
+async fn approve(
+    shared: &Shared,
+    info: &ToolInfo,
+    call: &CallRef<'_>,
+    arguments: Arguments<'_>,
+    cx: &Context,
+) -> Result<(), Failure> {
+    let Some(approver) = &shared.approver else {
+        return Err(Failure::new(
+            Code::ApprovalDenied,
+            format!("`{}` needs approval and none was given", info.name),
+        )
+        .with_detail("the tool requires approval and the runtime has no approver"));
+    };
+    let request = ApprovalRequest {
+        id: call.id,
+        call_id: call.call_id.to_owned(),
+        tool: info.name.to_string(),
+        arguments: arguments.to_value(),
+    };
+    let decision = bounded(cx, approver.approve(request, cx.clone()))
+        .await
+        .map_err(|stop| match stop {
+            Stop::Cancelled => {
+                stop.failure("the run was cancelled while the call awaited approval")
+            }
+            Stop::Deadline => Failure::new(
+                Code::ApprovalExpired,
+                "the run's deadline passed while the call awaited approval",
+            ),
+        })?;
+    match decision {
+        Approval::Approved => Ok(()),
+        Approval::Denied(reason) => Err(Failure::new(
+            Code::ApprovalDenied,
+            format!("the call to `{}` was not approved", info.name),
+        )
+        .with_detail(reason)),
+        Approval::Expired => Err(Failure::new(
+            Code::ApprovalExpired,
+            format!("the approval for `{}` expired", info.name),
+        )),
+    }
+}
+
+/// Why waiting ended early.
+enum Stop {
+    Cancelled,
+    Deadline,
+}
+
+impl Stop {
+    fn failure(self, message: &'static str) -> Failure {
+        match self {
+            Stop::Cancelled => Failure::new(Code::Cancelled, message),
+            Stop::Deadline => Failure::new(Code::Timeout, message),
+        }
+    }
+}
+
+/// Awaits `future` unless the run is cancelled or its deadline passes first.
+async fn bounded<F: Future>(cx: &Context, future: F) -> Result<F::Output, Stop> {
+    let deadline = async {
+        match cx.deadline() {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        () = cx.cancelled() => Err(Stop::Cancelled),
+        () = deadline => Err(Stop::Deadline),
+        output = future => Ok(output),
+    }
+}
+
+struct Permits<'a> {
+    _tool: Option<SemaphorePermit<'a>>,
+    _global: Option<SemaphorePermit<'a>>,
+}
+
+/// Stage 6: nothing starts after cancellation or the deadline; wait for a concurrency slot;
+/// then take one unit of each quota.
+async fn admit<'s>(
+    shared: &'s Shared,
+    info: &ToolInfo,
+    call: &CallRef<'s>,
+    cx: &Context,
+) -> Result<Permits<'s>, Failure> {
+    if cx.is_cancelled() {
+        return Err(Failure::new(
+            Code::Cancelled,
+            "the run was cancelled before the call started",
+        ));
+    }
+    if cx.time_left() == Some(Duration::ZERO) {
+        return Err(Failure::new(
+            Code::Timeout,
+            "the run's deadline passed before the call started",
+        ));
+    }
+    let waiting = "the run ended while the call waited for a free slot";
+    let tool = match &call.state.concurrency {
+        Some(semaphore) => Some(
+            acquire(cx, semaphore)
+                .await
+                .map_err(|s| s.failure(waiting))?,
+        ),
+        None => None,
+    };
+    let global = match &shared.concurrency {
+        Some(semaphore) => Some(
+            acquire(cx, semaphore)
+                .await
+                .map_err(|s| s.failure(waiting))?,
+        ),
+        None => None,
+    };
+    if !take(&call.state.calls, info.settings.max_calls) {
+        return Err(Failure::new(
+            Code::BudgetExhausted,
+            format!("the call limit for `{}` is used up", info.name),
+        ));
+    }
+    if !take(&shared.calls, shared.max_calls) {
+        call.state.calls.fetch_sub(1, Ordering::Relaxed);
+        return Err(Failure::new(
+            Code::BudgetExhausted,
+            "the call limit of this run is used up",
+        ));
+    }
+    Ok(Permits {
+        _tool: tool,
+        _global: global,
+    })
+}
+
+async fn acquire<'s>(cx: &Context, semaphore: &'s Semaphore) -> Result<SemaphorePermit<'s>, Stop> {
+    match bounded(cx, semaphore.acquire()).await? {
+        Ok(permit) => Ok(permit),
+        // The runtime never closes its semaphores.
+        Err(_) => Err(Stop::Cancelled),
+    }
+}
+
+/// Takes one unit of a quota; `false` when it is used up.
+fn take(used: &AtomicU64, limit: Option<u64>) -> bool {
+    match limit {
+        None => {
+            used.fetch_add(1, Ordering::Relaxed);
+            true
+        }
+        Some(limit) => used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .is_ok(),
+    }
+}
+
+/// Stage 7: run the handler under the timeout and the run's cancellation, catching panics.
+async fn execute<K: Kind>(
+    entry: &Entry<K>,
+    shared: &Shared,
+    call: &CallRef<'_>,
+    args: K::Args,
+    cx: &Context,
+) -> Result<K::Out, Failure> {
+    enum Ended<T> {
+        Done(T),
+        Cancelled,
+        TimedOut,
+    }
+    let info = &entry.info;
+    let scope = Arc::new(CallScope::new(
+        call.id,
+        call.call_id.to_owned(),
+        Arc::clone(&info.name),
+        shared.observer.clone(),
+    ));
+    let call_cx = cx.for_call(Arc::clone(&scope));
+    let mut limit = info.settings.timeout.unwrap_or(shared.timeout);
+    if let Some(left) = cx.time_left() {
+        limit = limit.min(left);
+    }
+    let ended = {
+        let work = AssertUnwindSafe(entry.kind.execute(args, &call_cx)).catch_unwind();
+        tokio::select! {
+            biased;
+            () = cx.cancelled() => Ended::Cancelled,
+            () = tokio::time::sleep(limit) => Ended::TimedOut,
+            result = work => Ended::Done(result),
+        }
+    };
+    // The call is over: tell anything the handler started, and accept no more progress.
+    call_cx.cancellation().cancel();
+    scope.close();
+
+    let stopped = |code: Code, what: &str| {
+        if info.settings.effect == Effect::NonIdempotent {
+            Failure::new(
+                Code::OutcomeUnknown,
+                format!(
+                    "`{}` was stopped ({what}) while running; its effects may or may not have happened, so do not assume either (reference {})",
+                    info.name, call.id
+                ),
+            )
+            .with_detail(format!("{code} of non-idempotent work"))
+        } else {
+            Failure::new(
+                code,
+                format!(
+                    "`{}` was stopped: {what} (reference {})",
+                    info.name, call.id
+                ),
+            )
+        }
+    };
+    match ended {
+        Ended::Done(Ok(Ok(out))) => Ok(out),
+        Ended::Done(Ok(Err(error))) => {
+            let message = match error.message() {
+                Some(message) => format!("{message} (reference {})", call.id),
+                None => format!("`{}` failed (reference {})", info.name, call.id),
+            };
+            let failure = Failure::new(Code::ExecutionFailed, message);
+            Err(match error.detail() {
+                Some(detail) => failure.with_detail(detail),
+                None => failure,
+            })
+        }
+        Ended::Done(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-string payload".to_owned());
+            Err(Failure::new(
+                Code::ExecutionFailed,
+                format!("`{}` failed (reference {})", info.name, call.id),
+            )
+            .with_detail(format!("handler panicked: {what}")))
+        }
+        Ended::Cancelled => Err(stopped(Code::Cancelled, "the run was cancelled")),
+        Ended::TimedOut => Err(stopped(
+            Code::Timeout,
+            &format!("it ran longer than {}", human(limit)),
+        )),
+    }
+}
+
+fn human(duration: Duration) -> String {
+    if duration.as_secs() >= 1 && duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}
+
+/// Configures a [`Runtime`].
+pub struct RuntimeBuilder {
+    registry: Arc<Registry>,
+    timeout: Duration,
+    max_input_bytes: usize,
+    max_output_bytes: usize,
+    max_concurrency: Option<usize>,
+    max_calls: Option<u64>,
+    authorize: Option<Box<dyn Authorize>>,
+    approver: Option<Box<dyn Approver>>,
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl RuntimeBuilder {
+    /// How long one call may run unless its tool sets its own timeout (default 30 s). The
+    /// run's deadline in the [`Context`] also bounds every call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Cap on arguments as JSON text, unless the tool sets its own (default 1 MiB).
+    pub fn max_input_bytes(mut self, bytes: usize) -> Self {
+        self.max_input_bytes = bytes;
+        self
+    }
+
+    /// Cap on outputs as JSON text, unless the tool sets its own (default 1 MiB).
+    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// At most `limit` calls run at once across all tools; others wait their turn (bounded
+    /// by the run's deadline and cancellation).
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.max_concurrency = Some(limit);
+        self
+    }
+
+    /// At most `limit` calls run over the runtime's life; later ones are `budget_exhausted`.
+    pub fn max_calls(mut self, limit: u64) -> Self {
+        self.max_calls = Some(limit);
+        self
+    }
+
+    /// The authorization policy consulted for every valid call (default: allow).
+    pub fn authorize(mut self, policy: impl Authorize) -> Self {
+        self.authorize = Some(Box::new(policy));
+        self
+    }
+
+    /// The approver for tools that require approval (default: none, so they are refused).
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.approver = Some(Box::new(approver));
+        self
+    }
+
+    /// Receives progress and outcome events.
+    pub fn observer(mut self, observer: impl Observer) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// The runtime.
+    pub fn build(self) -> Runtime {
+        let tools = self
+            .registry
+            .tools()
+            .map(|info| ToolState {
+                concurrency: info.settings.max_concurrency.map(Semaphore::new),
+                calls: AtomicU64::new(0),
+            })
+            .collect();
+        let seed = {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        };
+        Runtime {
+            shared: Arc::new(Shared {
+                registry: self.registry,
+                tools,
+                timeout: self.timeout,
+                max_input_bytes: self.max_input_bytes,
+                max_output_bytes: self.max_output_bytes,
+                concurrency: self.max_concurrency.map(Semaphore::new),
+                max_calls: self.max_calls,
+                calls: AtomicU64::new(0),
+                seen: Mutex::new(HashSet::new()),
+                authorize: self.authorize,
+                approver: self.approver,
+                observer: self.observer,
+                seed,
+                counter: AtomicU64::new(0),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("registry", &self.registry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
