@@ -142,7 +142,12 @@ async fn ten_thousand_mixed_calls_each_get_exactly_one_outcome() {
                 (format!("c{i}"), "hang", cx, "cancelled")
             }
             // Reuses the id of call i - 9, a fast valid call that may run before or after it.
-            _ => (format!("c{}", i - 9), "fast", alice.clone(), "ok_or_duplicate"),
+            _ => (
+                format!("c{}", i - 9),
+                "fast",
+                alice.clone(),
+                "ok_or_duplicate",
+            ),
         };
         let runtime = runtime.clone();
         tasks.spawn(async move {
@@ -197,7 +202,10 @@ async fn ten_thousand_mixed_calls_each_get_exactly_one_outcome() {
     }
     let peak = ledger.peak.load(Ordering::SeqCst);
     assert!(peak <= CAP, "peak concurrency {peak} above the cap {CAP}");
-    assert!(peak >= 2, "the test should exercise concurrency; peak was {peak}");
+    assert!(
+        peak >= 2,
+        "the test should exercise concurrency; peak was {peak}"
+    );
 
     // The observer saw each outcome once, with distinct runtime ids.
     let events = outcome_events.lock().unwrap();

@@ -19,9 +19,11 @@ use crate::runtime::Arguments;
 /// as a `serde_json::Value`.
 ///
 /// The schema's dialect is read from `$schema`: Draft 2020-12 when absent; Drafts 4, 6, 7 and
-/// 2019-09 when declared; any other dialect is refused at registration. `format` is asserted
-/// (an `"email"` that is not an email is a violation), and `$ref`s reach only the schema
-/// itself and documents added with [`resource`](Self::resource): nothing is fetched.
+/// 2019-09 when declared; a custom meta-schema when it was added with
+/// [`resource`](Self::resource); any other dialect is refused at registration. `$ref`s reach
+/// only the schema itself and documents added with [`resource`](Self::resource): nothing is
+/// fetched. `format` is asserted by default (an `"email"` that is not an email is a
+/// violation, as the derived tools do); see [`assert_formats`](Self::assert_formats).
 ///
 /// ```
 /// use serde_json::{Value, json};
@@ -55,6 +57,7 @@ pub struct DynamicTool {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) resources: Vec<(String, Value)>,
+    pub(crate) assert_formats: bool,
 }
 
 impl DynamicTool {
@@ -70,7 +73,16 @@ impl DynamicTool {
             input_schema,
             output_schema: None,
             resources: Vec::new(),
+            assert_formats: true,
         }
+    }
+
+    /// Whether `format` is checked (`true`, the default) or only an annotation, as Draft
+    /// 2020-12 specifies unless a format-assertion vocabulary is in use. A schema whose
+    /// `$schema` is a custom meta-schema follows that meta-schema's vocabularies instead.
+    pub fn assert_formats(mut self, assert: bool) -> Self {
+        self.assert_formats = assert;
+        self
     }
 
     /// A schema every output must satisfy.
@@ -115,15 +127,24 @@ fn compile(
     which: &'static str,
 ) -> Result<Validator, RegistryError> {
     let draft = match schema.get("$schema") {
-        None => Draft::Draft202012,
+        None => Some(Draft::Draft202012),
         Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
+            // A custom meta-schema the caller supplied: the validator reads its vocabularies.
+            Draft::Unknown
+                if tool
+                    .resources
+                    .iter()
+                    .any(|(known, _)| known.trim_end_matches('#') == uri.trim_end_matches('#')) =>
+            {
+                None
+            }
             Draft::Unknown => {
                 return Err(RegistryError::UnsupportedDialect {
                     tool: tool.name.clone(),
                     dialect: uri.clone(),
                 });
             }
-            draft => draft,
+            draft => Some(draft),
         },
         Some(other) => {
             return Err(RegistryError::UnsupportedDialect {
@@ -137,9 +158,13 @@ fn compile(
         which,
         reason,
     };
-    let options = jsonschema::options()
-        .with_draft(draft)
-        .should_validate_formats(true);
+    let mut options = jsonschema::options();
+    // A custom meta-schema's vocabularies decide whether `format` asserts.
+    if let Some(draft) = draft {
+        options = options
+            .with_draft(draft)
+            .should_validate_formats(tool.assert_formats);
+    }
     if tool.resources.is_empty() {
         return options.build(schema).map_err(|e| invalid(e.to_string()));
     }
