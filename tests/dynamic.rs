@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tool_core::{
-    Code, Context, DynamicTool, Keyword, Registry, RegistryError, Runtime, ToolDef, ToolError,
+    Code, Context, DynamicTool, Keyword, Output, Registry, RegistryError, Runtime, ToolDef,
+    ToolError,
 };
 
 async fn echo(args: Value, _cx: &Context) -> Result<Value, ToolError> {
@@ -42,8 +43,8 @@ async fn valid_arguments_reach_the_handler_as_json() {
         .invoke("c1", "stock", r#"{"sku":"ABC-1234","quantity":2}"#, &user())
         .await;
     assert_eq!(
-        outcome.output(),
-        Some(&json!({"sku":"ABC-1234","quantity":2}))
+        outcome.output().map(Output::to_value),
+        Some(json!({"sku":"ABC-1234","quantity":2}))
     );
 }
 

@@ -4,7 +4,7 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -100,22 +100,26 @@ impl Context {
     /// the run is cancelled and when the call times out, so work the handler started (tasks,
     /// requests) can stop cooperatively.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        match &self.call {
+            // Made on first use: most handlers never ask.
+            Some(call) => call.token.get_or_init(|| self.cancel.child_token()),
+            None => &self.cancel,
+        }
     }
 
     /// Whether cancellation has been signalled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancellation().is_cancelled()
     }
 
     /// Completes when cancellation is signalled.
     pub async fn cancelled(&self) {
-        self.cancel.cancelled().await;
+        self.cancellation().cancelled().await;
     }
 
     /// Inside a handler, the provider's id of the call being run; `None` outside a call.
     pub fn call_id(&self) -> Option<&str> {
-        self.call.as_deref().map(|call| call.call_id.as_str())
+        self.call.as_deref().map(|call| &*call.call_id)
     }
 
     /// Inside a handler, the runtime's id of the call being run.
@@ -137,7 +141,7 @@ impl Context {
     pub(crate) fn for_call(&self, scope: Arc<CallScope>) -> Context {
         Context {
             trusted: Arc::clone(&self.trusted),
-            cancel: self.cancel.child_token(),
+            cancel: self.cancel.clone(),
             call: Some(scope),
         }
     }
@@ -237,8 +241,9 @@ impl fmt::Debug for ContextBuilder {
 /// The call a handler is running, shared between its context and the runtime.
 pub(crate) struct CallScope {
     pub(crate) id: InvocationId,
-    pub(crate) call_id: String,
+    pub(crate) call_id: Arc<str>,
     pub(crate) tool: Arc<str>,
+    token: OnceLock<CancellationToken>,
     observer: Option<Arc<dyn Observer>>,
     progress: Mutex<ProgressState>,
 }
@@ -253,7 +258,7 @@ struct ProgressState {
 impl CallScope {
     pub(crate) fn new(
         id: InvocationId,
-        call_id: String,
+        call_id: Arc<str>,
         tool: Arc<str>,
         observer: Option<Arc<dyn Observer>>,
     ) -> Self {
@@ -261,6 +266,7 @@ impl CallScope {
             id,
             call_id,
             tool,
+            token: OnceLock::new(),
             observer,
             progress: Mutex::new(ProgressState::default()),
         }
@@ -292,6 +298,13 @@ impl CallScope {
             }));
         }
         true
+    }
+
+    /// Tells work the handler started that the call is over, if it asked for the token.
+    pub(crate) fn cancel(&self) {
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
     }
 
     /// No progress is delivered after this returns.

@@ -260,10 +260,11 @@ where
         async move { future.await.map_err(Into::into) }
     }
 
-    fn output(&self, out: Value) -> Result<Value, OutputError> {
+    fn output(&self, out: Value, limit: usize) -> Result<String, OutputError> {
+        let text = crate::registry::to_text(&out, limit)?;
         if let Some(validator) = &self.output {
             check(validator, &out).map_err(OutputError::Invalid)?;
         }
-        Ok(out)
+        Ok(text)
     }
 }

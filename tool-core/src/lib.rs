@@ -27,7 +27,7 @@ pub use context::{Context, ContextBuilder};
 pub use dynamic::DynamicTool;
 pub use error::{ArgumentErrors, Keyword, Violation};
 pub use observe::{Event, Observer, Progress};
-pub use outcome::{Code, Failure, InvocationId, Outcome};
+pub use outcome::{Code, Failure, InvocationId, Outcome, Output};
 pub use policy::{Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Denied};
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
 pub use runtime::{Arguments, Runtime, RuntimeBuilder};

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -191,13 +192,44 @@ impl fmt::Display for InvocationId {
     }
 }
 
+/// A call's output: compact JSON text, checked against the tool's output schema and within
+/// its byte cap. The text is what a provider message or MCP result carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub(crate) text: String,
+}
+
+impl Output {
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The output parsed into a `serde_json::Value`.
+    pub fn to_value(&self) -> Value {
+        // The text was produced by serde_json from a valid value, so it parses.
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+
+    /// Takes the JSON text out.
+    pub fn into_string(self) -> String {
+        self.text
+    }
+}
+
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// The single terminal outcome of one proposed call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub(crate) id: InvocationId,
-    pub(crate) call_id: String,
-    pub(crate) tool: String,
-    pub(crate) result: Result<Value, Failure>,
+    pub(crate) call_id: Arc<str>,
+    pub(crate) tool: Arc<str>,
+    pub(crate) result: Result<Output, Failure>,
     pub(crate) elapsed: Duration,
 }
 
@@ -218,17 +250,17 @@ impl Outcome {
     }
 
     /// The checked output, or the failure.
-    pub fn result(&self) -> Result<&Value, &Failure> {
+    pub fn result(&self) -> Result<&Output, &Failure> {
         self.result.as_ref()
     }
 
     /// Takes the checked output or the failure out.
-    pub fn into_result(self) -> Result<Value, Failure> {
+    pub fn into_result(self) -> Result<Output, Failure> {
         self.result
     }
 
     /// The output, when the call succeeded.
-    pub fn output(&self) -> Option<&Value> {
+    pub fn output(&self) -> Option<&Output> {
         self.result.as_ref().ok()
     }
 

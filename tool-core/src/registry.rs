@@ -438,7 +438,7 @@ impl std::error::Error for RegistryError {}
 /// Build it once and share it (`Arc<Registry>`) between [`Runtime`](crate::Runtime)s.
 #[derive(Default)]
 pub struct Registry {
-    index: HashMap<Arc<str>, usize>,
+    index: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     entries: Vec<Box<dyn Erased>>,
 }
 
@@ -518,7 +518,7 @@ pub(crate) trait Erased: Send + Sync + 'static {
         call: &'a crate::runtime::CallRef<'a>,
         arguments: Arguments<'a>,
         cx: &'a Context,
-    ) -> futures_util::future::BoxFuture<'a, Result<Value, Failure>>;
+    ) -> futures_util::future::BoxFuture<'a, Result<crate::Output, Failure>>;
 }
 
 /// How one kind of tool parses, executes and checks output; the pipeline is generic over it.
@@ -534,13 +534,26 @@ pub(crate) trait Kind: Send + Sync + 'static {
         cx: &'a Context,
     ) -> impl Future<Output = Result<Self::Out, ToolError>> + Send + 'a;
 
-    /// The output as JSON, checked against the output schema.
-    fn output(&self, out: Self::Out) -> Result<Value, OutputError>;
+    /// The output as JSON text of at most `limit` bytes, checked against the output schema.
+    fn output(&self, out: Self::Out, limit: usize) -> Result<String, OutputError>;
 }
 
 pub(crate) enum OutputError {
     Serialize(serde_json::Error),
+    TooLarge,
     Invalid(ArgumentErrors),
+}
+
+/// Serializes `value` as compact JSON of at most `limit` bytes.
+pub(crate) fn to_text<T: Serialize + ?Sized>(
+    value: &T,
+    limit: usize,
+) -> Result<String, OutputError> {
+    let text = serde_json::to_string(value).map_err(OutputError::Serialize)?;
+    if text.len() > limit {
+        return Err(OutputError::TooLarge);
+    }
+    Ok(text)
 }
 
 pub(crate) struct Entry<K: Kind> {
@@ -560,7 +573,7 @@ impl<K: Kind> Erased for Entry<K> {
         call: &'a crate::runtime::CallRef<'a>,
         arguments: Arguments<'a>,
         cx: &'a Context,
-    ) -> futures_util::future::BoxFuture<'a, Result<Value, Failure>> {
+    ) -> futures_util::future::BoxFuture<'a, Result<crate::Output, Failure>> {
         Box::pin(crate::runtime::pipeline(self, shared, call, arguments, cx))
     }
 }
@@ -596,9 +609,10 @@ where
         async move { future.await.map_err(Into::into) }
     }
 
-    fn output(&self, out: O) -> Result<Value, OutputError> {
-        let value = serde_json::to_value(&out).map_err(OutputError::Serialize)?;
-        crate::validate::parse_value::<O>(&value).map_err(OutputError::Invalid)?;
-        Ok(value)
+    fn output(&self, out: O, limit: usize) -> Result<String, OutputError> {
+        let text = to_text(&out, limit)?;
+        // The serialized form is what the model receives, so that is what is checked.
+        crate::validate::parse_str::<O>(&text).map_err(OutputError::Invalid)?;
+        Ok(text)
     }
 }

@@ -11,7 +11,7 @@
 //! | 5 | approve, for tools that require it | `approval_denied`, `approval_expired` |
 //! | 6 | admit: cancellation, deadline, concurrency caps (waiting), call quotas | `cancelled`, `timeout`, `budget_exhausted` |
 //! | 7 | execute under the timeout and cancellation; panics are caught | `execution_failed`, `timeout`, `cancelled`, `outcome_unknown` |
-//! | 8 | validate the output against the output schema, then its byte cap | `invalid_output`, `output_too_large` |
+//! | 8 | serialize the output under its byte cap, then validate that text against the output schema | `output_too_large`, `invalid_output` |
 //! | 9 | record: trace the outcome and hand it to the [`Observer`] | |
 //!
 //! Each stage sees only calls every earlier stage let through: an invalid call is never
@@ -34,7 +34,7 @@ use tracing::Instrument as _;
 
 use crate::context::{CallScope, Context};
 use crate::observe::{Event, Observer};
-use crate::outcome::{Code, Failure, InvocationId, Outcome};
+use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::policy::{Approval, ApprovalRequest, Approver, Authorize, Denied};
 use crate::registry::{Effect, Entry, Kind, OutputError, Registry, ToolInfo};
 
@@ -137,7 +137,7 @@ fn json_len(value: &Value, limit: usize) -> usize {
 /// let cx = Context::builder("user-1").build();
 ///
 /// let outcome = runtime.invoke("call_1", "get_weather", r#"{"city":"Paris"}"#, &cx).await;
-/// assert_eq!(outcome.output(), Some(&serde_json::json!({ "celsius": 21.5 })));
+/// assert_eq!(outcome.output().unwrap().as_str(), r#"{"celsius":21.5}"#);
 ///
 /// let outcome = runtime.invoke("call_2", "get_wether", "{}", &cx).await;
 /// assert_eq!(outcome.code(), "unknown_tool");
@@ -157,7 +157,7 @@ pub(crate) struct Shared {
     concurrency: Option<Semaphore>,
     max_calls: Option<u64>,
     calls: AtomicU64,
-    seen: Mutex<HashSet<Box<str>>>,
+    seen: Mutex<HashSet<Arc<str>, foldhash::fast::RandomState>>,
     authorize: Option<Box<dyn Authorize>>,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
@@ -173,7 +173,7 @@ struct ToolState {
 /// The call being run, as the stages see it.
 pub(crate) struct CallRef<'a> {
     id: InvocationId,
-    call_id: &'a str,
+    call_id: &'a Arc<str>,
     state: &'a ToolState,
 }
 
@@ -236,14 +236,20 @@ impl Runtime {
             outcome = tracing::field::Empty,
             elapsed_us = tracing::field::Empty,
         );
+        let call_id: Arc<str> = Arc::from(call_id);
+        let index = shared.registry.index(tool);
         let result = self
-            .run(id, call_id, tool, arguments.into(), cx)
+            .run(id, &call_id, index, tool, arguments.into(), cx)
             .instrument(span.clone())
             .await;
+        let tool = match index {
+            Some(index) => Arc::clone(&shared.registry.at(index).info().name),
+            None => Arc::from(tool),
+        };
         let outcome = Outcome {
             id,
-            call_id: call_id.to_owned(),
-            tool: tool.to_owned(),
+            call_id,
+            tool,
             result,
             elapsed: started.elapsed(),
         };
@@ -257,16 +263,17 @@ impl Runtime {
     async fn run(
         &self,
         id: InvocationId,
-        call_id: &str,
+        call_id: &Arc<str>,
+        index: Option<usize>,
         tool: &str,
         arguments: Arguments<'_>,
         cx: &Context,
-    ) -> Result<Value, Failure> {
+    ) -> Result<Output, Failure> {
         let shared = &*self.shared;
         if !call_id.is_empty() {
             let fresh = match shared.seen.lock() {
-                Ok(mut seen) => seen.insert(call_id.into()),
-                Err(poisoned) => poisoned.into_inner().insert(call_id.into()),
+                Ok(mut seen) => seen.insert(Arc::clone(call_id)),
+                Err(poisoned) => poisoned.into_inner().insert(Arc::clone(call_id)),
             };
             if !fresh {
                 return Err(Failure::new(
@@ -275,7 +282,7 @@ impl Runtime {
                 ));
             }
         }
-        let Some(index) = shared.registry.index(tool) else {
+        let Some(index) = index else {
             return Err(unknown_tool(&shared.registry, tool));
         };
         let entry = shared.registry.at(index);
@@ -356,7 +363,7 @@ pub(crate) async fn pipeline<K: Kind>(
     call: &CallRef<'_>,
     arguments: Arguments<'_>,
     cx: &Context,
-) -> Result<Value, Failure> {
+) -> Result<Output, Failure> {
     let info = &entry.info;
     let settings = &info.settings;
 
@@ -384,20 +391,37 @@ pub(crate) async fn pipeline<K: Kind>(
     }
 
     if settings.requires_approval {
-        approve(shared, info, call, arguments, cx).await?;
+        // Boxed so the rare wait does not enlarge every call's future.
+        Box::pin(approve(shared, info, call, arguments, cx)).await?;
     }
 
     let _permits = admit(shared, info, call, cx).await?;
 
     let out = execute(entry, shared, call, args, cx).await?;
 
-    let value = entry.kind.output(out).map_err(|error| {
-        let detail = match error {
-            OutputError::Serialize(error) => format!("output could not be serialized: {error}"),
-            OutputError::Invalid(errors) => format!("output breaks the output schema:\n{errors}"),
+    let limit = settings.max_output_bytes.unwrap_or(shared.max_output_bytes);
+    let text = entry.kind.output(out, limit).map_err(|error| {
+        let (code, detail) = match error {
+            OutputError::TooLarge => {
+                return Failure::new(
+                    Code::OutputTooLarge,
+                    format!(
+                        "`{}` produced an output over the limit of {limit} bytes (reference {})",
+                        info.name, call.id
+                    ),
+                );
+            }
+            OutputError::Serialize(error) => (
+                Code::InvalidOutput,
+                format!("output could not be serialized: {error}"),
+            ),
+            OutputError::Invalid(errors) => (
+                Code::InvalidOutput,
+                format!("output breaks the output schema:\n{errors}"),
+            ),
         };
         Failure::new(
-            Code::InvalidOutput,
+            code,
             format!(
                 "`{}` produced an output that breaks its contract (reference {})",
                 info.name, call.id
@@ -405,17 +429,7 @@ pub(crate) async fn pipeline<K: Kind>(
         )
         .with_detail(detail)
     })?;
-    let limit = settings.max_output_bytes.unwrap_or(shared.max_output_bytes);
-    if json_len(&value, limit) > limit {
-        return Err(Failure::new(
-            Code::OutputTooLarge,
-            format!(
-                "`{}` produced an output over the limit of {limit} bytes (reference {})",
-                info.name, call.id
-            ),
-        ));
-    }
-    Ok(value)
+    Ok(Output { text })
 }
 
 fn unauthorized(denied: Denied, info: &ToolInfo, call: &CallRef<'_>) -> Failure {
@@ -445,7 +459,7 @@ async fn approve(
     };
     let request = ApprovalRequest {
         id: call.id,
-        call_id: call.call_id.to_owned(),
+        call_id: call.call_id.to_string(),
         tool: info.name.to_string(),
         arguments: arguments.to_value(),
     };
@@ -567,7 +581,11 @@ async fn admit<'s>(
 }
 
 async fn acquire<'s>(cx: &Context, semaphore: &'s Semaphore) -> Result<SemaphorePermit<'s>, Stop> {
-    match bounded(cx, semaphore.acquire()).await? {
+    if let Ok(permit) = semaphore.try_acquire() {
+        return Ok(permit);
+    }
+    // Boxed so the rare wait does not enlarge every call's future.
+    match Box::pin(bounded(cx, semaphore.acquire())).await? {
         Ok(permit) => Ok(permit),
         // The runtime never closes its semaphores.
         Err(_) => Err(Stop::Cancelled),
@@ -605,7 +623,7 @@ async fn execute<K: Kind>(
     let info = &entry.info;
     let scope = Arc::new(CallScope::new(
         call.id,
-        call.call_id.to_owned(),
+        Arc::clone(call.call_id),
         Arc::clone(&info.name),
         shared.observer.clone(),
     ));
@@ -616,15 +634,16 @@ async fn execute<K: Kind>(
     }
     let ended = {
         let work = AssertUnwindSafe(entry.kind.execute(args, &call_cx)).catch_unwind();
+        // The work is polled first: a handler that finishes at once never arms the timer.
         tokio::select! {
             biased;
+            result = work => Ended::Done(result),
             () = cx.cancelled() => Ended::Cancelled,
             () = tokio::time::sleep(limit) => Ended::TimedOut,
-            result = work => Ended::Done(result),
         }
     };
     // The call is over: tell anything the handler started, and accept no more progress.
-    call_cx.cancellation().cancel();
+    scope.cancel();
     scope.close();
 
     let stopped = |code: Code, what: &str| {
@@ -778,7 +797,7 @@ impl RuntimeBuilder {
                 concurrency: self.max_concurrency.map(Semaphore::new),
                 max_calls: self.max_calls,
                 calls: AtomicU64::new(0),
-                seen: Mutex::new(HashSet::new()),
+                seen: Mutex::new(HashSet::default()),
                 authorize: self.authorize,
                 approver: self.approver,
                 observer: self.observer,

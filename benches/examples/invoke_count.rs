@@ -1,0 +1,50 @@
+//! Runs `Runtime::invoke` (no-op policy and handler) or `parse_arguments` N times on the valid
+//! invoice, for instruction counts: `invoke_count <invoke|parse_arguments> <N>`.
+
+use std::hint::black_box;
+
+use benches::INVOICE_VALID;
+use examples::CreateInvoice;
+use tool_core::{Argument, Context, Registry, Runtime, Tool, ToolDef, ToolError, ToolInfo};
+
+#[derive(Argument, serde::Serialize)]
+struct Ack {
+    ok: bool,
+}
+
+async fn no_op(args: CreateInvoice, _cx: &Context) -> Result<Ack, ToolError> {
+    Ok(Ack {
+        ok: black_box(args).amount > 0.0,
+    })
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let way = args.next().unwrap_or_default();
+    let n: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a Tokio runtime");
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(no_op).authorize(|_: &CreateInvoice, _: &Context| Ok(())))
+        .expect("registers");
+    let runtime = Runtime::builder(registry)
+        .authorize(|_: &ToolInfo, _: &Context| Ok(()))
+        .build();
+    let cx = Context::builder("bench").build();
+    let ids: Vec<String> = (0..n).map(|i| format!("call_{i}")).collect();
+    rt.block_on(async {
+        for id in &ids {
+            let ok = match way.as_str() {
+                "invoke" => runtime
+                    .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
+                    .await
+                    .is_ok(),
+                _ => CreateInvoice::parse_arguments(black_box(INVOICE_VALID)).is_ok(),
+            };
+            assert!(ok);
+        }
+    });
+}

@@ -1,0 +1,73 @@
+//! The runtime's own cost: `Runtime::invoke` with a no-op authorization policy and a no-op
+//! handler, against `parse_arguments` alone, on the valid `create_invoice` payload.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use benches::INVOICE_VALID;
+use criterion::{Criterion, criterion_group, criterion_main};
+use examples::CreateInvoice;
+use tool_core::{Argument, Context, Registry, Runtime, Tool, ToolDef, ToolError, ToolInfo};
+
+#[derive(Argument, serde::Serialize)]
+struct Ack {
+    ok: bool,
+}
+
+async fn no_op(args: CreateInvoice, _cx: &Context) -> Result<Ack, ToolError> {
+    Ok(Ack {
+        ok: black_box(args).amount > 0.0,
+    })
+}
+
+fn runtime(registry: &std::sync::Arc<Registry>) -> Runtime {
+    Runtime::builder(std::sync::Arc::clone(registry))
+        .authorize(|_: &ToolInfo, _: &Context| Ok(()))
+        .build()
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a Tokio runtime");
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(no_op).authorize(|_: &CreateInvoice, _: &Context| Ok(())))
+        .expect("registers");
+    let registry = std::sync::Arc::new(registry);
+    let cx = Context::builder("bench").build();
+    let check = rt.block_on(runtime(&registry).invoke("c", "create_invoice", INVOICE_VALID, &cx));
+    assert!(check.is_ok(), "{check:?}");
+
+    let mut group = c.benchmark_group("invoice/valid");
+    group.bench_function("parse_arguments", |b| {
+        b.iter(|| CreateInvoice::parse_arguments(black_box(INVOICE_VALID)).is_ok())
+    });
+    // Each batch gets a fresh runtime and distinct call ids made before the clock starts, so
+    // the duplicate-id journal is exercised but never grows without bound.
+    group.bench_function("invoke", |b| {
+        b.iter_custom(|iters| {
+            let runtime = runtime(&registry);
+            let ids: Vec<String> = (0..iters).map(|i| format!("call_{i}")).collect();
+            rt.block_on(async {
+                let started = Instant::now();
+                for id in &ids {
+                    let outcome = runtime
+                        .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
+                        .await;
+                    black_box(outcome.is_ok());
+                }
+                started.elapsed()
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(5));
+    targets = bench
+}
+criterion_main!(benches);
