@@ -1,0 +1,76 @@
+//! Tracing: one span per call with its outcome; argument values never logged. In a binary of
+//! its own, because `tracing` caches per-callsite interest process-wide and concurrently
+//! running tests without a subscriber would race with the one installed here.
+
+use std::sync::{Arc, Mutex};
+
+use examples::get_weather;
+use tool_core::{Context, Registry, Runtime, ToolDef};
+
+const VALID_WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;
+
+fn weather_runtime() -> Runtime {
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(get_weather)).unwrap();
+    Runtime::new(registry)
+}
+
+fn user() -> Context {
+    Context::builder("user-1").tenant("acme").build()
+}
+
+#[test]
+fn a_call_is_traced_without_its_argument_values() {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let writer = {
+        let buffer = Arc::clone(&buffer);
+        move || SharedWriter(Arc::clone(&buffer))
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let runtime = weather_runtime();
+            let secret = r#"{"city":"SECRET-CITY","units":"kelvin"}"#;
+            let outcome = runtime
+                .invoke("call_9", "get_weather", secret, &user())
+                .await;
+            assert_eq!(outcome.code(), "invalid_arguments");
+            let outcome = runtime
+                .invoke("call_10", "get_weather", VALID_WEATHER, &user())
+                .await;
+            assert!(outcome.is_ok());
+        });
+    });
+    let log = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains("tool_call{tool=get_weather call_id=call_9"),
+        "{log}"
+    );
+    assert!(log.contains(r#"code="invalid_arguments""#), "{log}");
+    assert!(log.contains(r#"violations=["/units enum"]"#), "{log}");
+    assert!(log.contains("call_id=call_10"), "{log}");
+    assert!(log.contains("tool call succeeded"), "{log}");
+    assert!(!log.contains("SECRET-CITY"), "{log}");
+    assert!(!log.contains("kelvin"), "{log}");
+}
+
+struct SharedWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
