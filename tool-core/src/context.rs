@@ -39,11 +39,11 @@ use crate::outcome::InvocationId;
 #[derive(Clone)]
 pub struct Context {
     trusted: Arc<Trusted>,
-    cancel: CancellationToken,
     call: Option<Arc<CallScope>>,
 }
 
 struct Trusted {
+    cancel: CancellationToken,
     principal: String,
     tenant: Option<String>,
     request_id: Option<String>,
@@ -57,13 +57,13 @@ impl Context {
     pub fn builder(principal: impl Into<String>) -> ContextBuilder {
         ContextBuilder {
             trusted: Trusted {
+                cancel: CancellationToken::new(),
                 principal: principal.into(),
                 tenant: None,
                 request_id: None,
                 deadline: None,
                 extensions: HashMap::new(),
             },
-            cancel: None,
             timeout: None,
         }
     }
@@ -102,8 +102,10 @@ impl Context {
     pub fn cancellation(&self) -> &CancellationToken {
         match &self.call {
             // Made on first use: most handlers never ask.
-            Some(call) => call.token.get_or_init(|| self.cancel.child_token()),
-            None => &self.cancel,
+            Some(call) => call
+                .token
+                .get_or_init(|| self.trusted.cancel.child_token()),
+            None => &self.trusted.cancel,
         }
     }
 
@@ -141,7 +143,6 @@ impl Context {
     pub(crate) fn for_call(&self, scope: Arc<CallScope>) -> Context {
         Context {
             trusted: Arc::clone(&self.trusted),
-            cancel: self.cancel.clone(),
             call: Some(scope),
         }
     }
@@ -161,7 +162,7 @@ impl fmt::Debug for Context {
             .field("tenant", &self.trusted.tenant)
             .field("request_id", &self.trusted.request_id)
             .field("deadline", &self.trusted.deadline)
-            .field("cancelled", &self.cancel.is_cancelled())
+            .field("cancelled", &self.trusted.cancel.is_cancelled())
             .field("call_id", &self.call_id())
             .field("extensions", &self.trusted.extensions.len())
             .finish()
@@ -171,7 +172,6 @@ impl fmt::Debug for Context {
 /// Builds a [`Context`].
 pub struct ContextBuilder {
     trusted: Trusted,
-    cancel: Option<CancellationToken>,
     timeout: Option<Duration>,
 }
 
@@ -204,7 +204,7 @@ impl ContextBuilder {
     /// The cancellation token of the run; by default a fresh one that only
     /// [`Context::cancellation`] can trigger.
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancel = Some(token);
+        self.trusted.cancel = token;
         self
     }
 
@@ -224,7 +224,6 @@ impl ContextBuilder {
         }
         Context {
             trusted: Arc::new(self.trusted),
-            cancel: self.cancel.unwrap_or_default(),
             call: None,
         }
     }

@@ -22,6 +22,8 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::task::Poll;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -633,13 +635,18 @@ async fn execute<K: Kind>(
         limit = limit.min(left);
     }
     let ended = {
-        let work = AssertUnwindSafe(entry.kind.execute(args, &call_cx)).catch_unwind();
-        // The work is polled first: a handler that finishes at once never arms the timer.
-        tokio::select! {
-            biased;
-            result = work => Ended::Done(result),
-            () = cx.cancelled() => Ended::Cancelled,
-            () = tokio::time::sleep(limit) => Ended::TimedOut,
+        let mut work = pin!(AssertUnwindSafe(entry.kind.execute(args, &call_cx)).catch_unwind());
+        // Most handlers finish on their first poll: they never arm a timer or a waiter.
+        match std::future::poll_fn(|task| Poll::Ready(work.as_mut().poll(task))).await {
+            Poll::Ready(result) => Ended::Done(result),
+            Poll::Pending => {
+                tokio::select! {
+                    biased;
+                    result = work => Ended::Done(result),
+                    () = cx.cancelled() => Ended::Cancelled,
+                    () = tokio::time::sleep(limit) => Ended::TimedOut,
+                }
+            }
         }
     };
     // The call is over: tell anything the handler started, and accept no more progress.
