@@ -3,10 +3,13 @@
 //! Run with `cargo run --example quickstart`. The tools are defined in `examples/src/lib.rs`:
 //! each is a plain Rust struct with `#[derive(Tool)]`.
 
-use examples::{CreateInvoice, GetWeather, SearchFlights};
-use tool_core::Tool;
+use std::time::Duration;
 
-fn main() {
+use examples::{CreateInvoice, GetWeather, SearchFlights, create_invoice, get_weather};
+use tool_core::{Context, Denied, Effect, Outcome, Registry, Runtime, Tool, ToolDef, ToolInfo};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
     // 1. Advertise. Name, description and schema all come from the Rust type, so what the
     //    model is told is exactly what the parser below enforces.
     print_tool::<GetWeather>();
@@ -39,6 +42,87 @@ fn main() {
             // These lines are short and safe to send back to the model so it can repair
             // its call: one line per violation, all of them at once.
             Err(errors) => println!("refused, {} problem(s):\n{errors}", errors.len()),
+        }
+    }
+
+    // 3. Run. The registry is the allow-list; the runtime takes each proposed call through
+    //    resolve → input cap → validate → authorize → approve → limits → execute → output
+    //    check, and returns exactly one outcome with a stable code.
+    heading("Running calls through the runtime");
+    let mut registry = Registry::new();
+    let registered = registry
+        .register(
+            ToolDef::new(get_weather)
+                .effect(Effect::ReadOnly)
+                .timeout(Duration::from_millis(200)),
+        )
+        .and_then(|registry| registry.register(ToolDef::new(create_invoice)));
+    if let Err(error) = registered {
+        eprintln!("could not register the tools: {error}");
+        return;
+    }
+    let runtime = Runtime::builder(registry)
+        // Who may call what is decided on the trusted context, never on model output.
+        .authorize(|tool: &ToolInfo, cx: &Context| {
+            if tool.effect() != Effect::ReadOnly && cx.principal() == "guest" {
+                return Err(Denied::new(format!(
+                    "guest may only call read-only tools, not {}",
+                    tool.name()
+                )));
+            }
+            Ok(())
+        })
+        .build();
+    let alice = Context::builder("alice").tenant("acme").build();
+    let guest = Context::builder("guest").build();
+
+    let calls = [
+        (
+            "call_1",
+            "get_weather",
+            r#"{"city":"Paris","units":"celsius"}"#,
+            &alice,
+        ),
+        (
+            "call_2",
+            "get_wether",
+            r#"{"city":"Paris","units":"celsius"}"#,
+            &alice,
+        ),
+        (
+            "call_3",
+            "create_invoice",
+            r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#,
+            &guest,
+        ),
+        (
+            "call_4",
+            "get_weather",
+            r#"{"city":"Atlantis","units":"celsius"}"#,
+            &alice,
+        ),
+        (
+            "call_5",
+            "create_invoice",
+            r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#,
+            &alice,
+        ),
+    ];
+    for (call_id, tool, raw, cx) in calls {
+        println!("\n{call_id} {tool} as {}: {raw}", cx.principal());
+        print_outcome(&runtime.invoke(call_id, tool, raw, cx).await);
+    }
+}
+
+fn print_outcome(outcome: &Outcome) {
+    match outcome.result() {
+        Ok(output) => println!("-> ok: {output}"),
+        Err(failure) => {
+            // What the model is told, then (for the operator's log) what happened.
+            println!("-> {}: {}", failure.code(), failure.message());
+            if let Some(detail) = failure.detail() {
+                println!("   operator detail [{}]: {detail}", outcome.id());
+            }
         }
     }
 }

@@ -102,9 +102,7 @@ impl Context {
     pub fn cancellation(&self) -> &CancellationToken {
         match &self.call {
             // Made on first use: most handlers never ask.
-            Some(call) => call
-                .token
-                .get_or_init(|| self.trusted.cancel.child_token()),
+            Some(call) => call.token.get_or_init(|| self.trusted.cancel.child_token()),
             None => &self.trusted.cancel,
         }
     }
@@ -129,10 +127,11 @@ impl Context {
         self.call.as_deref().map(|call| call.id)
     }
 
-    /// Reports progress of the call being run: `progress` must grow with every report
-    /// (`total`, when known, is the value at completion). Returns whether the report was
-    /// delivered: reports that do not increase, that are not finite, that come from outside
-    /// a handler, or that come after the call's outcome was recorded are dropped.
+    /// Reports progress of the call being run to the runtime's [`Observer`]: `progress` must
+    /// grow with every report (`total`, when known, is the value at completion). Returns
+    /// whether the report was delivered: reports that do not increase, that are not finite,
+    /// that come from outside a handler or with no observer configured, or that come after the
+    /// call's outcome was recorded are dropped.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
         match &self.call {
             Some(call) => call.progress(progress, total, message),
@@ -272,6 +271,10 @@ impl CallScope {
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(observer) = &self.observer else {
+            // Nobody to deliver to.
+            return false;
+        };
         if !progress.is_finite() || total.is_some_and(|total| !total.is_finite()) {
             return false;
         }
@@ -285,17 +288,15 @@ impl CallScope {
         }
         state.last = Some(progress);
         state.seq += 1;
-        if let Some(observer) = &self.observer {
-            observer.on_event(Event::Progress(&Progress {
-                id: self.id,
-                call_id: &self.call_id,
-                tool: &self.tool,
-                seq: state.seq,
-                progress,
-                total,
-                message,
-            }));
-        }
+        observer.on_event(Event::Progress(&Progress {
+            id: self.id,
+            call_id: &self.call_id,
+            tool: &self.tool,
+            seq: state.seq,
+            progress,
+            total,
+            message,
+        }));
         true
     }
 
@@ -308,6 +309,9 @@ impl CallScope {
 
     /// No progress is delivered after this returns.
     pub(crate) fn close(&self) {
+        if self.observer.is_none() {
+            return;
+        }
         let mut state = match self.progress.lock() {
             Ok(state) => state,
             Err(poisoned) => poisoned.into_inner(),

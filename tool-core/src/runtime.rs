@@ -23,9 +23,9 @@ use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
-use std::task::Poll;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
@@ -570,7 +570,9 @@ async fn admit<'s>(
         ));
     }
     if !take(&shared.calls, shared.max_calls) {
-        call.state.calls.fetch_sub(1, Ordering::Relaxed);
+        if info.settings.max_calls.is_some() {
+            call.state.calls.fetch_sub(1, Ordering::Relaxed);
+        }
         return Err(Failure::new(
             Code::BudgetExhausted,
             "the call limit of this run is used up",
@@ -597,10 +599,8 @@ async fn acquire<'s>(cx: &Context, semaphore: &'s Semaphore) -> Result<Semaphore
 /// Takes one unit of a quota; `false` when it is used up.
 fn take(used: &AtomicU64, limit: Option<u64>) -> bool {
     match limit {
-        None => {
-            used.fetch_add(1, Ordering::Relaxed);
-            true
-        }
+        // Nothing to count against.
+        None => true,
         Some(limit) => used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
                 (n < limit).then_some(n + 1)
