@@ -7,29 +7,38 @@
 
 mod any;
 mod argument;
+mod canonical;
 mod constraints;
 mod context;
 mod dynamic;
 mod error;
+mod metrics;
 mod observe;
 mod outcome;
 mod path;
 mod policy;
 mod registry;
+mod repair;
 pub mod runtime;
 mod schema;
 mod tool;
 mod validate;
 
 pub use argument::Argument;
+pub use canonical::canonical_json;
 pub use constraints::Constraints;
 pub use context::{Context, ContextBuilder};
 pub use dynamic::DynamicTool;
 pub use error::{ArgumentErrors, Keyword, Violation};
+pub use metrics::{Counts, Metrics, MetricsSnapshot};
 pub use observe::{Event, Observer, Progress};
 pub use outcome::{Code, Failure, InvocationId, Outcome, Output};
 pub use policy::{Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Denied};
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
+pub use repair::{
+    ModelError, RecordedRequest, RepairEnd, RepairLoop, RepairModel, RepairPolicy,
+    RepairPolicyError, RepairRequest, Repaired, ScriptedModel,
+};
 pub use runtime::{Arguments, Runtime, RuntimeBuilder};
 pub use schema::DRAFT_2020_12;
 pub use tokio_util::sync::CancellationToken;

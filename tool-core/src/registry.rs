@@ -512,6 +512,9 @@ impl fmt::Debug for Registry {
 pub(crate) trait Erased: Send + Sync + 'static {
     fn info(&self) -> &ToolInfo;
 
+    /// The input stages only: byte cap and validation.
+    fn check(&self, shared: &Shared, arguments: Arguments<'_>) -> Result<(), Failure>;
+
     fn run<'a>(
         &'a self,
         shared: &'a Shared,
@@ -565,6 +568,10 @@ pub(crate) struct Entry<K: Kind> {
 impl<K: Kind> Erased for Entry<K> {
     fn info(&self) -> &ToolInfo {
         &self.info
+    }
+
+    fn check(&self, shared: &Shared, arguments: Arguments<'_>) -> Result<(), Failure> {
+        crate::runtime::check_input(self, shared, arguments).map(drop)
     }
 
     fn run<'a>(

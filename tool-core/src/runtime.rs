@@ -262,6 +262,21 @@ impl Runtime {
         outcome
     }
 
+    /// Runs only the input stages (resolve, input byte cap, validation) on a proposal: no
+    /// policy is consulted, nothing is executed or recorded, and the call id is not used up.
+    /// The repair loop uses it to decide whether to ask the model again.
+    pub fn check<'a>(
+        &self,
+        tool: &str,
+        arguments: impl Into<Arguments<'a>>,
+    ) -> Result<(), Failure> {
+        let shared = &*self.shared;
+        match shared.registry.index(tool) {
+            Some(index) => shared.registry.at(index).check(shared, arguments.into()),
+            None => Err(unknown_tool(&shared.registry, tool)),
+        }
+    }
+
     async fn run(
         &self,
         id: InvocationId,
@@ -369,19 +384,7 @@ pub(crate) async fn pipeline<K: Kind>(
     let info = &entry.info;
     let settings = &info.settings;
 
-    let limit = settings.max_input_bytes.unwrap_or(shared.max_input_bytes);
-    let size = arguments.len_up_to(limit);
-    if size > limit {
-        return Err(Failure::new(
-            Code::InputTooLarge,
-            format!("arguments are over the limit of {limit} bytes; send less data"),
-        ));
-    }
-
-    let args = entry
-        .kind
-        .parse(arguments)
-        .map_err(|errors| Failure::invalid(Code::InvalidArguments, errors))?;
+    let args = check_input(entry, shared, arguments)?;
 
     if let Some(policy) = &shared.authorize {
         policy
@@ -432,6 +435,29 @@ pub(crate) async fn pipeline<K: Kind>(
         .with_detail(detail)
     })?;
     Ok(Output { text })
+}
+
+/// Stages 2 and 3: the input byte cap, then parsing and validation.
+pub(crate) fn check_input<K: Kind>(
+    entry: &Entry<K>,
+    shared: &Shared,
+    arguments: Arguments<'_>,
+) -> Result<K::Args, Failure> {
+    let limit = entry
+        .info
+        .settings
+        .max_input_bytes
+        .unwrap_or(shared.max_input_bytes);
+    if arguments.len_up_to(limit) > limit {
+        return Err(Failure::new(
+            Code::InputTooLarge,
+            format!("arguments are over the limit of {limit} bytes; send less data"),
+        ));
+    }
+    entry
+        .kind
+        .parse(arguments)
+        .map_err(|errors| Failure::invalid(Code::InvalidArguments, errors))
 }
 
 fn unauthorized(denied: Denied, info: &ToolInfo, call: &CallRef<'_>) -> Failure {

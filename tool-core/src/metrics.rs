@@ -1,0 +1,143 @@
+//! Counts of what happened to calls in the repair loop, per tool and overall: as a snapshot,
+//! and exported through the `metrics` crate's facade so any installed exporter picks them up.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Collects call counts. Cheap to clone (the clones share the counts); hand one to
+/// [`RepairLoop::metrics`](crate::RepairLoop::metrics).
+///
+/// Each recorded call also updates these `metrics` counters, labelled with `tool`:
+/// `tool_calls_total`, `tool_calls_first_pass_total`, `tool_calls_repaired_total`,
+/// `tool_call_attempts_total`, and `tool_calls_failed_total` (also labelled with `reason`, the
+/// outcome code); and the histogram `tool_call_attempts`.
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    state: Arc<Mutex<MetricsSnapshot>>,
+}
+
+/// The counts at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricsSnapshot {
+    /// Every tool together.
+    pub overall: Counts,
+    /// Per tool name, including names that were not registered tools.
+    pub tools: BTreeMap<String, Counts>,
+}
+
+/// Counts for one tool or for all of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Calls that went through the loop.
+    pub calls: u64,
+    /// Calls whose first arguments were valid.
+    pub first_pass: u64,
+    /// Calls whose arguments became valid after at least one repair.
+    pub repaired: u64,
+    /// Calls whose outcome was not a success, whatever the stage.
+    pub failed: u64,
+    /// `failed`, by outcome code (`"invalid_arguments"`, `"unknown_tool"`, …).
+    pub failed_by: BTreeMap<&'static str, u64>,
+    /// Argument texts checked, the first included.
+    pub attempts: u64,
+}
+
+impl Counts {
+    /// `first_pass / calls` (0 when there were no calls).
+    pub fn first_pass_rate(&self) -> f64 {
+        ratio(self.first_pass, self.calls)
+    }
+
+    /// `repaired / calls`.
+    pub fn repaired_rate(&self) -> f64 {
+        ratio(self.repaired, self.calls)
+    }
+
+    /// `failed / calls`.
+    pub fn failure_rate(&self) -> f64 {
+        ratio(self.failed, self.calls)
+    }
+
+    /// `attempts / calls`.
+    pub fn mean_attempts(&self) -> f64 {
+        ratio(self.attempts, self.calls)
+    }
+
+    fn add(&mut self, call: &CallRecord<'_>) {
+        self.calls += 1;
+        self.attempts += u64::from(call.attempts);
+        if call.first_pass {
+            self.first_pass += 1;
+        }
+        if call.repaired {
+            self.repaired += 1;
+        }
+        if let Some(code) = call.failed {
+            self.failed += 1;
+            *self.failed_by.entry(code).or_default() += 1;
+        }
+    }
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+/// What the repair loop reports about one call.
+pub(crate) struct CallRecord<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) attempts: u32,
+    pub(crate) first_pass: bool,
+    pub(crate) repaired: bool,
+    pub(crate) failed: Option<&'static str>,
+}
+
+impl Metrics {
+    /// Empty counts.
+    pub fn new() -> Self {
+        Metrics::default()
+    }
+
+    /// The counts now.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        match self.state.lock() {
+            Ok(state) => state.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub(crate) fn record(&self, call: &CallRecord<'_>) {
+        {
+            let mut state = match self.state.lock() {
+                Ok(state) => state,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            state.overall.add(call);
+            state
+                .tools
+                .entry(call.tool.to_owned())
+                .or_default()
+                .add(call);
+        }
+        let tool = call.tool.to_owned();
+        ::metrics::counter!("tool_calls_total", "tool" => tool.clone()).increment(1);
+        ::metrics::counter!("tool_call_attempts_total", "tool" => tool.clone())
+            .increment(u64::from(call.attempts));
+        ::metrics::histogram!("tool_call_attempts", "tool" => tool.clone())
+            .record(f64::from(call.attempts));
+        if call.first_pass {
+            ::metrics::counter!("tool_calls_first_pass_total", "tool" => tool.clone()).increment(1);
+        }
+        if call.repaired {
+            ::metrics::counter!("tool_calls_repaired_total", "tool" => tool.clone()).increment(1);
+        }
+        if let Some(reason) = call.failed {
+            ::metrics::counter!("tool_calls_failed_total", "tool" => tool, "reason" => reason)
+                .increment(1);
+        }
+    }
+}

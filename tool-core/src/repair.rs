@@ -1,0 +1,669 @@
+//! The repair loop: when a model's arguments are refused, tell it exactly which fields were
+//! wrong and let it try again, a bounded number of times, before the call runs at most once.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::ArgumentErrors;
+use crate::canonical::canonical_text;
+use crate::context::Context;
+use crate::error::{Keyword, Violation};
+use crate::metrics::{CallRecord, Metrics};
+use crate::outcome::{Code, Outcome};
+use crate::runtime::{Arguments, Runtime};
+
+/// The model side of the repair loop: given what was wrong, return new argument text.
+///
+/// Adapters for real providers send [`RepairRequest::feedback`] (or their own rendering of
+/// [`RepairRequest::errors`]) back to the model as the tool result and return the arguments of
+/// its next call to the same tool. [`ScriptedModel`] answers from a queue, for tests and demos.
+pub trait RepairModel: Send + Sync {
+    /// New arguments for `request.tool()`, as JSON text (or free text, for calls that were
+    /// extracted from free text).
+    fn repair(
+        &self,
+        request: &RepairRequest<'_>,
+    ) -> impl Future<Output = Result<String, ModelError>> + Send;
+}
+
+/// What the model is asked to fix.
+#[derive(Debug, Clone, Copy)]
+pub struct RepairRequest<'a> {
+    tool: &'a str,
+    schema: &'a Value,
+    previous: &'a str,
+    errors: &'a ArgumentErrors,
+    feedback: &'a str,
+    attempt: u32,
+    max_attempts: u32,
+    hint: Option<&'a str>,
+}
+
+impl<'a> RepairRequest<'a> {
+    /// The tool being called.
+    pub fn tool(&self) -> &'a str {
+        self.tool
+    }
+
+    /// The input schema the model was shown.
+    pub fn schema(&self) -> &'a Value {
+        self.schema
+    }
+
+    /// The argument text that was refused.
+    pub fn previous(&self) -> &'a str {
+        self.previous
+    }
+
+    /// Every violation, with its JSON Pointer and keyword.
+    pub fn errors(&self) -> &'a ArgumentErrors {
+        self.errors
+    }
+
+    /// The violations rendered as a short message for the model, with the hint, if any.
+    pub fn feedback(&self) -> &'a str {
+        self.feedback
+    }
+
+    /// The number of the attempt being asked for: 2 for the first repair.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The most attempts this call may take, the first included.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The tool's repair hint from the [`RepairPolicy`], if it has one.
+    pub fn hint(&self) -> Option<&'a str> {
+        self.hint
+    }
+}
+
+/// The model could not answer a repair request (a network error, a refusal, a closed stream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelError {
+    message: String,
+}
+
+impl ModelError {
+    /// A model failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ModelError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// How many attempts a call may take, and what to tell the model about each tool.
+///
+/// The bound counts the first pass: 3 (the default) means the model's arguments and at most two
+/// repairs. It must be at least 1, which is checked when the policy is built.
+///
+/// ```
+/// use tool_core::RepairPolicy;
+///
+/// let policy = RepairPolicy::new(3)?
+///     .with_tool_attempts("create_invoice", 2)?
+///     .with_hint("create_invoice", "amount is a number in major units, e.g. 120.5");
+/// assert_eq!(policy.attempts_for("create_invoice"), 2);
+/// assert_eq!(policy.attempts_for("get_weather"), 3);
+/// assert!(RepairPolicy::new(0).is_err());
+/// # Ok::<(), tool_core::RepairPolicyError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RepairPolicy {
+    max_attempts: u32,
+    attempts: HashMap<String, u32>,
+    hints: HashMap<String, String>,
+}
+
+impl Default for RepairPolicy {
+    /// Three attempts, no hints.
+    fn default() -> Self {
+        RepairPolicy {
+            max_attempts: 3,
+            attempts: HashMap::new(),
+            hints: HashMap::new(),
+        }
+    }
+}
+
+/// A [`RepairPolicy`] with fewer than one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepairPolicyError {
+    tool: Option<String>,
+}
+
+impl fmt::Display for RepairPolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.tool {
+            Some(tool) => write!(
+                f,
+                "the attempts of `{tool}` must be at least 1 (the first pass counts)"
+            ),
+            None => f.write_str("max attempts must be at least 1 (the first pass counts)"),
+        }
+    }
+}
+
+impl std::error::Error for RepairPolicyError {}
+
+impl RepairPolicy {
+    /// At most `max_attempts` attempts per call, the first pass included.
+    pub fn new(max_attempts: u32) -> Result<Self, RepairPolicyError> {
+        if max_attempts == 0 {
+            return Err(RepairPolicyError { tool: None });
+        }
+        Ok(RepairPolicy {
+            max_attempts,
+            ..RepairPolicy::default()
+        })
+    }
+
+    /// A different bound for one tool.
+    pub fn with_tool_attempts(
+        mut self,
+        tool: impl Into<String>,
+        max_attempts: u32,
+    ) -> Result<Self, RepairPolicyError> {
+        let tool = tool.into();
+        if max_attempts == 0 {
+            return Err(RepairPolicyError { tool: Some(tool) });
+        }
+        self.attempts.insert(tool, max_attempts);
+        Ok(self)
+    }
+
+    /// A hint added to every repair request for `tool`.
+    pub fn with_hint(mut self, tool: impl Into<String>, hint: impl Into<String>) -> Self {
+        self.hints.insert(tool.into(), hint.into());
+        self
+    }
+
+    /// The bound for `tool`.
+    pub fn attempts_for(&self, tool: &str) -> u32 {
+        self.attempts
+            .get(tool)
+            .copied()
+            .unwrap_or(self.max_attempts)
+    }
+
+    /// The hint for `tool`.
+    pub fn hint_for(&self, tool: &str) -> Option<&str> {
+        self.hints.get(tool).map(String::as_str)
+    }
+}
+
+/// How the repair loop ended for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RepairEnd {
+    /// The first arguments were valid.
+    FirstPass,
+    /// Arguments became valid after at least one repair.
+    Repaired,
+    /// Every attempt was refused.
+    Exhausted,
+    /// The model sent the same refused arguments again (compared canonically), so asking
+    /// again would not help.
+    NotConverging,
+    /// The model failed to answer (the message says why), or the run ended while waiting.
+    ModelFailed(String),
+    /// The call failed before validation (an unknown tool, arguments over the byte cap): no
+    /// repair was asked for.
+    NotRepairable,
+}
+
+/// The result of one call through the repair loop.
+#[derive(Debug, Clone)]
+pub struct Repaired {
+    outcome: Outcome,
+    attempts: u32,
+    end: RepairEnd,
+}
+
+impl Repaired {
+    /// The call's single terminal outcome. When every attempt was refused, it is
+    /// `invalid_arguments` with the last attempt's violations.
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    /// Takes the outcome out.
+    pub fn into_outcome(self) -> Outcome {
+        self.outcome
+    }
+
+    /// Argument texts checked, the first included.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// How the loop ended.
+    pub fn end(&self) -> &RepairEnd {
+        &self.end
+    }
+}
+
+/// Runs calls through a [`Runtime`], asking a [`RepairModel`] to fix refused arguments.
+///
+/// For each call: check the arguments (without running anything); if they are refused and the
+/// [`RepairPolicy`] allows another attempt, send the model the violations and check its answer;
+/// once they pass, invoke the tool (so the handler runs at most once, and only on valid
+/// arguments); otherwise invoke with the last arguments so the call still gets its one terminal
+/// outcome. An unknown tool costs no model call. If the model sends back the same arguments it
+/// was told were wrong, the loop stops.
+///
+/// ```
+/// use tool_core::{Context, Metrics, Registry, RepairEnd, RepairLoop, Runtime, ScriptedModel, ToolDef, ToolError};
+/// # use tool_core::{Argument, Tool};
+/// # /// Adds two numbers.
+/// # #[derive(Tool, Debug)]
+/// # struct Add { a: i64, b: i64 }
+/// # #[derive(Argument, serde::Serialize)]
+/// # struct Sum { sum: i64 }
+/// # async fn add(args: Add, _: &Context) -> Result<Sum, ToolError> { Ok(Sum { sum: args.a + args.b }) }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let mut registry = Registry::new();
+/// registry.register(ToolDef::new(add)).unwrap();
+/// let model = ScriptedModel::new().answer(r#"{"a": 2, "b": 3}"#);
+/// let metrics = Metrics::new();
+/// let repair = RepairLoop::new(Runtime::new(registry), model).metrics(metrics.clone());
+///
+/// let cx = Context::builder("user-1").build();
+/// let result = repair.call("call_1", "add", r#"{"a": 2, "b": "3"}"#, &cx).await;
+/// assert_eq!(result.end(), &RepairEnd::Repaired);
+/// assert_eq!(result.attempts(), 2);
+/// assert_eq!(result.outcome().output().unwrap().as_str(), r#"{"sum":5}"#);
+/// let requests = repair.model().requests();
+/// assert_eq!(requests[0].feedback.lines().nth(1), Some("- /b: expected integer, got string \"3\""));
+/// assert_eq!(metrics.snapshot().overall.repaired, 1);
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct RepairLoop<M> {
+    runtime: Runtime,
+    policy: RepairPolicy,
+    model: M,
+    metrics: Option<Metrics>,
+}
+
+impl<M: RepairModel> RepairLoop<M> {
+    /// A loop over `runtime` asking `model`, with the default policy (3 attempts).
+    pub fn new(runtime: Runtime, model: M) -> Self {
+        RepairLoop {
+            runtime,
+            policy: RepairPolicy::default(),
+            model,
+            metrics: None,
+        }
+    }
+
+    /// Replaces the policy.
+    pub fn policy(mut self, policy: RepairPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Records every call in `metrics`.
+    pub fn metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The runtime calls go through.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The model asked for repairs.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Runs one proposed call whose arguments came in a provider's structured field (JSON
+    /// text or a parsed value). Repairs must be strict JSON too.
+    pub async fn call<'a>(
+        &self,
+        call_id: &str,
+        tool: &str,
+        arguments: impl Into<Arguments<'a>>,
+        cx: &Context,
+    ) -> Repaired {
+        self.drive(call_id, tool, arguments.into(), Mode::Strict, cx)
+            .await
+    }
+
+    async fn drive(
+        &self,
+        call_id: &str,
+        tool: &str,
+        first: Arguments<'_>,
+        mode: Mode,
+        cx: &Context,
+    ) -> Repaired {
+        let Some(info) = self.runtime.registry().get(tool) else {
+            let outcome = self.runtime.invoke(call_id, tool, first, cx).await;
+            return self.finish(tool, outcome, 1, RepairEnd::NotRepairable);
+        };
+        let max_attempts = self.policy.attempts_for(tool);
+        let hint = self.policy.hint_for(tool);
+        let mut attempt: u32 = 1;
+        // The current attempt: the first as given, later ones as the model's text.
+        let mut current: Cow<'_, str> = match first {
+            Arguments::Text(text) => Cow::Borrowed(text),
+            Arguments::Json(value) => Cow::Owned(value.to_string()),
+        };
+        loop {
+            let arguments = match (attempt, first) {
+                (1, Arguments::Json(value)) => Ok(Arguments::Json(value)),
+                _ => mode.prepare(&current).map(Arguments::Text),
+            };
+            let checked = match arguments {
+                Ok(arguments) => self.runtime.check(tool, arguments).map(|()| arguments),
+                Err(errors) => Err(crate::Failure::invalid(Code::InvalidArguments, errors)),
+            };
+            let failure = match checked {
+                Ok(arguments) => {
+                    let outcome = self.runtime.invoke(call_id, tool, arguments, cx).await;
+                    let end = if attempt == 1 {
+                        RepairEnd::FirstPass
+                    } else {
+                        RepairEnd::Repaired
+                    };
+                    return self.finish(tool, outcome, attempt, end);
+                }
+                Err(failure) => failure,
+            };
+            let last = Last {
+                call_id,
+                tool,
+                first,
+                attempt,
+                mode,
+            };
+            let Some(errors) = failure
+                .errors()
+                .filter(|_| failure.code() == Code::InvalidArguments)
+            else {
+                return self
+                    .conclude(last, &current, RepairEnd::NotRepairable, cx)
+                    .await;
+            };
+            if attempt >= max_attempts {
+                return self
+                    .conclude(last, &current, RepairEnd::Exhausted, cx)
+                    .await;
+            }
+            let feedback = feedback(tool, errors, attempt, max_attempts, hint);
+            let request = RepairRequest {
+                tool: info.name(),
+                schema: info.input_schema(),
+                previous: &current,
+                errors,
+                feedback: &feedback,
+                attempt: attempt + 1,
+                max_attempts,
+                hint,
+            };
+            let answer = tokio::select! {
+                biased;
+                () = cx.cancelled() => Err(ModelError::new("the run was cancelled while waiting for the model")),
+                () = deadline(cx) => Err(ModelError::new("the run's deadline passed while waiting for the model")),
+                answer = self.model.repair(&request) => answer,
+            };
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(error) => {
+                    let end = RepairEnd::ModelFailed(error.to_string());
+                    return self.conclude(last, &current, end, cx).await;
+                }
+            };
+            let same = same_arguments(mode, &answer, &current);
+            attempt += 1;
+            current = Cow::Owned(answer);
+            if same {
+                let last = Last { attempt, ..last };
+                return self
+                    .conclude(last, &current, RepairEnd::NotConverging, cx)
+                    .await;
+            }
+        }
+    }
+
+    /// Gives a call that will not be repaired further its one terminal outcome, from its last
+    /// arguments.
+    async fn conclude(
+        &self,
+        last: Last<'_>,
+        current: &str,
+        end: RepairEnd,
+        cx: &Context,
+    ) -> Repaired {
+        let arguments = match (last.attempt, last.first) {
+            (1, Arguments::Json(value)) => Arguments::Json(value),
+            _ => Arguments::Text(last.mode.prepare(current).unwrap_or(current)),
+        };
+        let outcome = self
+            .runtime
+            .invoke(last.call_id, last.tool, arguments, cx)
+            .await;
+        self.finish(last.tool, outcome, last.attempt, end)
+    }
+
+    fn finish(&self, tool: &str, outcome: Outcome, attempts: u32, end: RepairEnd) -> Repaired {
+        if let Some(metrics) = &self.metrics {
+            metrics.record(&CallRecord {
+                tool,
+                attempts,
+                first_pass: end == RepairEnd::FirstPass,
+                repaired: end == RepairEnd::Repaired,
+                failed: outcome.failure().map(|failure| failure.code().as_str()),
+            });
+        }
+        Repaired {
+            outcome,
+            attempts,
+            end,
+        }
+    }
+}
+
+/// Where a call stands when the loop stops.
+#[derive(Clone, Copy)]
+struct Last<'a> {
+    call_id: &'a str,
+    tool: &'a str,
+    first: Arguments<'a>,
+    attempt: u32,
+    mode: Mode,
+}
+
+async fn deadline(cx: &Context) {
+    match cx.deadline() {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How argument text is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A provider's structured arguments: the text must be exactly one JSON value.
+    Strict,
+}
+
+impl Mode {
+    /// The JSON text to validate.
+    fn prepare(self, text: &str) -> Result<&str, ArgumentErrors> {
+        match self {
+            Mode::Strict => Ok(text),
+        }
+    }
+}
+
+/// Whether `answer` repeats `previous`: equal canonical JSON, or equal text when not JSON.
+fn same_arguments(mode: Mode, answer: &str, previous: &str) -> bool {
+    let (Ok(answer), Ok(previous)) = (mode.prepare(answer), mode.prepare(previous)) else {
+        return answer.trim() == previous.trim();
+    };
+    match (canonical_text(answer), canonical_text(previous)) {
+        (Some(a), Some(b)) => a == b,
+        _ => answer.trim() == previous.trim(),
+    }
+}
+
+/// The message sent back to the model about a refused attempt.
+fn feedback(
+    tool: &str,
+    errors: &ArgumentErrors,
+    attempt: u32,
+    max_attempts: u32,
+    hint: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "Your arguments for `{tool}` were refused (attempt {attempt} of {max_attempts}):\n{errors}\n"
+    );
+    if let Some(hint) = hint {
+        text.push_str("Hint: ");
+        text.push_str(hint);
+        text.push('\n');
+    }
+    text.push_str("Reply with the corrected arguments: one JSON object that matches the schema.");
+    text
+}
+
+/// An argument error for text that holds no usable JSON value.
+#[allow(dead_code)]
+pub(crate) fn not_json(message: String) -> ArgumentErrors {
+    ArgumentErrors::new(vec![Violation::new(
+        String::new(),
+        Keyword::Syntax,
+        message,
+    )])
+}
+
+/// A [`RepairModel`] that answers from a queue and records every request: for tests, demos
+/// and replays.
+///
+/// ```
+/// use tool_core::ScriptedModel;
+///
+/// let model = ScriptedModel::new()
+///     .answer(r#"{"city": "Paris"}"#)
+///     .fail("rate limited");
+/// assert_eq!(model.remaining(), 2);
+/// assert!(model.requests().is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct ScriptedModel {
+    answers: Mutex<VecDeque<Result<String, ModelError>>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+}
+
+/// A repair request as [`ScriptedModel`] recorded it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RecordedRequest {
+    /// The tool.
+    pub tool: String,
+    /// The refused argument text.
+    pub previous: String,
+    /// The violations.
+    pub errors: ArgumentErrors,
+    /// The rendered feedback.
+    pub feedback: String,
+    /// The attempt asked for.
+    pub attempt: u32,
+    /// The bound on attempts.
+    pub max_attempts: u32,
+    /// The hint, if any.
+    pub hint: Option<String>,
+}
+
+impl ScriptedModel {
+    /// A model with no answers queued.
+    pub fn new() -> Self {
+        ScriptedModel::default()
+    }
+
+    /// Queues an answer.
+    pub fn answer(self, text: impl Into<String>) -> Self {
+        self.push(Ok(text.into()));
+        self
+    }
+
+    /// Queues a failure.
+    pub fn fail(self, message: impl Into<String>) -> Self {
+        self.push(Err(ModelError::new(message)));
+        self
+    }
+
+    /// Queues an answer on a shared model.
+    pub fn push(&self, answer: Result<String, ModelError>) {
+        lock(&self.answers).push_back(answer);
+    }
+
+    /// How many queued answers are left.
+    pub fn remaining(&self) -> usize {
+        lock(&self.answers).len()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.requests).clone()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+impl RepairModel for ScriptedModel {
+    fn repair(
+        &self,
+        request: &RepairRequest<'_>,
+    ) -> impl Future<Output = Result<String, ModelError>> + Send {
+        lock(&self.requests).push(RecordedRequest {
+            tool: request.tool.to_owned(),
+            previous: request.previous.to_owned(),
+            errors: request.errors.clone(),
+            feedback: request.feedback.to_owned(),
+            attempt: request.attempt,
+            max_attempts: request.max_attempts,
+            hint: request.hint.map(str::to_owned),
+        });
+        let answer = lock(&self.answers)
+            .pop_front()
+            .unwrap_or_else(|| Err(ModelError::new("the script has no more answers")));
+        std::future::ready(answer)
+    }
+}
+
+impl<M: RepairModel> RepairModel for std::sync::Arc<M> {
+    fn repair(
+        &self,
+        request: &RepairRequest<'_>,
+    ) -> impl Future<Output = Result<String, ModelError>> + Send {
+        (**self).repair(request)
+    }
+}
