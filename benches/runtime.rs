@@ -7,7 +7,24 @@ use std::time::{Duration, Instant};
 use benches::INVOICE_VALID;
 use criterion::{Criterion, criterion_group, criterion_main};
 use examples::CreateInvoice;
-use tool_core::{Argument, Context, Registry, Runtime, Tool, ToolDef, ToolError, ToolInfo};
+use tool_core::{
+    Argument, Context, ModelError, Registry, RepairLoop, RepairModel, RepairRequest, Runtime, Tool,
+    ToolDef, ToolError, ToolInfo,
+};
+
+/// Always answers with the valid arguments, recording nothing.
+struct Fixed;
+
+impl RepairModel for Fixed {
+    fn repair(
+        &self,
+        _: &RepairRequest<'_>,
+    ) -> impl std::future::Future<Output = Result<String, ModelError>> + Send {
+        std::future::ready(Ok(INVOICE_VALID.to_owned()))
+    }
+}
+
+const INVOICE_BROKEN: &str = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;
 
 #[derive(Argument, serde::Serialize)]
 struct Ack {
@@ -82,6 +99,31 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
+    group.finish();
+
+    // The repair loop's own cost: a call valid on the first pass, and one repaired on the
+    // second attempt by a model that answers at once.
+    let mut group = c.benchmark_group("invoice/repair");
+    for (name, first) in [("first_pass", INVOICE_VALID), ("two_attempts", INVOICE_BROKEN)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let ids: Vec<String> = (0..iters).map(|i| format!("call_{i}")).collect();
+                rt.block_on(async {
+                    let started = Instant::now();
+                    for run in ids.chunks(64) {
+                        let repair = RepairLoop::new(runtime(&registry), Fixed);
+                        for id in run {
+                            let result = repair
+                                .call(id, "create_invoice", black_box(first), &cx)
+                                .await;
+                            black_box(result.outcome().is_ok());
+                        }
+                    }
+                    started.elapsed()
+                })
+            })
+        });
+    }
     group.finish();
 }
 
