@@ -42,13 +42,14 @@ pub struct Context {
     call: Option<Arc<CallScope>>,
 }
 
+#[derive(Clone)]
 struct Trusted {
     cancel: CancellationToken,
     principal: String,
     tenant: Option<String>,
     request_id: Option<String>,
     deadline: Option<Instant>,
-    extensions: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    extensions: Arc<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
 }
 
 impl Context {
@@ -62,7 +63,7 @@ impl Context {
                 tenant: None,
                 request_id: None,
                 deadline: None,
-                extensions: HashMap::new(),
+                extensions: Arc::new(HashMap::new()),
             },
             timeout: None,
         }
@@ -139,6 +140,17 @@ impl Context {
         }
     }
 
+    /// The same trusted values with another cancellation token, e.g. a child token that
+    /// cancels one batch of calls without cancelling the whole run.
+    pub fn with_cancellation(&self, token: CancellationToken) -> Context {
+        let mut trusted = (*self.trusted).clone();
+        trusted.cancel = token;
+        Context {
+            trusted: Arc::new(trusted),
+            call: self.call.clone(),
+        }
+    }
+
     pub(crate) fn for_call(&self, scope: Arc<CallScope>) -> Context {
         Context {
             trusted: Arc::clone(&self.trusted),
@@ -210,9 +222,9 @@ impl ContextBuilder {
     /// Attaches a typed value (roles, a database handle, an API client) for policies and
     /// handlers to read with [`Context::get`]. One value per type; a second replaces the first.
     pub fn extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
-        self.trusted
-            .extensions
-            .insert(TypeId::of::<T>(), Box::new(value));
+        if let Some(extensions) = Arc::get_mut(&mut self.trusted.extensions) {
+            extensions.insert(TypeId::of::<T>(), Box::new(value));
+        }
         self
     }
 

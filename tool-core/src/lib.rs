@@ -5,7 +5,9 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod agent;
 mod any;
+mod approval;
 mod argument;
 mod canonical;
 mod constraints;
@@ -24,6 +26,7 @@ mod schema;
 mod tool;
 mod validate;
 
+pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
 pub use argument::Argument;
 pub use canonical::canonical_json;
 pub use constraints::Constraints;

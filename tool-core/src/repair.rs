@@ -175,6 +175,14 @@ impl RepairPolicy {
         })
     }
 
+    /// One attempt, no repairs: refused arguments are final.
+    pub(crate) fn single_pass() -> Self {
+        RepairPolicy {
+            max_attempts: 1,
+            ..RepairPolicy::default()
+        }
+    }
+
     /// A different bound for one tool.
     pub fn with_tool_attempts(
         mut self,

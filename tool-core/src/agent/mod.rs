@@ -1,0 +1,669 @@
+//! The agent loop: ask the model, run the calls it proposes through the runtime (and the
+//! repair loop), record the results in the transcript, and repeat until the model answers
+//! without calls or a guard ends the run.
+//!
+//! Steps are counted from 1: the first model call of a run is step 1, so `max_steps(3)` allows
+//! three model calls and stops before a fourth. The optional wrap-up turn after a guard fires
+//! (see [`Agent::wrap_up`]) is not counted.
+
+mod model;
+mod transcript;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::StreamExt as _;
+
+pub use model::{Model, ModelRequest, ScriptedTurns, SeenStep};
+pub use transcript::{Message, ProposedCall, ToolResult, Turn, Usage};
+
+use crate::CancellationToken;
+use crate::approval::{Approvals, PendingApproval};
+use crate::canonical::canonical_text;
+use crate::context::Context;
+use crate::outcome::Outcome;
+use crate::repair::{ModelError, RepairLoop, RepairModel, RepairPolicy, RepairRequest};
+use crate::runtime::Runtime;
+
+/// Why a run ended before the model answered on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Guard {
+    /// `max_steps` model calls were made.
+    MaxSteps(u32),
+    /// The run's tool-call budget was used up and the model asked for more.
+    MaxToolCalls(u32),
+    /// The context's deadline passed.
+    Deadline,
+    /// The context was cancelled.
+    Cancelled,
+    /// The token budget was used up.
+    TokenBudget {
+        /// The budget.
+        limit: u64,
+        /// Tokens used.
+        used: u64,
+    },
+    /// The model proposed the same call (tool and canonical arguments) too many times.
+    RepeatedCall {
+        /// The tool.
+        tool: String,
+        /// How many times the call was proposed.
+        times: u32,
+    },
+    /// A terminal tool succeeded.
+    TerminalTool(String),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunEnd {
+    /// The model answered without proposing calls.
+    Answered,
+    /// A guard ended the run.
+    Guard(Guard),
+    /// The model failed to respond.
+    ModelFailed(String),
+    /// Calls need approval: approve or deny them, then [`Agent::run`] again with the
+    /// transcript to resume.
+    AwaitingApproval(Vec<PendingApproval>),
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The transcript, complete up to where the run ended.
+    pub transcript: Vec<Message>,
+    /// How it ended.
+    pub end: RunEnd,
+    /// Model calls made, this run and the ones it resumed.
+    pub steps: u32,
+    /// Tool calls admitted to the runtime.
+    pub tool_calls: u32,
+    /// Tokens used.
+    pub usage: Usage,
+    /// The outcome of every call run by this invocation, in the order they were proposed.
+    pub outcomes: Vec<Outcome>,
+}
+
+/// How the calls of one step run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchPolicy {
+    concurrency: usize,
+    cancel_siblings: bool,
+}
+
+impl BatchPolicy {
+    /// One after the other, in the order proposed (the default).
+    pub const SEQUENTIAL: BatchPolicy = BatchPolicy {
+        concurrency: 1,
+        cancel_siblings: false,
+    };
+
+    /// Up to `limit` at once (at least 1). Results stay in the order proposed.
+    pub fn concurrent(limit: usize) -> Self {
+        BatchPolicy {
+            concurrency: limit.max(1),
+            cancel_siblings: false,
+        }
+    }
+
+    /// When one call of the batch fails, cancel the others: running ones are stopped (their
+    /// outcome says so), waiting ones never start. By default each call stands alone.
+    pub fn cancel_siblings_on_failure(mut self, cancel: bool) -> Self {
+        self.cancel_siblings = cancel;
+        self
+    }
+}
+
+/// A [`RepairModel`] that never repairs: with it, refused arguments go back to the model in
+/// the transcript and its next step proposes a fix.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRepair;
+
+impl RepairModel for NoRepair {
+    fn repair(
+        &self,
+        _: &RepairRequest<'_>,
+    ) -> impl std::future::Future<Output = Result<String, ModelError>> + Send {
+        std::future::ready(Err(ModelError::new("repairs are not enabled")))
+    }
+}
+
+/// Runs a model against a runtime's tools, under guards.
+///
+/// ```
+/// use tool_core::agent::{Agent, Message, ProposedCall, RunEnd, ScriptedTurns, Turn};
+/// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
+/// # use tool_core::{Argument, Tool};
+/// # /// Adds two numbers.
+/// # #[derive(Tool, Debug)]
+/// # struct Add { a: i64, b: i64 }
+/// # #[derive(Argument, serde::Serialize)]
+/// # struct Sum { sum: i64 }
+/// # async fn add(args: Add, _: &Context) -> Result<Sum, ToolError> { Ok(Sum { sum: args.a + args.b }) }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let mut registry = Registry::new();
+/// registry.register(ToolDef::new(add)).unwrap();
+/// let model = ScriptedTurns::new()
+///     .turn(Turn::calls([ProposedCall::new("c1", "add", r#"{"a":2,"b":3}"#)]))
+///     .turn(Turn::answer("2 + 3 = 5"));
+/// let agent = Agent::new(Runtime::new(registry), model).max_steps(4);
+///
+/// let start = vec![Message::User { text: "What is 2 + 3?".into() }];
+/// let report = agent.run(start, &Context::builder("user-1").build()).await;
+/// assert_eq!(report.end, RunEnd::Answered);
+/// assert_eq!(report.steps, 2);
+/// assert_eq!(report.transcript.len(), 4); // user, call, result, answer
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct Agent<M, R = NoRepair> {
+    repair: RepairLoop<R>,
+    model: M,
+    max_steps: Option<u32>,
+    max_tool_calls: Option<u32>,
+    tool_quotas: HashMap<String, u32>,
+    token_budget: Option<u64>,
+    max_identical_calls: Option<u32>,
+    terminal_tools: Vec<String>,
+    wrap_up: bool,
+    batch: BatchPolicy,
+    approvals: Option<Arc<Approvals>>,
+    recorded: HashMap<String, ToolResult>,
+}
+
+impl<M: Model> Agent<M, NoRepair> {
+    /// An agent over `runtime` asking `model`. Without guards set, a run ends only when the
+    /// model answers, the context's deadline passes or it is cancelled; set
+    /// [`max_steps`](Self::max_steps).
+    pub fn new(runtime: Runtime, model: M) -> Self {
+        let repair = RepairLoop::new(runtime, NoRepair).policy(RepairPolicy::single_pass());
+        Agent {
+            repair,
+            model,
+            max_steps: None,
+            max_tool_calls: None,
+            tool_quotas: HashMap::new(),
+            token_budget: None,
+            max_identical_calls: None,
+            terminal_tools: Vec::new(),
+            wrap_up: false,
+            batch: BatchPolicy::SEQUENTIAL,
+            approvals: None,
+            recorded: HashMap::new(),
+        }
+    }
+}
+
+impl<M: Model, R: RepairModel> Agent<M, R> {
+    /// Repairs refused arguments in place with `model` under `policy`, before the call's
+    /// result enters the transcript.
+    pub fn repair<R2: RepairModel>(self, model: R2, policy: RepairPolicy) -> Agent<M, R2> {
+        let runtime = self.repair.runtime().clone();
+        Agent {
+            repair: RepairLoop::new(runtime, model).policy(policy),
+            model: self.model,
+            max_steps: self.max_steps,
+            max_tool_calls: self.max_tool_calls,
+            tool_quotas: self.tool_quotas,
+            token_budget: self.token_budget,
+            max_identical_calls: self.max_identical_calls,
+            terminal_tools: self.terminal_tools,
+            wrap_up: self.wrap_up,
+            batch: self.batch,
+            approvals: self.approvals,
+            recorded: self.recorded,
+        }
+    }
+
+    /// At most `steps` model calls per run (the first is step 1).
+    pub fn max_steps(mut self, steps: u32) -> Self {
+        self.max_steps = Some(steps);
+        self
+    }
+
+    /// At most `calls` tool calls per run; further proposals are refused with
+    /// `budget_exhausted` and end the run.
+    pub fn max_tool_calls(mut self, calls: u32) -> Self {
+        self.max_tool_calls = Some(calls);
+        self
+    }
+
+    /// At most `calls` calls of `tool` per run; further ones are refused with
+    /// `budget_exhausted` (the model can still call other tools).
+    pub fn tool_quota(mut self, tool: impl Into<String>, calls: u32) -> Self {
+        self.tool_quotas.insert(tool.into(), calls);
+        self
+    }
+
+    /// No model call starts once the run has used `tokens` tokens.
+    pub fn token_budget(mut self, tokens: u64) -> Self {
+        self.token_budget = Some(tokens);
+        self
+    }
+
+    /// The same call (tool and canonical arguments) may be proposed at most `times` times;
+    /// one more proposal is refused and ends the run.
+    pub fn max_identical_calls(mut self, times: u32) -> Self {
+        self.max_identical_calls = Some(times.max(1));
+        self
+    }
+
+    /// A successful call of `tool` ends the run.
+    pub fn terminal_tool(mut self, tool: impl Into<String>) -> Self {
+        self.terminal_tools.push(tool.into());
+        self
+    }
+
+    /// After a guard ends the run (other than cancellation or the deadline), ask the model
+    /// once more, offering no tools, so it can tell the user where things stand.
+    pub fn wrap_up(mut self, wrap_up: bool) -> Self {
+        self.wrap_up = wrap_up;
+        self
+    }
+
+    /// How the calls of one step run (default [`BatchPolicy::SEQUENTIAL`]).
+    pub fn batch(mut self, policy: BatchPolicy) -> Self {
+        self.batch = policy;
+        self
+    }
+
+    /// Calls to tools that require approval pause the run until a receipt or a denial for
+    /// them is given to `approvals`. Install [`Approvals::verifier`] in the runtime too.
+    pub fn approvals(mut self, approvals: Arc<Approvals>) -> Self {
+        self.approvals = Some(approvals);
+        self
+    }
+
+    /// Serves the results recorded in `transcript` instead of running those calls again:
+    /// with [`ScriptedTurns::from_transcript`] this replays a recorded run.
+    pub fn replaying(mut self, transcript: &[Message]) -> Self {
+        self.recorded = transcript
+            .iter()
+            .filter_map(|message| match message {
+                Message::Tool(result) => Some((result.call_id.clone(), result.clone())),
+                _ => None,
+            })
+            .collect();
+        self
+    }
+
+    /// The runtime calls go through.
+    pub fn runtime(&self) -> &Runtime {
+        self.repair.runtime()
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Runs from `transcript` until the model answers or a guard fires. A transcript that
+    /// ends with calls that have no result yet (a paused run) resumes with those calls;
+    /// calls that already have a result are never run again.
+    pub async fn run(&self, transcript: Vec<Message>, cx: &Context) -> RunReport {
+        let mut run = Run::from_transcript(transcript);
+        let end = loop {
+            let pending = run.unanswered();
+            if !pending.is_empty() {
+                if let Some(end) = self.run_batch(&mut run, pending, cx).await {
+                    break end;
+                }
+                continue;
+            }
+            if let Some(end) = self.before_step(&run, cx) {
+                break end;
+            }
+            let step = run.steps + 1;
+            let turn = {
+                let request = ModelRequest {
+                    transcript: &run.transcript,
+                    tools: self.runtime().registry().tools().collect(),
+                    step,
+                };
+                tokio::select! {
+                    biased;
+                    () = cx.cancelled() => Err(ModelError::new("cancelled")),
+                    turn = self.model.respond(&request) => turn,
+                }
+            };
+            let turn = match turn {
+                Ok(turn) => turn,
+                Err(_) if cx.is_cancelled() => break RunEnd::Guard(Guard::Cancelled),
+                Err(error) => break RunEnd::ModelFailed(error.to_string()),
+            };
+            run.steps = step;
+            run.usage += turn.usage;
+            let answered = turn.calls.is_empty();
+            run.transcript.push(Message::Assistant {
+                text: turn.text,
+                calls: turn.calls,
+                usage: turn.usage,
+            });
+            if answered {
+                break RunEnd::Answered;
+            }
+        };
+        if self.wrap_up
+            && let RunEnd::Guard(guard) = &end
+            && !matches!(guard, Guard::Cancelled | Guard::Deadline)
+        {
+            self.wrap_up_turn(&mut run).await;
+        }
+        RunReport {
+            transcript: run.transcript,
+            end,
+            steps: run.steps,
+            tool_calls: run.tool_calls,
+            usage: run.usage,
+            outcomes: run.outcomes,
+        }
+    }
+
+    /// The guards checked before each model call.
+    fn before_step(&self, run: &Run, cx: &Context) -> Option<RunEnd> {
+        if cx.is_cancelled() {
+            return Some(RunEnd::Guard(Guard::Cancelled));
+        }
+        if cx
+            .deadline()
+            .is_some_and(|d| d <= tokio::time::Instant::now())
+        {
+            return Some(RunEnd::Guard(Guard::Deadline));
+        }
+        if let Some(limit) = self.max_steps
+            && run.steps >= limit
+        {
+            return Some(RunEnd::Guard(Guard::MaxSteps(limit)));
+        }
+        if let Some(limit) = self.token_budget
+            && run.usage.total() >= limit
+        {
+            let used = run.usage.total();
+            return Some(RunEnd::Guard(Guard::TokenBudget { limit, used }));
+        }
+        None
+    }
+
+    async fn wrap_up_turn(&self, run: &mut Run) {
+        let request = ModelRequest {
+            transcript: &run.transcript,
+            tools: Vec::new(),
+            step: run.steps + 1,
+        };
+        if let Ok(turn) = self.model.respond(&request).await {
+            run.usage += turn.usage;
+            // Calls proposed without tools on offer are dropped: the run is over.
+            run.transcript.push(Message::Assistant {
+                text: turn.text,
+                calls: Vec::new(),
+                usage: turn.usage,
+            });
+        }
+    }
+
+    /// Runs the unanswered calls of the last turn; `Some` when the run must end.
+    async fn run_batch(
+        &self,
+        run: &mut Run,
+        calls: Vec<ProposedCall>,
+        cx: &Context,
+    ) -> Option<RunEnd> {
+        enum Slot {
+            Done(ToolResult),
+            Run(ProposedCall),
+            Pending(PendingApproval),
+        }
+        let mut end: Option<RunEnd> = None;
+        let mut slots = Vec::with_capacity(calls.len());
+        for call in calls {
+            if let Some(recorded) = self.recorded.get(&call.id) {
+                slots.push(Slot::Done(recorded.clone()));
+                continue;
+            }
+            let key = format!(
+                "{}\u{0}{}",
+                call.name,
+                canonical_text(&call.arguments).unwrap_or_else(|| call.arguments.trim().to_owned())
+            );
+            let times = run.identical.entry(key).or_default();
+            *times += 1;
+            if let Some(limit) = self.max_identical_calls
+                && *times > limit
+            {
+                let times = *times;
+                slots.push(Slot::Done(refusal(
+                    &call,
+                    "repeated_call",
+                    format!(
+                        "this exact call was already made {limit} time(s); it was not run again"
+                    ),
+                )));
+                end.get_or_insert(RunEnd::Guard(Guard::RepeatedCall {
+                    tool: call.name.clone(),
+                    times,
+                }));
+                continue;
+            }
+            if let Some(limit) = self.max_tool_calls
+                && run.tool_calls >= limit
+            {
+                slots.push(Slot::Done(refusal(
+                    &call,
+                    "budget_exhausted",
+                    format!("the run's budget of {limit} tool calls is used up; answer with what you have"),
+                )));
+                end.get_or_insert(RunEnd::Guard(Guard::MaxToolCalls(limit)));
+                continue;
+            }
+            if let Some(&quota) = self.tool_quotas.get(&call.name) {
+                let used = run.per_tool.entry(call.name.clone()).or_default();
+                if *used >= quota {
+                    slots.push(Slot::Done(refusal(
+                        &call,
+                        "budget_exhausted",
+                        format!("`{}` may be called {quota} time(s) per run; use another tool or answer", call.name),
+                    )));
+                    continue;
+                }
+                *used += 1;
+            }
+            if let Some(approvals) = &self.approvals
+                && self
+                    .runtime()
+                    .registry()
+                    .get(&call.name)
+                    .is_some_and(|info| info.requires_approval())
+                && !approvals.has_decision(&call.id)
+            {
+                slots.push(Slot::Pending(PendingApproval {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    principal: cx.principal().to_owned(),
+                }));
+                continue;
+            }
+            run.tool_calls += 1;
+            slots.push(Slot::Run(call));
+        }
+
+        // Run the admitted calls, at most `concurrency` at once, results in proposal order.
+        // A child of the run's token: cancelling the run still cancels the batch.
+        let batch_cx = self.batch.cancel_siblings.then(|| {
+            let token: CancellationToken = cx.cancellation().child_token();
+            (cx.with_cancellation(token.clone()), token)
+        });
+        let call_cx = batch_cx.as_ref().map_or(cx, |(derived, _)| derived);
+        let to_run: Vec<ProposedCall> = slots
+            .iter()
+            .filter_map(|slot| match slot {
+                Slot::Run(call) => Some(call.clone()),
+                _ => None,
+            })
+            .collect();
+        let outcomes: Vec<Outcome> = futures_util::stream::iter(to_run)
+            .map(|call| {
+                let token = batch_cx.as_ref().map(|(_, token)| token.clone());
+                async move {
+                    let repaired = self
+                        .repair
+                        .call(&call.id, &call.name, call.arguments.as_str(), call_cx)
+                        .await;
+                    let outcome = repaired.into_outcome();
+                    if let Some(token) = token
+                        && !outcome.is_ok()
+                    {
+                        token.cancel();
+                    }
+                    outcome
+                }
+            })
+            .buffered(self.batch.concurrency)
+            .collect()
+            .await;
+
+        let mut outcomes = outcomes.into_iter();
+        let mut pending = Vec::new();
+        for slot in slots {
+            let result = match slot {
+                Slot::Done(result) => result,
+                Slot::Pending(approval) => {
+                    pending.push(approval);
+                    continue;
+                }
+                Slot::Run(call) => match outcomes.next() {
+                    Some(outcome) => {
+                        let result = result_of(&call, &outcome);
+                        run.outcomes.push(outcome);
+                        result
+                    }
+                    None => refusal(
+                        &call,
+                        "outcome_unknown",
+                        "the call's outcome was lost".into(),
+                    ),
+                },
+            };
+            if result.is_ok() && self.terminal_tools.contains(&result.tool) {
+                end.get_or_insert(RunEnd::Guard(Guard::TerminalTool(result.tool.clone())));
+            }
+            run.transcript.push(Message::Tool(result));
+        }
+        if !pending.is_empty() {
+            return Some(RunEnd::AwaitingApproval(pending));
+        }
+        end
+    }
+}
+
+/// The transcript entry for a call's outcome.
+fn result_of(call: &ProposedCall, outcome: &Outcome) -> ToolResult {
+    let (code, content) = match outcome.result() {
+        Ok(output) => ("ok".to_owned(), output.as_str().to_owned()),
+        Err(failure) => (
+            failure.code().as_str().to_owned(),
+            failure.message().to_owned(),
+        ),
+    };
+    ToolResult {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        code,
+        content,
+    }
+}
+
+fn refusal(call: &ProposedCall, code: &str, message: String) -> ToolResult {
+    ToolResult {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        code: code.to_owned(),
+        content: message,
+    }
+}
+
+/// A run's state, rebuilt from its transcript.
+struct Run {
+    transcript: Vec<Message>,
+    steps: u32,
+    tool_calls: u32,
+    usage: Usage,
+    per_tool: HashMap<String, u32>,
+    identical: HashMap<String, u32>,
+    outcomes: Vec<Outcome>,
+}
+
+impl Run {
+    fn from_transcript(transcript: Vec<Message>) -> Self {
+        let mut run = Run {
+            transcript: Vec::new(),
+            steps: 0,
+            tool_calls: 0,
+            usage: Usage::default(),
+            per_tool: HashMap::new(),
+            identical: HashMap::new(),
+            outcomes: Vec::new(),
+        };
+        let mut proposed: HashMap<&str, &ProposedCall> = HashMap::new();
+        for message in &transcript {
+            match message {
+                Message::Assistant { calls, usage, .. } => {
+                    run.steps += 1;
+                    run.usage += *usage;
+                    for call in calls {
+                        proposed.insert(&call.id, call);
+                    }
+                }
+                Message::Tool(result) => {
+                    // Calls that reached the runtime count against the budgets.
+                    if !matches!(result.code.as_str(), "budget_exhausted" | "repeated_call") {
+                        run.tool_calls += 1;
+                        *run.per_tool.entry(result.tool.clone()).or_default() += 1;
+                    }
+                    if let Some(call) = proposed.get(result.call_id.as_str()) {
+                        let key = format!(
+                            "{}\u{0}{}",
+                            call.name,
+                            canonical_text(&call.arguments)
+                                .unwrap_or_else(|| call.arguments.trim().to_owned())
+                        );
+                        *run.identical.entry(key).or_default() += 1;
+                    }
+                }
+                Message::User { .. } => {}
+            }
+        }
+        run.transcript = transcript;
+        run
+    }
+
+    /// Calls of the last assistant turn that have no result yet.
+    fn unanswered(&self) -> Vec<ProposedCall> {
+        let Some(last) = self
+            .transcript
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+        else {
+            return Vec::new();
+        };
+        let Message::Assistant { calls, .. } = &self.transcript[last] else {
+            return Vec::new();
+        };
+        let answered: Vec<&str> = self.transcript[last..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool(result) => Some(result.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        calls
+            .iter()
+            .filter(|call| !answered.contains(&call.id.as_str()))
+            .cloned()
+            .collect()
+    }
+}

@@ -1,0 +1,138 @@
+//! The transcript of a run: what was said, proposed and returned, in order. It is plain data
+//! (serde), so a run can be stored, resumed from and replayed.
+
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+
+/// One entry of a run's transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// The user's (or application's) words.
+    User {
+        /// The text.
+        text: String,
+    },
+    /// One model turn: text, proposed calls, or both.
+    Assistant {
+        /// What the model said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// The calls it proposed, in its order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        calls: Vec<ProposedCall>,
+        /// Tokens the turn used.
+        #[serde(default)]
+        usage: Usage,
+    },
+    /// The result of one proposed call, as the model will read it.
+    Tool(ToolResult),
+}
+
+/// A call the model proposed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposedCall {
+    /// The provider's call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments, as JSON text.
+    pub arguments: String,
+}
+
+impl ProposedCall {
+    /// A proposed call.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        ProposedCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// The result of a proposed call: its output or a refusal the model can read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The call id it answers.
+    pub call_id: String,
+    /// The tool proposed.
+    pub tool: String,
+    /// `"ok"` or a stable failure code (`"invalid_arguments"`, `"budget_exhausted"`, …).
+    pub code: String,
+    /// The output JSON text, or the failure's public message.
+    pub content: String,
+}
+
+impl ToolResult {
+    /// Whether the call produced an output.
+    pub fn is_ok(&self) -> bool {
+        self.code == "ok"
+    }
+}
+
+/// Token counts reported by the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Input and output together.
+    pub fn total(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
+/// What a model returns for one step.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Text for the user.
+    pub text: Option<String>,
+    /// Proposed calls.
+    pub calls: Vec<ProposedCall>,
+    /// Tokens used.
+    pub usage: Usage,
+}
+
+impl Turn {
+    /// A turn that only answers.
+    pub fn answer(text: impl Into<String>) -> Self {
+        Turn {
+            text: Some(text.into()),
+            ..Turn::default()
+        }
+    }
+
+    /// A turn that proposes `calls`.
+    pub fn calls(calls: impl IntoIterator<Item = ProposedCall>) -> Self {
+        Turn {
+            calls: calls.into_iter().collect(),
+            ..Turn::default()
+        }
+    }
+
+    /// The same turn, reporting `input` and `output` tokens.
+    pub fn with_usage(mut self, input: u64, output: u64) -> Self {
+        self.usage = Usage {
+            input_tokens: input,
+            output_tokens: output,
+        };
+        self
+    }
+}
