@@ -405,6 +405,7 @@ async fn refused_arguments_are_repaired_before_they_reach_the_transcript() {
         panic!();
     };
     assert_eq!(result.code, "ok");
+    assert_eq!(result.repaired_arguments.as_deref(), Some(INVOICE));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 
     // Without repairs, the refusal goes back to the model, which fixes the call itself.
@@ -542,7 +543,9 @@ async fn receipts_are_bound_to_the_exact_call() {
         )
         .unwrap();
     approvals.submit(for_alice);
-    let outcome = runtime.invoke("i4", "create_invoice", INVOICE, &mallory).await;
+    let outcome = runtime
+        .invoke("i4", "create_invoice", INVOICE, &mallory)
+        .await;
     assert_eq!(
         outcome.failure().unwrap().detail(),
         Some("the receipt is for another principal")

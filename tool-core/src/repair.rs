@@ -243,6 +243,7 @@ pub struct Repaired {
     outcome: Outcome,
     attempts: u32,
     end: RepairEnd,
+    repaired_arguments: Option<String>,
 }
 
 impl Repaired {
@@ -265,6 +266,12 @@ impl Repaired {
     /// How the loop ended.
     pub fn end(&self) -> &RepairEnd {
         &self.end
+    }
+
+    /// The arguments that passed after a repair (what the handler received), when the call
+    /// was repaired.
+    pub fn repaired_arguments(&self) -> Option<&str> {
+        self.repaired_arguments.as_deref()
     }
 }
 
@@ -390,12 +397,14 @@ impl<M: RepairModel> RepairLoop<M> {
             let failure = match checked {
                 Ok(arguments) => {
                     let outcome = self.runtime.invoke(call_id, tool, arguments, cx).await;
-                    let end = if attempt == 1 {
-                        RepairEnd::FirstPass
-                    } else {
-                        RepairEnd::Repaired
-                    };
-                    return self.finish(tool, outcome, attempt, end);
+                    if attempt == 1 {
+                        return self.finish(tool, outcome, attempt, RepairEnd::FirstPass);
+                    }
+                    let mut repaired = self.finish(tool, outcome, attempt, RepairEnd::Repaired);
+                    if let Arguments::Text(text) = arguments {
+                        repaired.repaired_arguments = Some(text.to_owned());
+                    }
+                    return repaired;
                 }
                 Err(failure) => failure,
             };
@@ -489,6 +498,7 @@ impl<M: RepairModel> RepairLoop<M> {
             outcome,
             attempts,
             end,
+            repaired_arguments: None,
         }
     }
 }

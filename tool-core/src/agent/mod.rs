@@ -301,6 +301,11 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
         &self.model
     }
 
+    /// The model asked for repairs.
+    pub fn repair_model(&self) -> &R {
+        self.repair.model()
+    }
+
     /// Runs from `transcript` until the model answers or a guard fires. A transcript that
     /// ends with calls that have no result yet (a paused run) resumes with those calls;
     /// calls that already have a result are never run again.
@@ -505,7 +510,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 _ => None,
             })
             .collect();
-        let outcomes: Vec<Outcome> = futures_util::stream::iter(to_run)
+        let outcomes: Vec<(Outcome, Option<String>)> = futures_util::stream::iter(to_run)
             .map(|call| {
                 let token = batch_cx.as_ref().map(|(_, token)| token.clone());
                 async move {
@@ -513,13 +518,14 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                         .repair
                         .call(&call.id, &call.name, call.arguments.as_str(), call_cx)
                         .await;
+                    let repaired_arguments = repaired.repaired_arguments().map(str::to_owned);
                     let outcome = repaired.into_outcome();
                     if let Some(token) = token
                         && !outcome.is_ok()
                     {
                         token.cancel();
                     }
-                    outcome
+                    (outcome, repaired_arguments)
                 }
             })
             .buffered(self.batch.concurrency)
@@ -536,8 +542,9 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                     continue;
                 }
                 Slot::Run(call) => match outcomes.next() {
-                    Some(outcome) => {
-                        let result = result_of(&call, &outcome);
+                    Some((outcome, repaired_arguments)) => {
+                        let mut result = result_of(&call, &outcome);
+                        result.repaired_arguments = repaired_arguments;
                         run.outcomes.push(outcome);
                         result
                     }
@@ -574,6 +581,7 @@ fn result_of(call: &ProposedCall, outcome: &Outcome) -> ToolResult {
         tool: call.name.clone(),
         code,
         content,
+        repaired_arguments: None,
     }
 }
 
@@ -583,6 +591,7 @@ fn refusal(call: &ProposedCall, code: &str, message: String) -> ToolResult {
         tool: call.name.clone(),
         code: code.to_owned(),
         content: message,
+        repaired_arguments: None,
     }
 }
 

@@ -67,6 +67,9 @@ pub struct ToolResult {
     pub code: String,
     /// The output JSON text, or the failure's public message.
     pub content: String,
+    /// When the repair loop fixed the proposed arguments: the arguments that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repaired_arguments: Option<String>,
 }
 
 impl ToolResult {

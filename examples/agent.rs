@@ -1,0 +1,180 @@
+//! An agent run, scripted so it runs anywhere: a parallel batch, a repaired call, an approval
+//! that pauses the run until a manager signs off, and a guard that ends it.
+//!
+//! Run with `cargo run --example agent`. Swap `ScriptedTurns` for a real model adapter and
+//! `ScriptedModel` for a real repair adapter to run the same loop against a provider.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use examples::{create_invoice, get_weather};
+use tool_core::agent::{
+    Agent, BatchPolicy, Message, ProposedCall, RunEnd, RunReport, ScriptedTurns, Turn,
+};
+use tool_core::{
+    Approvals, Context, Effect, Registry, RepairPolicy, Runtime, ScriptedModel, ToolDef,
+};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    if let Err(error) = run().await {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    // The tools: reading the weather is free; creating an invoice needs a manager's approval.
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(get_weather).effect(Effect::ReadOnly))?;
+    registry.register(ToolDef::new(create_invoice).requires_approval())?;
+
+    // Receipts are signed with a key only the application holds (load it from a secret
+    // store in production).
+    let approvals = Arc::new(Approvals::new(
+        *b"example-only key, 32 bytes long!",
+        &registry,
+    )?);
+    let runtime = Runtime::builder(registry)
+        .approver(approvals.verifier())
+        .build();
+
+    // What the model will do, step by step.
+    let model = ScriptedTurns::new()
+        .turn(
+            Turn::calls([
+                ProposedCall::new("w1", "get_weather", r#"{"city":"Paris","units":"celsius"}"#),
+                ProposedCall::new("w2", "get_weather", r#"{"city":"Lyon","units":"kelvin"}"#),
+            ])
+            .with_usage(420, 38),
+        )
+        .turn(
+            Turn::calls([ProposedCall::new(
+                "i1",
+                "create_invoice",
+                r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#,
+            )])
+            .with_usage(510, 31),
+        )
+        .turn(
+            Turn::calls([ProposedCall::new(
+                "w3",
+                "get_weather",
+                r#"{"units":"celsius","city":"Paris"}"#,
+            )])
+            .with_usage(560, 22),
+        )
+        .turn(
+            Turn::answer("Paris and Lyon are mild today; invoice inv_i1 is created.")
+                .with_usage(600, 18),
+        );
+    // What the model answers when told its arguments were wrong.
+    let repairs = ScriptedModel::new().answer(r#"{"city":"Lyon","units":"celsius"}"#);
+
+    let agent = Agent::new(runtime, model)
+        .repair(repairs, RepairPolicy::new(2)?)
+        .batch(BatchPolicy::concurrent(4))
+        .approvals(Arc::clone(&approvals))
+        .max_steps(6)
+        .max_identical_calls(1)
+        .wrap_up(true);
+
+    let cx = Context::builder("alice")
+        .tenant("acme")
+        .timeout(Duration::from_secs(60))
+        .build();
+    let start = vec![Message::User {
+        text: "What's the weather in Paris and Lyon? Then bill cus_42 120.50 EUR.".into(),
+    }];
+
+    println!("== first run ==");
+    let paused = agent.run(start, &cx).await;
+    print_run(&paused, 0);
+    for request in agent.repair_model().requests() {
+        println!(
+            "\n(repair asked for attempt {} of {} on {}):\n{}",
+            request.attempt, request.max_attempts, request.tool, request.feedback
+        );
+    }
+
+    let RunEnd::AwaitingApproval(pending) = &paused.end else {
+        return Err("expected the run to wait for an approval".into());
+    };
+    println!("\n== a manager reviews ==");
+    for call in pending {
+        println!(
+            "approve {} {} for {}? {}  -> yes",
+            call.call_id, call.tool, call.principal, call.arguments
+        );
+        let receipt = approvals.approve(
+            agent.runtime(),
+            call,
+            "manager-bob",
+            Duration::from_secs(900),
+        )?;
+        println!(
+            "receipt: nonce {}, expires at {}, mac {}…",
+            receipt.nonce,
+            receipt.expires_at,
+            &receipt.mac[..16]
+        );
+        approvals.submit(receipt);
+    }
+
+    println!("\n== resumed from the stored transcript ==");
+    let shown = paused.transcript.len();
+    let stored = serde_json::to_string(&paused.transcript)?;
+    let resumed = agent.run(serde_json::from_str(&stored)?, &cx).await;
+    print_run(&resumed, shown);
+    Ok(())
+}
+
+fn print_run(report: &RunReport, skip: usize) {
+    let mut step = report
+        .transcript
+        .iter()
+        .take(skip)
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .count();
+    for message in report.transcript.iter().skip(skip) {
+        match message {
+            Message::User { text } => println!("user: {text}"),
+            Message::Assistant { text, calls, usage } => {
+                step += 1;
+                if step as u32 > report.steps {
+                    println!("wrap-up turn, no tools offered (tokens {}):", usage.total());
+                } else {
+                    println!("step {step} (tokens {}):", usage.total());
+                }
+                if let Some(text) = text {
+                    println!("  model says: {text}");
+                }
+                for call in calls {
+                    println!("  model calls {} {} {}", call.id, call.name, call.arguments);
+                }
+            }
+            Message::Tool(result) => {
+                if let Some(repaired) = &result.repaired_arguments {
+                    println!("  (repaired {} to {repaired})", result.call_id);
+                }
+                println!(
+                    "  -> {} {}: {} {}",
+                    result.call_id, result.tool, result.code, result.content
+                );
+            }
+        }
+    }
+    let end = match &report.end {
+        RunEnd::AwaitingApproval(pending) => {
+            let ids: Vec<_> = pending.iter().map(|p| p.call_id.as_str()).collect();
+            format!("paused, awaiting approval of {}", ids.join(", "))
+        }
+        other => format!("{other:?}"),
+    };
+    println!(
+        "ended: {end} after {} steps, {} tool calls, {} tokens",
+        report.steps,
+        report.tool_calls,
+        report.usage.total()
+    );
+}
