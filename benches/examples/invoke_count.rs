@@ -1,11 +1,28 @@
 //! Runs `Runtime::invoke` (no-op policy and handler) or `parse_arguments` N times on the valid
-//! invoice, for instruction counts: `invoke_count <invoke|parse_arguments> <N>`.
+//! invoice (or `repair`: a broken invoice repaired on the second attempt), for instruction
+//! counts: `invoke_count <invoke|repair|parse_arguments> <N>`.
 
 use std::hint::black_box;
 
 use benches::INVOICE_VALID;
 use examples::CreateInvoice;
-use tool_core::{Argument, Context, Registry, Runtime, Tool, ToolDef, ToolError, ToolInfo};
+use tool_core::{
+    Argument, Context, ModelError, Registry, RepairLoop, RepairModel, RepairRequest, Runtime, Tool,
+    ToolDef, ToolError, ToolInfo,
+};
+
+struct Fixed;
+
+impl RepairModel for Fixed {
+    fn repair(
+        &self,
+        _: &RepairRequest<'_>,
+    ) -> impl std::future::Future<Output = Result<String, ModelError>> + Send {
+        std::future::ready(Ok(INVOICE_VALID.to_owned()))
+    }
+}
+
+const BROKEN: &str = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;
 
 #[derive(Argument, serde::Serialize)]
 struct Ack {
@@ -33,6 +50,7 @@ fn main() {
     let runtime = Runtime::builder(registry)
         .authorize(|_: &ToolInfo, _: &Context| Ok(()))
         .build();
+    let repair = RepairLoop::new(runtime.clone(), Fixed);
     let cx = Context::builder("bench").build();
     let ids: Vec<String> = (0..n).map(|i| format!("call_{i}")).collect();
     rt.block_on(async {
@@ -41,6 +59,11 @@ fn main() {
                 "invoke" => runtime
                     .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
                     .await
+                    .is_ok(),
+                "repair" => repair
+                    .call(id, "create_invoice", black_box(BROKEN), &cx)
+                    .await
+                    .outcome()
                     .is_ok(),
                 _ => CreateInvoice::parse_arguments(black_box(INVOICE_VALID)).is_ok(),
             };

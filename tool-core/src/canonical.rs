@@ -26,9 +26,32 @@ pub(crate) fn canonical_text(text: &str) -> Option<String> {
         .map(|value| canonical_json(&value))
 }
 
+/// Whether two JSON values are the same value: objects compared as maps, numbers by value
+/// (`1`, `1.0` and `1e0` are equal). The same verdict as comparing canonical forms, without
+/// producing them.
+pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+            (Some(x), Some(y), ..) => x == y,
+            (_, _, Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x
+                    .iter()
+                    .all(|(key, x)| y.get(key).is_some_and(|y| same_json(x, y)))
+        }
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{canonical_json, canonical_text};
+    use super::{canonical_json, canonical_text, same_json};
     use serde_json::json;
 
     #[test]
@@ -40,6 +63,28 @@ mod tests {
             canonical_text(text).unwrap(),
             "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],\"string\":\"€$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}"
         );
+    }
+
+    #[test]
+    fn same_json_agrees_with_canonical_forms() {
+        let cases = [
+            (r#"{"a":1,"b":[1.0,"x"]}"#, r#"{ "b": [1e0, "x"], "a": 1.0 }"#),
+            (r#"{"a":1}"#, r#"{"a":2}"#),
+            (r#"[1,2]"#, r#"[2,1]"#),
+            (r#"{"a":null}"#, r#"{}"#),
+            (r#"18446744073709551615"#, r#"18446744073709551615.0"#),
+            (r#"-5"#, r#"-5.0"#),
+            (r#""a""#, r#""a""#),
+        ];
+        for (a, b) in cases {
+            let (x, y): (serde_json::Value, serde_json::Value) =
+                (serde_json::from_str(a).unwrap(), serde_json::from_str(b).unwrap());
+            assert_eq!(
+                same_json(&x, &y),
+                canonical_json(&x) == canonical_json(&y),
+                "{a} vs {b}"
+            );
+        }
     }
 
     #[test]

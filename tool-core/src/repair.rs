@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::ArgumentErrors;
-use crate::canonical::canonical_text;
+use crate::canonical::same_json;
 use crate::context::Context;
 use crate::error::{Keyword, Violation};
 use crate::metrics::{CallRecord, Metrics};
@@ -541,8 +541,9 @@ fn same_arguments(mode: Mode, answer: &str, previous: &str) -> bool {
     let (Ok(answer), Ok(previous)) = (mode.prepare(answer), mode.prepare(previous)) else {
         return answer.trim() == previous.trim();
     };
-    match (canonical_text(answer), canonical_text(previous)) {
-        (Some(a), Some(b)) => a == b,
+    let parsed = |text: &str| serde_json::from_str::<Value>(text).ok();
+    match (parsed(answer), parsed(previous)) {
+        (Some(a), Some(b)) => same_json(&a, &b),
         _ => answer.trim() == previous.trim(),
     }
 }
