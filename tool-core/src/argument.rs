@@ -131,27 +131,41 @@ fn check_bounds(
     ok
 }
 
+/// The checks of an integer type outside its common case.
+trait Integer: Sized {
+    /// Checks `got` when it is not an integer inside the window; records every violation.
+    fn refuse(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self>;
+}
+
 macro_rules! integer {
     ($($ty:ty)*) => {$(
         impl Scalar for $ty {
-            #[inline]
+            #[inline(always)]
             fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+                // The common case, decided with integer arithmetic: an integer inside the
+                // window of the type's range and the integer bounds declared.
+                if let Got::Number(n) = got
+                    && let Some(v) = n.as_exact_int()
+                    && let Some((lo, hi)) =
+                        c.integer_window(<$ty>::MIN as i128, <$ty>::MAX as i128)
+                    && lo <= v
+                    && v <= hi
+                    && let Ok(value) = <$ty>::try_from(v)
+                {
+                    return Some(value);
+                }
+                Self::refuse(got, cx, at, c)
+            }
+        }
+
+        impl Integer for $ty {
+            #[cold]
+            #[inline(never)]
+            fn refuse(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
                 let Got::Number(n) = got else {
                     cx.type_mismatch(at, "integer", got);
                     return None;
                 };
-                // The common case, decided with integer arithmetic: an integer inside the
-                // window of the type's range and the integer bounds declared.
-                if let (Some(v), Some((lo, hi))) = (
-                    n.as_exact_int(),
-                    c.integer_window(<$ty>::MIN as i128, <$ty>::MAX as i128),
-                ) {
-                    if lo <= v && v <= hi {
-                        if let Ok(value) = <$ty>::try_from(v) {
-                            return Some(value);
-                        }
-                    }
-                }
                 let integral = n.is_integer();
                 if !integral {
                     cx.type_mismatch(at, "integer", got);
@@ -217,17 +231,33 @@ macro_rules! num_from {
 }
 num_from!(unsigned: u8 u16 u32 u64 usize; signed: i8 i16 i32 i64 isize);
 
+/// Checks a float outside its common case; the value as an `f64` if it is acceptable.
+#[cold]
+#[inline(never)]
+fn refuse_float(
+    got: Got<'_>,
+    type_min: Option<Num>,
+    type_max: Option<Num>,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    c: &Constraints,
+) -> Option<f64> {
+    let Got::Number(n) = got else {
+        cx.type_mismatch(at, "number", got);
+        return None;
+    };
+    check_bounds(n, type_min, type_max, cx, at, c).then(|| n.as_f64())
+}
+
 macro_rules! float {
     ($($ty:ty => $min:expr, $max:expr;)*) => {$(
         impl Scalar for $ty {
-            #[inline]
+            #[inline(always)]
             fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
-                let Got::Number(n) = got else {
-                    cx.type_mismatch(at, "number", got);
-                    return None;
-                };
                 // The common case: a number inside its bounds, decided in f64 arithmetic.
-                if let Some(v) = n.as_exact_f64() {
+                if let Got::Number(n) = got
+                    && let Some(v) = n.as_exact_f64()
+                {
                     let lo = $min.map_or(f64::NEG_INFINITY, Num::as_f64);
                     let hi = $max.map_or(f64::INFINITY, Num::as_f64);
                     if c.float_within(v, lo, hi) == Some(true) {
@@ -235,12 +265,11 @@ macro_rules! float {
                         return Some(v as $ty);
                     }
                 }
-                if check_bounds(n, $min, $max, cx, at, c) {
+                refuse_float(got, $min, $max, cx, at, c).map(|v| {
                     #[allow(clippy::cast_possible_truncation)]
-                    Some(n.as_f64() as $ty)
-                } else {
-                    None
-                }
+                    let v = v as $ty;
+                    v
+                })
             }
         }
 
@@ -271,17 +300,49 @@ float! {
 }
 
 impl Scalar for String {
-    #[inline]
+    #[inline(always)]
     fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
-        let Got::Str(s) = got else {
-            cx.type_mismatch(at, "string", got);
-            return None;
-        };
-        check_string(s, cx, at, c).then(|| s.to_owned())
+        if let Got::Str(s) = got
+            && string_passes(s, c)
+        {
+            return Some(s.to_owned());
+        }
+        refuse_string(got, cx, at, c).then(|| got_str(got).to_owned())
     }
 }
 
-#[inline]
+/// The string of `got` (empty for any other value).
+fn got_str<'a>(got: Got<'a>) -> &'a str {
+    match got {
+        Got::Str(s) => s,
+        _ => "",
+    }
+}
+
+/// Whether `s` meets `c`, when that is decided without counting characters; `false` may
+/// still be acceptable (see [`refuse_string`]).
+#[inline(always)]
+fn string_passes(s: &str, c: &Constraints) -> bool {
+    // A UTF-8 character takes 1 to 4 bytes.
+    let bytes = s.len() as u64;
+    c.min_length.is_none_or(|min| bytes / 4 >= min)
+        && c.max_length.is_none_or(|max| bytes <= max)
+        && c.pattern
+            .is_none_or(|pattern| pattern.is_match(s) == Some(true))
+}
+
+/// Checks `got` as a string outside the common case, recording every violation; whether it
+/// is acceptable after all.
+#[cold]
+#[inline(never)]
+fn refuse_string(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
+    let Got::Str(s) = got else {
+        cx.type_mismatch(at, "string", got);
+        return false;
+    };
+    check_string(s, cx, at, c)
+}
+
 fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
     let mut ok = true;
     // Characters are counted only when the byte length cannot decide: a UTF-8 character
@@ -450,7 +511,8 @@ impl<T: Argument> Argument for Vec<T> {
         at: &Path<'_>,
         c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        de.deserialize_any(SeqVisitor::<T> {
+        // Typed (see `parse_str`): fails the parse on anything but an array.
+        de.deserialize_seq(SeqVisitor::<T> {
             cx,
             at,
             c,
@@ -487,6 +549,7 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
         Ok(self.mismatch(Got::Object))
     }
 
+    #[inline]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
@@ -585,11 +648,14 @@ macro_rules! string_maps {
                 at: &Path<'_>,
                 _: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
-                de.deserialize_any(MapVisitor::<Self, T> {
-                    cx,
-                    at,
-                    _marker: std::marker::PhantomData,
-                })
+                // Typed (see `parse_str`): fails the parse on a value neither object nor
+                // array.
+                de.deserialize_map(MapVisitor::<Self, T> {
+                        cx,
+                        at,
+                        _marker: std::marker::PhantomData,
+                    },
+                )
             }
         }
     )*};
@@ -627,6 +693,7 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
         Ok(self.mismatch(Got::Array))
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let mut entries = M::default();

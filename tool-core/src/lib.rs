@@ -11,6 +11,7 @@ mod error;
 mod path;
 mod schema;
 mod tool;
+mod untyped;
 mod validate;
 
 pub use argument::Argument;
@@ -50,6 +51,7 @@ pub mod __private {
     }
 
     /// Parses a unit-variant enum: the index of `variants` the string names.
+    #[inline]
     pub fn parse_enum<'de, D: Deserializer<'de>>(
         de: D,
         cx: &mut Cx,

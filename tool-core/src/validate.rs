@@ -13,6 +13,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use crate::constraints::Num;
 use crate::error::{ArgumentErrors, Keyword, Violation};
 use crate::path::Path;
+use crate::untyped::Untyped;
 use crate::{Argument, Constraints};
 
 /// The deepest nesting of arrays and objects accepted, the same in both entry points.
@@ -251,40 +252,54 @@ impl<'de, T: Scalar> Visitor<'de> for ScalarVisitor<'_, '_, T> {
         f.write_str("a JSON value")
     }
 
+    #[inline(always)]
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
         Ok(T::accept(Got::Bool(v), self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
         let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
         Ok(T::accept(Got::Number(n), self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
         Ok(T::accept(Got::Number(Num::U(v)), self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
         Ok(T::accept(Got::Number(Num::F(v)), self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(T::accept(Got::Str(v), self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Str(v), self.cx, self.at, self.c))
+    }
+
+    #[inline(always)]
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(T::accept(Got::Null, self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(T::accept(Got::Null, self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         drain_seq(seq)?;
         Ok(T::accept(Got::Array, self.cx, self.at, self.c))
     }
 
+    #[inline(always)]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         drain_map(map)?;
         Ok(T::accept(Got::Object, self.cx, self.at, self.c))
@@ -371,7 +386,8 @@ pub fn parse_object<'de, T: Object, D: Deserializer<'de>>(
     cx: &mut Cx,
     at: &Path<'_>,
 ) -> Result<Option<T>, D::Error> {
-    de.deserialize_any(ObjectVisitor::<T> {
+    // Typed (see `parse_str`): fails the parse on a value neither object nor array.
+    de.deserialize_map(ObjectVisitor::<T> {
         cx,
         at,
         expected: "object",
@@ -435,6 +451,7 @@ impl<'de, T: Object> Visitor<'de> for ObjectVisitor<'_, '_, T> {
         Ok(self.mismatch(Got::Array))
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         T::visit_members(map, self.cx, self.at)
@@ -470,10 +487,33 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 }
 
 /// Parses `raw` as the arguments of `T`, strictly: one JSON value, nothing after it.
+///
+/// The first pass is typed: objects and arrays are read with serde's `deserialize_struct` /
+/// `deserialize_seq`, which serde_json dispatches without going through `deserialize_any`.
+/// The visitors are the same and accept every JSON type, so wherever the typed calls
+/// succeed the outcome is that of an untyped pass. But a typed call fails the whole parse
+/// on a value of another JSON type, losing the other violations; so when the typed pass
+/// stops with an error (that, a syntax error, or nesting too deep), the text is parsed
+/// again through [`Untyped`], which turns every call into `deserialize_any`, records a
+/// wrong type as a violation and goes on; its outcome is the answer.
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
     let parsed = T::parse(&mut de, &mut cx, &Path::ROOT, &Constraints::NONE);
+    match parsed.and_then(|value| de.end().map(|()| value)) {
+        Ok(Some(value)) if cx.is_clean() => Ok(value),
+        // The typed pass went through: its violations are those of an untyped pass.
+        Ok(_) => Err(refused(cx)),
+        Err(_) => parse_str_untyped(raw),
+    }
+}
+
+/// The untyped pass of [`parse_str`], out of line: it runs only after the typed pass stopped.
+#[inline(never)]
+fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let mut cx = Cx::default();
+    let parsed = T::parse(Untyped(&mut de), &mut cx, &Path::ROOT, &Constraints::NONE);
     let parsed = parsed.and_then(|value| de.end().map(|()| value));
     finish(parsed, cx)
 }
@@ -481,27 +521,42 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 /// Checks an already-parsed JSON value as the arguments of `T`.
 pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
     let mut cx = Cx::default();
-    let parsed = T::parse(value, &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = T::parse(Untyped(value), &mut cx, &Path::ROOT, &Constraints::NONE);
     finish(parsed, cx)
 }
 
+#[inline]
 fn finish<T>(parsed: Result<Option<T>, serde_json::Error>, cx: Cx) -> Result<T, ArgumentErrors> {
     match parsed {
-        Err(error) => Err(ArgumentErrors::new(vec![Violation::new(
-            String::new(),
-            Keyword::Syntax,
-            format!("invalid JSON: {error}"),
-        )])),
         Ok(Some(value)) if cx.is_clean() => Ok(value),
-        Ok(_) => Err(cx.into_errors().unwrap_or_else(|| {
-            // A value was refused without a recorded reason: refuse, and say so.
-            ArgumentErrors::new(vec![Violation::new(
-                String::new(),
-                Keyword::Type,
-                "arguments were refused without a recorded reason",
-            )])
-        })),
+        Ok(_) => Err(refused(cx)),
+        Err(error) => Err(not_json(&error)),
     }
+}
+
+/// The violations recorded in `cx`, for a refused value.
+#[cold]
+#[inline(never)]
+fn refused(cx: Cx) -> ArgumentErrors {
+    cx.into_errors().unwrap_or_else(|| {
+        // A value was refused without a recorded reason: refuse, and say so.
+        ArgumentErrors::new(vec![Violation::new(
+            String::new(),
+            Keyword::Type,
+            "arguments were refused without a recorded reason",
+        )])
+    })
+}
+
+/// The one violation for text that is not JSON (or nests too deep).
+#[cold]
+#[inline(never)]
+fn not_json(error: &serde_json::Error) -> ArgumentErrors {
+    ArgumentErrors::new(vec![Violation::new(
+        String::new(),
+        Keyword::Syntax,
+        format!("invalid JSON: {error}"),
+    )])
 }
 
 struct EnumVisitor<'a, 'p> {
@@ -511,6 +566,7 @@ struct EnumVisitor<'a, 'p> {
 }
 
 /// Parses a string that must be one of `variants`; the index of the one it names.
+#[inline]
 pub(crate) fn parse_enum<'de, D: Deserializer<'de>>(
     de: D,
     cx: &mut Cx,

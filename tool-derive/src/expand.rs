@@ -279,6 +279,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         #[automatically_derived]
         impl #p::Object for #ident {
             #[allow(clippy::too_many_lines, unreachable_patterns)]
+            #[inline]
             fn visit_members<'de, A: #p::MapAccess<'de>>(
                 mut map: A,
                 cx: &mut #p::Cx,
@@ -287,17 +288,19 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
                 const FIELDS: &[&str] = &[#(#wires),*];
                 enum __ToolKey {
                     #(#key_variants,)*
-                    Unknown(::std::string::String),
+                    Unknown,
                 }
                 #slots
                 while let #p::Some(key) = map.next_key_seed(#p::KeySeed(|key: &str| match key {
                     #key_arms
-                    _ => __ToolKey::Unknown(::std::borrow::ToOwned::to_owned(key)),
+                    _ => {
+                        cx.unknown_field(at, key, FIELDS);
+                        __ToolKey::Unknown
+                    }
                 }))? {
                     match key {
                         #value_arms
-                        __ToolKey::Unknown(name) => {
-                            cx.unknown_field(at, &name, FIELDS);
+                        __ToolKey::Unknown => {
                             let #p::IgnoredAny = map.next_value()?;
                         }
                     }
