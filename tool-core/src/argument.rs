@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use crate::Constraints;
-use crate::constraints::Num;
+use crate::constraints::{ConstConstraints, Num, Unconstrained};
 use crate::error::Keyword;
 use crate::path::Path;
 use crate::schema::{SchemaGen, nullable};
@@ -38,14 +38,14 @@ pub trait Argument: Sized {
     #[doc(hidden)]
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value;
 
-    /// Parses one value, recording every violation of the schema in `cx`; `Ok(None)` when
-    /// violations were recorded, `Err` only when the input is not JSON.
+    /// Parses one value under the constraints `C`, recording every violation of the schema
+    /// in `cx`; `Ok(None)` when violations were recorded, `Err` only when the input is not
+    /// JSON (or, for the typed pass, a container is of another JSON type).
     #[doc(hidden)]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error>;
 
     /// The value of an absent field of this type, if absence is allowed.
@@ -74,13 +74,12 @@ impl Argument for bool {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        parse_scalar(de, cx, at, c)
+        parse_scalar::<Self, C, D>(de, cx, at)
     }
 }
 
@@ -202,13 +201,12 @@ macro_rules! integer {
             }
 
             #[inline]
-            fn parse<'de, D: Deserializer<'de>>(
+            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
                 cx: &mut Cx,
                 at: &Path<'_>,
-                c: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
-                parse_scalar(de, cx, at, c)
+                parse_scalar::<Self, C, D>(de, cx, at)
             }
         }
     )*};
@@ -282,13 +280,12 @@ macro_rules! float {
             }
 
             #[inline]
-            fn parse<'de, D: Deserializer<'de>>(
+            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
                 cx: &mut Cx,
                 at: &Path<'_>,
-                c: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
-                parse_scalar(de, cx, at, c)
+                parse_scalar::<Self, C, D>(de, cx, at)
             }
         }
     )*};
@@ -408,13 +405,12 @@ impl Argument for String {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        parse_scalar(de, cx, at, c)
+        parse_scalar::<Self, C, D>(de, cx, at)
     }
 }
 
@@ -426,16 +422,14 @@ impl<T: Argument> Argument for Option<T> {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        de.deserialize_option(OptionVisitor::<T> {
+        de.deserialize_option(OptionVisitor::<T, C> {
             cx,
             at,
-            c,
             _marker: std::marker::PhantomData,
         })
     }
@@ -445,14 +439,13 @@ impl<T: Argument> Argument for Option<T> {
     }
 }
 
-struct OptionVisitor<'a, 'p, T> {
+struct OptionVisitor<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-impl<'de, T: Argument> Visitor<'de> for OptionVisitor<'_, '_, T> {
+impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for OptionVisitor<'_, '_, T, C> {
     type Value = Option<Option<T>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -469,7 +462,7 @@ impl<'de, T: Argument> Visitor<'de> for OptionVisitor<'_, '_, T> {
 
     #[inline]
     fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        Ok(T::parse(de, self.cx, self.at, self.c)?.map(Some))
+        Ok(T::parse::<D, C>(de, self.cx, self.at)?.map(Some))
     }
 }
 
@@ -481,13 +474,12 @@ impl<T: Argument> Argument for Box<T> {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        Ok(T::parse(de, cx, at, c)?.map(Box::new))
+        Ok(T::parse::<D, C>(de, cx, at)?.map(Box::new))
     }
 
     fn absent() -> Option<Self> {
@@ -505,37 +497,34 @@ impl<T: Argument> Argument for Vec<T> {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
         // Typed (see `parse_str`): fails the parse on anything but an array.
-        de.deserialize_seq(SeqVisitor::<T> {
+        de.deserialize_seq(SeqVisitor::<T, C> {
             cx,
             at,
-            c,
             _marker: std::marker::PhantomData,
         })
     }
 }
 
-struct SeqVisitor<'a, 'p, T> {
+struct SeqVisitor<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-impl<T> SeqVisitor<'_, '_, T> {
+impl<T, C> SeqVisitor<'_, '_, T, C> {
     fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
         self.cx.type_mismatch(self.at, "array", got);
         None
     }
 }
 
-impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
+impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, T, C> {
     type Value = Option<Vec<T>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -557,8 +546,7 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
         let mut count: u64 = 0;
         loop {
             let at = self.at.index(count as usize);
-            let Some(item) =
-                seq.next_element_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))?
+            let Some(item) = seq.next_element_seed(Seed::<T, Unconstrained>::new(self.cx, &at))?
             else {
                 break;
             };
@@ -572,7 +560,8 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
                 }
             }
         }
-        if let Some(min) = self.c.min_length.filter(|&min| count < min) {
+        let c = &C::VALUE;
+        if let Some(min) = c.min_length.filter(|&min| count < min) {
             let unit = if min == 1 { "item" } else { "items" };
             self.cx.report(
                 self.at,
@@ -581,7 +570,7 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
             );
             valid = false;
         }
-        if let Some(max) = self.c.max_length.filter(|&max| count > max) {
+        if let Some(max) = c.max_length.filter(|&max| count > max) {
             let unit = if max == 1 { "item" } else { "items" };
             self.cx.report(
                 self.at,
@@ -642,11 +631,10 @@ macro_rules! string_maps {
                 })
             }
 
-            fn parse<'de, D: Deserializer<'de>>(
+            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
                 cx: &mut Cx,
                 at: &Path<'_>,
-                _: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
                 // Typed (see `parse_str`): fails the parse on a value neither object nor
                 // array.
@@ -710,7 +698,7 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
             let at = self.at;
             let outcome = entries.insert_new(key, |key| {
                 let at = at.key(key);
-                map.next_value_seed(Seed::<T>::new(cx, &at, &Constraints::NONE))
+                map.next_value_seed(Seed::<T, Unconstrained>::new(cx, &at))
             })?;
             match outcome {
                 Insert::Inserted => {}

@@ -39,7 +39,9 @@ pub mod __private {
     pub use serde::de::{Deserializer, IgnoredAny, MapAccess};
     pub use serde_json::{Map, Value};
 
-    pub use crate::constraints::{AcceptsLength, AcceptsPattern, AcceptsRange, Num, Pattern};
+    pub use crate::constraints::{
+        AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
+    };
     pub use crate::path::Path;
     pub use crate::schema::{SchemaGen, field_schema, object_schema};
     pub use crate::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};

@@ -10,7 +10,7 @@ use std::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::constraints::Num;
+use crate::constraints::{ConstConstraints, Num, Unconstrained};
 use crate::error::{ArgumentErrors, Keyword, Violation};
 use crate::path::Path;
 use crate::untyped::Untyped;
@@ -222,30 +222,27 @@ pub(crate) trait Scalar: Sized {
     fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self>;
 }
 
-struct ScalarVisitor<'a, 'p, T> {
+struct ScalarVisitor<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-/// Parses one scalar-checked value.
+/// Parses one scalar-checked value under the constraints `C`.
 #[inline]
-pub(crate) fn parse_scalar<'de, T: Scalar, D: Deserializer<'de>>(
+pub(crate) fn parse_scalar<'de, T: Scalar, C: ConstConstraints, D: Deserializer<'de>>(
     de: D,
     cx: &mut Cx,
     at: &Path<'_>,
-    c: &Constraints,
 ) -> Result<Option<T>, D::Error> {
-    de.deserialize_any(ScalarVisitor::<T> {
+    de.deserialize_any(ScalarVisitor::<T, C> {
         cx,
         at,
-        c,
         _marker: std::marker::PhantomData,
     })
 }
 
-impl<'de, T: Scalar> Visitor<'de> for ScalarVisitor<'_, '_, T> {
+impl<'de, T: Scalar, C: ConstConstraints> Visitor<'de> for ScalarVisitor<'_, '_, T, C> {
     type Value = Option<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -254,55 +251,65 @@ impl<'de, T: Scalar> Visitor<'de> for ScalarVisitor<'_, '_, T> {
 
     #[inline(always)]
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Bool(v), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Bool(v), self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
         let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
-        Ok(T::accept(Got::Number(n), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Number(n), self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Number(Num::U(v)), self.cx, self.at, self.c))
+        Ok(T::accept(
+            Got::Number(Num::U(v)),
+            self.cx,
+            self.at,
+            &C::VALUE,
+        ))
     }
 
     #[inline(always)]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Number(Num::F(v)), self.cx, self.at, self.c))
+        Ok(T::accept(
+            Got::Number(Num::F(v)),
+            self.cx,
+            self.at,
+            &C::VALUE,
+        ))
     }
 
     #[inline(always)]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Str(v), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Str(v), self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Str(v), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Str(v), self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Null, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Null, self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Null, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Null, self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         drain_seq(seq)?;
-        Ok(T::accept(Got::Array, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Array, self.cx, self.at, &C::VALUE))
     }
 
     #[inline(always)]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         drain_map(map)?;
-        Ok(T::accept(Got::Object, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Object, self.cx, self.at, &C::VALUE))
     }
 }
 
@@ -331,34 +338,32 @@ pub(crate) fn check_depth<E: de::Error>(at: &Path<'_>) -> Result<(), E> {
     }
 }
 
-/// Deserializes one `T` at `at` as a map value or array element.
+/// Deserializes one `T` at `at` under the constraints `C`, as a map value or array element.
 #[derive(Debug)]
-pub struct Seed<'a, 'p, T> {
+pub struct Seed<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-impl<'a, 'p, T> Seed<'a, 'p, T> {
-    /// A seed for the value at `at` under `c`.
+impl<'a, 'p, T, C> Seed<'a, 'p, T, C> {
+    /// A seed for the value at `at`.
     #[inline]
-    pub fn new(cx: &'a mut Cx, at: &'a Path<'p>, c: &'a Constraints) -> Self {
+    pub fn new(cx: &'a mut Cx, at: &'a Path<'p>) -> Self {
         Seed {
             cx,
             at,
-            c,
             _marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<'de, T: Argument> DeserializeSeed<'de> for Seed<'_, '_, T> {
+impl<'de, T: Argument, C: ConstConstraints> DeserializeSeed<'de> for Seed<'_, '_, T, C> {
     type Value = Option<T>;
 
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        T::parse(de, self.cx, self.at, self.c)
+        T::parse::<D, C>(de, self.cx, self.at)
     }
 }
 
@@ -499,7 +504,7 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
-    let parsed = T::parse(&mut de, &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::ROOT);
     match parsed.and_then(|value| de.end().map(|()| value)) {
         Ok(Some(value)) if cx.is_clean() => Ok(value),
         // The typed pass went through: its violations are those of an untyped pass.
@@ -513,7 +518,7 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
-    let parsed = T::parse(Untyped(&mut de), &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = T::parse::<_, Unconstrained>(Untyped(&mut de), &mut cx, &Path::ROOT);
     let parsed = parsed.and_then(|value| de.end().map(|()| value));
     finish(parsed, cx)
 }
@@ -521,7 +526,7 @@ fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 /// Checks an already-parsed JSON value as the arguments of `T`.
 pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
     let mut cx = Cx::default();
-    let parsed = T::parse(Untyped(value), &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = T::parse::<_, Unconstrained>(Untyped(value), &mut cx, &Path::ROOT);
     finish(parsed, cx)
 }
 
