@@ -52,15 +52,17 @@ pub mod __private {
         crate::schema::root_schema::<T>()
     }
 
-    /// Parses a unit-variant enum: the index of `variants` the string names.
+    /// Parses a unit-variant enum: the variant `name` maps the string to, where `name`
+    /// answers `None` for every string not in `variants`.
     #[inline]
-    pub fn parse_enum<'de, D: Deserializer<'de>>(
+    pub fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
         variants: &'static [&'static str],
-    ) -> Result<Option<usize>, D::Error> {
-        crate::validate::parse_enum(de, cx, at, variants)
+        name: F,
+    ) -> Result<Option<E>, D::Error> {
+        crate::validate::parse_enum(de, cx, at, variants, name)
     }
 
     /// The schema of a unit-variant enum.

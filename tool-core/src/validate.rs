@@ -3,7 +3,9 @@
 //!
 //! A value that breaks a rule is recorded in [`Cx`] and parsed on (its subtree is skipped),
 //! so the caller learns about all of them. Only text that is not JSON at all, or nests deeper
-//! than [`MAX_DEPTH`], stops the pass.
+//! than [`MAX_DEPTH`], stops the pass. (Text is first parsed with typed reads of objects and
+//! arrays, which also stop at a value of another JSON type; then it is parsed again through
+//! [`Untyped`], see [`parse_str`].)
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
@@ -564,67 +566,89 @@ fn not_json(error: &serde_json::Error) -> ArgumentErrors {
     )])
 }
 
-struct EnumVisitor<'a, 'p> {
+struct EnumVisitor<'a, 'p, F> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
     variants: &'static [&'static str],
+    name: F,
 }
 
-/// Parses a string that must be one of `variants`; the index of the one it names.
+/// Parses a string that must be one of `variants`: the variant `name` maps it to (`name`
+/// answers `None` for any string not in `variants`).
 #[inline]
-pub(crate) fn parse_enum<'de, D: Deserializer<'de>>(
+pub(crate) fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
     de: D,
     cx: &mut Cx,
     at: &Path<'_>,
     variants: &'static [&'static str],
-) -> Result<Option<usize>, D::Error> {
-    de.deserialize_any(EnumVisitor { cx, at, variants })
+    name: F,
+) -> Result<Option<E>, D::Error> {
+    de.deserialize_any(EnumVisitor {
+        cx,
+        at,
+        variants,
+        name,
+    })
 }
 
-impl EnumVisitor<'_, '_> {
+impl<F> EnumVisitor<'_, '_, F> {
     fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
         self.cx.not_in_enum(self.at, self.variants, false, got);
         None
     }
 }
 
-impl<'de> Visitor<'de> for EnumVisitor<'_, '_> {
-    type Value = Option<usize>;
+impl<'de, E, F: FnOnce(&str) -> Option<E>> Visitor<'de> for EnumVisitor<'_, '_, F> {
+    type Value = Option<E>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("one of the enum's strings")
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+    fn visit_bool<Er: de::Error>(self, v: bool) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Bool(v)))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+    fn visit_i64<Er: de::Error>(self, v: i64) -> Result<Self::Value, Er> {
         let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
         Ok(self.mismatch(Got::Number(n)))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+    fn visit_u64<Er: de::Error>(self, v: u64) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Number(Num::U(v))))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+    fn visit_f64<Er: de::Error>(self, v: f64) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Number(Num::F(v))))
     }
 
     #[inline]
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        match self.variants.iter().position(|variant| *variant == v) {
-            Some(index) => Ok(Some(index)),
-            None => Ok(self.mismatch(Got::Str(v))),
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        let EnumVisitor {
+            cx,
+            at,
+            variants,
+            name,
+        } = self;
+        match name(v) {
+            Some(variant) => Ok(Some(variant)),
+            None => {
+                cx.not_in_enum(at, variants, false, Got::Str(v));
+                Ok(None)
+            }
         }
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+    #[inline]
+    fn visit_borrowed_str<Er: de::Error>(self, v: &'de str) -> Result<Self::Value, Er> {
+        self.visit_str(v)
+    }
+
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Null))
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+    fn visit_none<Er: de::Error>(self) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Null))
     }
 

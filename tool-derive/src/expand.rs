@@ -336,14 +336,10 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
     let doc = option_tokens(&p, input.doc.as_deref());
     let live: Vec<&Variant<'_>> = variants.iter().filter(|variant| !variant.skip).collect();
     let wires = live.iter().map(|variant| variant.wire.as_str());
-    let count = live.len();
-    let arms = live.iter().enumerate().map(|(index, variant)| {
+    let arms = live.iter().map(|variant| {
         let variant_ident = variant.ident;
-        if index + 1 == count {
-            quote!(_ => Self::#variant_ident)
-        } else {
-            quote!(#index => Self::#variant_ident)
-        }
+        let wire = &variant.wire;
+        quote!(#wire => #p::Some(Self::#variant_ident))
     });
     quote! {
         #[automatically_derived]
@@ -361,10 +357,10 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
                 cx: &mut #p::Cx,
                 at: &#p::Path<'_>,
             ) -> #p::Result<#p::Option<Self>, D::Error> {
-                let index = #p::parse_enum(de, cx, at, VARIANTS)?;
-                #p::Ok(index.map(|index| match index {
+                #p::parse_enum(de, cx, at, VARIANTS, |name: &str| match name {
                     #(#arms,)*
-                }))
+                    _ => #p::None,
+                })
             }
         }
 
