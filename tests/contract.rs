@@ -263,6 +263,49 @@ fn reports_nested_violations_with_json_pointers() {
 }
 
 #[test]
+fn reports_containers_of_the_wrong_type_with_every_other_violation() {
+    // Objects and arrays are first read with serde's typed calls, which stop at a value of
+    // another JSON type; the second, untyped pass must still report everything, in order.
+    let errors = refused::<SearchFlights>(
+        r#"{"origin":"cdg","destination":"JFK","departureDate":"2026-12-01",
+            "passengers":{"age":30},"cabin":"economy","maxPrice":7,
+            "departureWindow":[8,20],"limit":0,"tags":"none","extra":1}"#,
+    );
+    assert_eq!(
+        found(&errors),
+        [
+            ("/origin".to_owned(), Keyword::Pattern),
+            ("/passengers".to_owned(), Keyword::Type),
+            ("/maxPrice".to_owned(), Keyword::Type),
+            ("/departureWindow".to_owned(), Keyword::Type),
+            ("/limit".to_owned(), Keyword::Minimum),
+            ("/tags".to_owned(), Keyword::Type),
+            ("/extra".to_owned(), Keyword::AdditionalProperties),
+        ]
+    );
+    assert_eq!(
+        errors.iter().nth(2).map(ToString::to_string).as_deref(),
+        Some("/maxPrice: expected object, got 7")
+    );
+    let errors = refused::<SearchFlights>(
+        r#"{"origin":"CDG","destination":"JFK","departureDate":"2026-12-01",
+            "passengers":[{"age":30},"adult",null,{"age":200}],"cabin":"economy","limit":5}"#,
+    );
+    assert_eq!(
+        found(&errors),
+        [
+            ("/passengers/1".to_owned(), Keyword::Type),
+            ("/passengers/2".to_owned(), Keyword::Type),
+            ("/passengers/3/age".to_owned(), Keyword::Maximum),
+        ]
+    );
+    // Syntax errors are the same whichever pass finds them.
+    let errors = refused::<SearchFlights>(r#"{"origin":"CDG","passengers":7,"limit":}"#);
+    assert!(errors.is_syntax(), "{errors}");
+    assert_eq!(errors.len(), 1);
+}
+
+#[test]
 fn honours_serde_defaults_and_optional_fields() {
     let args = SearchFlights::parse_arguments(
         r#"{"origin":"CDG","destination":"JFK","departureDate":"2026-12-01",

@@ -5,6 +5,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value, json};
 
+use crate::constraints::{ConstConstraints, Unconstrained};
 use crate::path::Path;
 use crate::schema::SchemaGen;
 use crate::validate::{Cx, Seed, check_depth};
@@ -18,11 +19,10 @@ impl Argument for Value {
         json!({})
     }
 
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        _: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
         de.deserialize_any(AnyVisitor { cx, at })
     }
@@ -76,7 +76,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_, '_> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        Value::parse(de, self.cx, self.at, &Constraints::NONE)
+        Value::parse::<D, Unconstrained>(de, self.cx, self.at)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -85,7 +85,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_, '_> {
         let mut valid = true;
         loop {
             let at = self.at.index(items.len());
-            match seq.next_element_seed(Seed::<Value>::new(self.cx, &at, &Constraints::NONE))? {
+            match seq.next_element_seed(Seed::<Value, Unconstrained>::new(self.cx, &at))? {
                 None => break,
                 Some(Some(item)) => items.push(item),
                 Some(None) => {
@@ -103,8 +103,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_, '_> {
         let mut valid = true;
         while let Some(key) = map.next_key::<String>()? {
             let at = self.at.key(&key);
-            let value =
-                map.next_value_seed(Seed::<Value>::new(self.cx, &at, &Constraints::NONE))?;
+            let value = map.next_value_seed(Seed::<Value, Unconstrained>::new(self.cx, &at))?;
             if members.contains_key(&key) {
                 self.cx.duplicate_key(self.at, &key);
                 valid = false;

@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use crate::Constraints;
-use crate::constraints::Num;
+use crate::constraints::{ConstConstraints, Num, Unconstrained};
 use crate::error::Keyword;
 use crate::path::Path;
 use crate::schema::{SchemaGen, nullable};
@@ -38,14 +38,14 @@ pub trait Argument: Sized {
     #[doc(hidden)]
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value;
 
-    /// Parses one value, recording every violation of the schema in `cx`; `Ok(None)` when
-    /// violations were recorded, `Err` only when the input is not JSON.
+    /// Parses one value under the constraints `C`, recording every violation of the schema
+    /// in `cx`; `Ok(None)` when violations were recorded, `Err` only when the input is not
+    /// JSON (or, for the typed pass, a container is of another JSON type).
     #[doc(hidden)]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error>;
 
     /// The value of an absent field of this type, if absence is allowed.
@@ -74,13 +74,12 @@ impl Argument for bool {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        parse_scalar(de, cx, at, c)
+        parse_scalar::<Self, C, D>(de, cx, at)
     }
 }
 
@@ -131,27 +130,41 @@ fn check_bounds(
     ok
 }
 
+/// The checks of an integer type outside its common case.
+trait Integer: Sized {
+    /// Checks `got` when it is not an integer inside the window; records every violation.
+    fn refuse(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self>;
+}
+
 macro_rules! integer {
     ($($ty:ty)*) => {$(
         impl Scalar for $ty {
-            #[inline]
+            #[inline(always)]
             fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+                // The common case, decided with integer arithmetic: an integer inside the
+                // window of the type's range and the integer bounds declared.
+                if let Got::Number(n) = got
+                    && let Some(v) = n.as_exact_int()
+                    && let Some((lo, hi)) =
+                        c.integer_window(<$ty>::MIN as i128, <$ty>::MAX as i128)
+                    && lo <= v
+                    && v <= hi
+                    && let Ok(value) = <$ty>::try_from(v)
+                {
+                    return Some(value);
+                }
+                Self::refuse(got, cx, at, c)
+            }
+        }
+
+        impl Integer for $ty {
+            #[cold]
+            #[inline(never)]
+            fn refuse(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
                 let Got::Number(n) = got else {
                     cx.type_mismatch(at, "integer", got);
                     return None;
                 };
-                // The common case, decided with integer arithmetic: an integer inside the
-                // window of the type's range and the integer bounds declared.
-                if let (Some(v), Some((lo, hi))) = (
-                    n.as_exact_int(),
-                    c.integer_window(<$ty>::MIN as i128, <$ty>::MAX as i128),
-                ) {
-                    if lo <= v && v <= hi {
-                        if let Ok(value) = <$ty>::try_from(v) {
-                            return Some(value);
-                        }
-                    }
-                }
                 let integral = n.is_integer();
                 if !integral {
                     cx.type_mismatch(at, "integer", got);
@@ -188,13 +201,12 @@ macro_rules! integer {
             }
 
             #[inline]
-            fn parse<'de, D: Deserializer<'de>>(
+            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
                 cx: &mut Cx,
                 at: &Path<'_>,
-                c: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
-                parse_scalar(de, cx, at, c)
+                parse_scalar::<Self, C, D>(de, cx, at)
             }
         }
     )*};
@@ -217,17 +229,33 @@ macro_rules! num_from {
 }
 num_from!(unsigned: u8 u16 u32 u64 usize; signed: i8 i16 i32 i64 isize);
 
+/// Checks a float outside its common case; the value as an `f64` if it is acceptable.
+#[cold]
+#[inline(never)]
+fn refuse_float(
+    got: Got<'_>,
+    type_min: Option<Num>,
+    type_max: Option<Num>,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    c: &Constraints,
+) -> Option<f64> {
+    let Got::Number(n) = got else {
+        cx.type_mismatch(at, "number", got);
+        return None;
+    };
+    check_bounds(n, type_min, type_max, cx, at, c).then(|| n.as_f64())
+}
+
 macro_rules! float {
     ($($ty:ty => $min:expr, $max:expr;)*) => {$(
         impl Scalar for $ty {
-            #[inline]
+            #[inline(always)]
             fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
-                let Got::Number(n) = got else {
-                    cx.type_mismatch(at, "number", got);
-                    return None;
-                };
                 // The common case: a number inside its bounds, decided in f64 arithmetic.
-                if let Some(v) = n.as_exact_f64() {
+                if let Got::Number(n) = got
+                    && let Some(v) = n.as_exact_f64()
+                {
                     let lo = $min.map_or(f64::NEG_INFINITY, Num::as_f64);
                     let hi = $max.map_or(f64::INFINITY, Num::as_f64);
                     if c.float_within(v, lo, hi) == Some(true) {
@@ -235,12 +263,11 @@ macro_rules! float {
                         return Some(v as $ty);
                     }
                 }
-                if check_bounds(n, $min, $max, cx, at, c) {
+                refuse_float(got, $min, $max, cx, at, c).map(|v| {
                     #[allow(clippy::cast_possible_truncation)]
-                    Some(n.as_f64() as $ty)
-                } else {
-                    None
-                }
+                    let v = v as $ty;
+                    v
+                })
             }
         }
 
@@ -253,13 +280,12 @@ macro_rules! float {
             }
 
             #[inline]
-            fn parse<'de, D: Deserializer<'de>>(
+            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
                 cx: &mut Cx,
                 at: &Path<'_>,
-                c: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
-                parse_scalar(de, cx, at, c)
+                parse_scalar::<Self, C, D>(de, cx, at)
             }
         }
     )*};
@@ -271,17 +297,49 @@ float! {
 }
 
 impl Scalar for String {
-    #[inline]
+    #[inline(always)]
     fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
-        let Got::Str(s) = got else {
-            cx.type_mismatch(at, "string", got);
-            return None;
-        };
-        check_string(s, cx, at, c).then(|| s.to_owned())
+        if let Got::Str(s) = got
+            && string_passes(s, c)
+        {
+            return Some(s.to_owned());
+        }
+        refuse_string(got, cx, at, c).then(|| got_str(got).to_owned())
     }
 }
 
-#[inline]
+/// The string of `got` (empty for any other value).
+fn got_str<'a>(got: Got<'a>) -> &'a str {
+    match got {
+        Got::Str(s) => s,
+        _ => "",
+    }
+}
+
+/// Whether `s` meets `c`, when that is decided without counting characters; `false` may
+/// still be acceptable (see [`refuse_string`]).
+#[inline(always)]
+fn string_passes(s: &str, c: &Constraints) -> bool {
+    // A UTF-8 character takes 1 to 4 bytes.
+    let bytes = s.len() as u64;
+    c.min_length.is_none_or(|min| bytes / 4 >= min)
+        && c.max_length.is_none_or(|max| bytes <= max)
+        && c.pattern
+            .is_none_or(|pattern| pattern.is_match(s) == Some(true))
+}
+
+/// Checks `got` as a string outside the common case, recording every violation; whether it
+/// is acceptable after all.
+#[cold]
+#[inline(never)]
+fn refuse_string(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
+    let Got::Str(s) = got else {
+        cx.type_mismatch(at, "string", got);
+        return false;
+    };
+    check_string(s, cx, at, c)
+}
+
 fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
     let mut ok = true;
     // Characters are counted only when the byte length cannot decide: a UTF-8 character
@@ -347,13 +405,12 @@ impl Argument for String {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        parse_scalar(de, cx, at, c)
+        parse_scalar::<Self, C, D>(de, cx, at)
     }
 }
 
@@ -365,16 +422,14 @@ impl<T: Argument> Argument for Option<T> {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        de.deserialize_option(OptionVisitor::<T> {
+        de.deserialize_option(OptionVisitor::<T, C> {
             cx,
             at,
-            c,
             _marker: std::marker::PhantomData,
         })
     }
@@ -384,14 +439,13 @@ impl<T: Argument> Argument for Option<T> {
     }
 }
 
-struct OptionVisitor<'a, 'p, T> {
+struct OptionVisitor<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-impl<'de, T: Argument> Visitor<'de> for OptionVisitor<'_, '_, T> {
+impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for OptionVisitor<'_, '_, T, C> {
     type Value = Option<Option<T>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -408,7 +462,7 @@ impl<'de, T: Argument> Visitor<'de> for OptionVisitor<'_, '_, T> {
 
     #[inline]
     fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        Ok(T::parse(de, self.cx, self.at, self.c)?.map(Some))
+        Ok(T::parse::<D, C>(de, self.cx, self.at)?.map(Some))
     }
 }
 
@@ -420,13 +474,12 @@ impl<T: Argument> Argument for Box<T> {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        Ok(T::parse(de, cx, at, c)?.map(Box::new))
+        Ok(T::parse::<D, C>(de, cx, at)?.map(Box::new))
     }
 
     fn absent() -> Option<Self> {
@@ -444,36 +497,34 @@ impl<T: Argument> Argument for Vec<T> {
     }
 
     #[inline]
-    fn parse<'de, D: Deserializer<'de>>(
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
-        c: &Constraints,
     ) -> Result<Option<Self>, D::Error> {
-        de.deserialize_any(SeqVisitor::<T> {
+        // Typed (see `parse_str`): fails the parse on anything but an array.
+        de.deserialize_seq(SeqVisitor::<T, C> {
             cx,
             at,
-            c,
             _marker: std::marker::PhantomData,
         })
     }
 }
 
-struct SeqVisitor<'a, 'p, T> {
+struct SeqVisitor<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-impl<T> SeqVisitor<'_, '_, T> {
+impl<T, C> SeqVisitor<'_, '_, T, C> {
     fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
         self.cx.type_mismatch(self.at, "array", got);
         None
     }
 }
 
-impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
+impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, T, C> {
     type Value = Option<Vec<T>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -487,6 +538,7 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
         Ok(self.mismatch(Got::Object))
     }
 
+    #[inline]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
@@ -494,8 +546,7 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
         let mut count: u64 = 0;
         loop {
             let at = self.at.index(count as usize);
-            let Some(item) =
-                seq.next_element_seed(Seed::<T>::new(self.cx, &at, &Constraints::NONE))?
+            let Some(item) = seq.next_element_seed(Seed::<T, Unconstrained>::new(self.cx, &at))?
             else {
                 break;
             };
@@ -509,7 +560,8 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
                 }
             }
         }
-        if let Some(min) = self.c.min_length.filter(|&min| count < min) {
+        let c = &C::VALUE;
+        if let Some(min) = c.min_length.filter(|&min| count < min) {
             let unit = if min == 1 { "item" } else { "items" };
             self.cx.report(
                 self.at,
@@ -518,7 +570,7 @@ impl<'de, T: Argument> Visitor<'de> for SeqVisitor<'_, '_, T> {
             );
             valid = false;
         }
-        if let Some(max) = self.c.max_length.filter(|&max| count > max) {
+        if let Some(max) = c.max_length.filter(|&max| count > max) {
             let unit = if max == 1 { "item" } else { "items" };
             self.cx.report(
                 self.at,
@@ -579,17 +631,19 @@ macro_rules! string_maps {
                 })
             }
 
-            fn parse<'de, D: Deserializer<'de>>(
+            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
                 cx: &mut Cx,
                 at: &Path<'_>,
-                _: &Constraints,
             ) -> Result<Option<Self>, D::Error> {
-                de.deserialize_any(MapVisitor::<Self, T> {
-                    cx,
-                    at,
-                    _marker: std::marker::PhantomData,
-                })
+                // Typed (see `parse_str`): fails the parse on a value neither object nor
+                // array.
+                de.deserialize_map(MapVisitor::<Self, T> {
+                        cx,
+                        at,
+                        _marker: std::marker::PhantomData,
+                    },
+                )
             }
         }
     )*};
@@ -627,6 +681,7 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
         Ok(self.mismatch(Got::Array))
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let mut entries = M::default();
@@ -643,7 +698,7 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
             let at = self.at;
             let outcome = entries.insert_new(key, |key| {
                 let at = at.key(key);
-                map.next_value_seed(Seed::<T>::new(cx, &at, &Constraints::NONE))
+                map.next_value_seed(Seed::<T, Unconstrained>::new(cx, &at))
             })?;
             match outcome {
                 Insert::Inserted => {}

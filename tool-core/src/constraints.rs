@@ -316,6 +316,21 @@ impl Constraints {
     }
 }
 
+/// The constraints of one field as a type: the checked parser of the field is compiled with
+/// them as constants, so that a bound not declared costs nothing.
+pub trait ConstConstraints {
+    /// The constraints.
+    const VALUE: Constraints;
+}
+
+/// No constraint, as a type.
+#[derive(Debug, Clone, Copy)]
+pub struct Unconstrained;
+
+impl ConstConstraints for Unconstrained {
+    const VALUE: Constraints = Constraints::NONE;
+}
+
 fn merge(a: Option<Num>, b: Option<Num>, keep: Ordering) -> Option<Num> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.tighter(b, keep)),

@@ -24,6 +24,7 @@ mod repair;
 pub mod runtime;
 mod schema;
 mod tool;
+mod untyped;
 mod validate;
 
 pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
@@ -66,7 +67,9 @@ pub mod __private {
     pub use serde::de::{Deserializer, IgnoredAny, MapAccess};
     pub use serde_json::{Map, Value};
 
-    pub use crate::constraints::{AcceptsLength, AcceptsPattern, AcceptsRange, Num, Pattern};
+    pub use crate::constraints::{
+        AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
+    };
     pub use crate::path::Path;
     pub use crate::schema::{SchemaGen, field_schema, object_schema};
     pub use crate::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};
@@ -77,14 +80,17 @@ pub mod __private {
         crate::schema::root_schema::<T>()
     }
 
-    /// Parses a unit-variant enum: the index of `variants` the string names.
-    pub fn parse_enum<'de, D: Deserializer<'de>>(
+    /// Parses a unit-variant enum: the variant `name` maps the string to, where `name`
+    /// answers `None` for every string not in `variants`.
+    #[inline]
+    pub fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
         de: D,
         cx: &mut Cx,
         at: &Path<'_>,
         variants: &'static [&'static str],
-    ) -> Result<Option<usize>, D::Error> {
-        crate::validate::parse_enum(de, cx, at, variants)
+        name: F,
+    ) -> Result<Option<E>, D::Error> {
+        crate::validate::parse_enum(de, cx, at, variants, name)
     }
 
     /// The schema of a unit-variant enum.

@@ -3,16 +3,19 @@
 //!
 //! A value that breaks a rule is recorded in [`Cx`] and parsed on (its subtree is skipped),
 //! so the caller learns about all of them. Only text that is not JSON at all, or nests deeper
-//! than [`MAX_DEPTH`], stops the pass.
+//! than [`MAX_DEPTH`], stops the pass. (Text is first parsed with typed reads of objects and
+//! arrays, which also stop at a value of another JSON type; then it is parsed again through
+//! [`Untyped`], see [`parse_str`].)
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::constraints::Num;
+use crate::constraints::{ConstConstraints, Num, Unconstrained};
 use crate::error::{ArgumentErrors, Keyword, Violation};
 use crate::path::Path;
+use crate::untyped::Untyped;
 use crate::{Argument, Constraints};
 
 /// The deepest nesting of arrays and objects accepted, the same in both entry points.
@@ -221,73 +224,94 @@ pub(crate) trait Scalar: Sized {
     fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self>;
 }
 
-struct ScalarVisitor<'a, 'p, T> {
+struct ScalarVisitor<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-/// Parses one scalar-checked value.
+/// Parses one scalar-checked value under the constraints `C`.
 #[inline]
-pub(crate) fn parse_scalar<'de, T: Scalar, D: Deserializer<'de>>(
+pub(crate) fn parse_scalar<'de, T: Scalar, C: ConstConstraints, D: Deserializer<'de>>(
     de: D,
     cx: &mut Cx,
     at: &Path<'_>,
-    c: &Constraints,
 ) -> Result<Option<T>, D::Error> {
-    de.deserialize_any(ScalarVisitor::<T> {
+    de.deserialize_any(ScalarVisitor::<T, C> {
         cx,
         at,
-        c,
         _marker: std::marker::PhantomData,
     })
 }
 
-impl<'de, T: Scalar> Visitor<'de> for ScalarVisitor<'_, '_, T> {
+impl<'de, T: Scalar, C: ConstConstraints> Visitor<'de> for ScalarVisitor<'_, '_, T, C> {
     type Value = Option<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
+    #[inline(always)]
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Bool(v), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Bool(v), self.cx, self.at, &C::VALUE))
     }
 
+    #[inline(always)]
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
         let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
-        Ok(T::accept(Got::Number(n), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Number(n), self.cx, self.at, &C::VALUE))
     }
 
+    #[inline(always)]
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Number(Num::U(v)), self.cx, self.at, self.c))
+        Ok(T::accept(
+            Got::Number(Num::U(v)),
+            self.cx,
+            self.at,
+            &C::VALUE,
+        ))
     }
 
+    #[inline(always)]
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Number(Num::F(v)), self.cx, self.at, self.c))
+        Ok(T::accept(
+            Got::Number(Num::F(v)),
+            self.cx,
+            self.at,
+            &C::VALUE,
+        ))
     }
 
+    #[inline(always)]
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Str(v), self.cx, self.at, self.c))
+        Ok(T::accept(Got::Str(v), self.cx, self.at, &C::VALUE))
     }
 
+    #[inline(always)]
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(T::accept(Got::Str(v), self.cx, self.at, &C::VALUE))
+    }
+
+    #[inline(always)]
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Null, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Null, self.cx, self.at, &C::VALUE))
     }
 
+    #[inline(always)]
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(T::accept(Got::Null, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Null, self.cx, self.at, &C::VALUE))
     }
 
+    #[inline(always)]
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         drain_seq(seq)?;
-        Ok(T::accept(Got::Array, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Array, self.cx, self.at, &C::VALUE))
     }
 
+    #[inline(always)]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         drain_map(map)?;
-        Ok(T::accept(Got::Object, self.cx, self.at, self.c))
+        Ok(T::accept(Got::Object, self.cx, self.at, &C::VALUE))
     }
 }
 
@@ -316,34 +340,32 @@ pub(crate) fn check_depth<E: de::Error>(at: &Path<'_>) -> Result<(), E> {
     }
 }
 
-/// Deserializes one `T` at `at` as a map value or array element.
+/// Deserializes one `T` at `at` under the constraints `C`, as a map value or array element.
 #[derive(Debug)]
-pub struct Seed<'a, 'p, T> {
+pub struct Seed<'a, 'p, T, C> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    c: &'a Constraints,
-    _marker: std::marker::PhantomData<T>,
+    _marker: std::marker::PhantomData<(T, C)>,
 }
 
-impl<'a, 'p, T> Seed<'a, 'p, T> {
-    /// A seed for the value at `at` under `c`.
+impl<'a, 'p, T, C> Seed<'a, 'p, T, C> {
+    /// A seed for the value at `at`.
     #[inline]
-    pub fn new(cx: &'a mut Cx, at: &'a Path<'p>, c: &'a Constraints) -> Self {
+    pub fn new(cx: &'a mut Cx, at: &'a Path<'p>) -> Self {
         Seed {
             cx,
             at,
-            c,
             _marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<'de, T: Argument> DeserializeSeed<'de> for Seed<'_, '_, T> {
+impl<'de, T: Argument, C: ConstConstraints> DeserializeSeed<'de> for Seed<'_, '_, T, C> {
     type Value = Option<T>;
 
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        T::parse(de, self.cx, self.at, self.c)
+        T::parse::<D, C>(de, self.cx, self.at)
     }
 }
 
@@ -371,7 +393,8 @@ pub fn parse_object<'de, T: Object, D: Deserializer<'de>>(
     cx: &mut Cx,
     at: &Path<'_>,
 ) -> Result<Option<T>, D::Error> {
-    de.deserialize_any(ObjectVisitor::<T> {
+    // Typed (see `parse_str`): fails the parse on a value neither object nor array.
+    de.deserialize_map(ObjectVisitor::<T> {
         cx,
         at,
         expected: "object",
@@ -435,6 +458,7 @@ impl<'de, T: Object> Visitor<'de> for ObjectVisitor<'_, '_, T> {
         Ok(self.mismatch(Got::Array))
     }
 
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         T::visit_members(map, self.cx, self.at)
@@ -470,10 +494,33 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 }
 
 /// Parses `raw` as the arguments of `T`, strictly: one JSON value, nothing after it.
+///
+/// The first pass is typed: objects and arrays are read with serde's `deserialize_struct` /
+/// `deserialize_seq`, which serde_json dispatches without going through `deserialize_any`.
+/// The visitors are the same and accept every JSON type, so wherever the typed calls
+/// succeed the outcome is that of an untyped pass. But a typed call fails the whole parse
+/// on a value of another JSON type, losing the other violations; so when the typed pass
+/// stops with an error (that, a syntax error, or nesting too deep), the text is parsed
+/// again through [`Untyped`], which turns every call into `deserialize_any`, records a
+/// wrong type as a violation and goes on; its outcome is the answer.
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
-    let parsed = T::parse(&mut de, &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::ROOT);
+    match parsed.and_then(|value| de.end().map(|()| value)) {
+        Ok(Some(value)) if cx.is_clean() => Ok(value),
+        // The typed pass went through: its violations are those of an untyped pass.
+        Ok(_) => Err(refused(cx)),
+        Err(_) => parse_str_untyped(raw),
+    }
+}
+
+/// The untyped pass of [`parse_str`], out of line: it runs only after the typed pass stopped.
+#[inline(never)]
+fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let mut cx = Cx::default();
+    let parsed = T::parse::<_, Unconstrained>(Untyped(&mut de), &mut cx, &Path::ROOT);
     let parsed = parsed.and_then(|value| de.end().map(|()| value));
     finish(parsed, cx)
 }
@@ -481,89 +528,127 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 /// Checks an already-parsed JSON value as the arguments of `T`.
 pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
     let mut cx = Cx::default();
-    let parsed = T::parse(value, &mut cx, &Path::ROOT, &Constraints::NONE);
+    let parsed = T::parse::<_, Unconstrained>(Untyped(value), &mut cx, &Path::ROOT);
     finish(parsed, cx)
 }
 
+#[inline]
 fn finish<T>(parsed: Result<Option<T>, serde_json::Error>, cx: Cx) -> Result<T, ArgumentErrors> {
     match parsed {
-        Err(error) => Err(ArgumentErrors::new(vec![Violation::new(
-            String::new(),
-            Keyword::Syntax,
-            format!("invalid JSON: {error}"),
-        )])),
         Ok(Some(value)) if cx.is_clean() => Ok(value),
-        Ok(_) => Err(cx.into_errors().unwrap_or_else(|| {
-            // A value was refused without a recorded reason: refuse, and say so.
-            ArgumentErrors::new(vec![Violation::new(
-                String::new(),
-                Keyword::Type,
-                "arguments were refused without a recorded reason",
-            )])
-        })),
+        Ok(_) => Err(refused(cx)),
+        Err(error) => Err(not_json(&error)),
     }
 }
 
-struct EnumVisitor<'a, 'p> {
+/// The violations recorded in `cx`, for a refused value.
+#[cold]
+#[inline(never)]
+fn refused(cx: Cx) -> ArgumentErrors {
+    cx.into_errors().unwrap_or_else(|| {
+        // A value was refused without a recorded reason: refuse, and say so.
+        ArgumentErrors::new(vec![Violation::new(
+            String::new(),
+            Keyword::Type,
+            "arguments were refused without a recorded reason",
+        )])
+    })
+}
+
+/// The one violation for text that is not JSON (or nests too deep).
+#[cold]
+#[inline(never)]
+fn not_json(error: &serde_json::Error) -> ArgumentErrors {
+    ArgumentErrors::new(vec![Violation::new(
+        String::new(),
+        Keyword::Syntax,
+        format!("invalid JSON: {error}"),
+    )])
+}
+
+struct EnumVisitor<'a, 'p, F> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
     variants: &'static [&'static str],
+    name: F,
 }
 
-/// Parses a string that must be one of `variants`; the index of the one it names.
-pub(crate) fn parse_enum<'de, D: Deserializer<'de>>(
+/// Parses a string that must be one of `variants`: the variant `name` maps it to (`name`
+/// answers `None` for any string not in `variants`).
+#[inline]
+pub(crate) fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
     de: D,
     cx: &mut Cx,
     at: &Path<'_>,
     variants: &'static [&'static str],
-) -> Result<Option<usize>, D::Error> {
-    de.deserialize_any(EnumVisitor { cx, at, variants })
+    name: F,
+) -> Result<Option<E>, D::Error> {
+    de.deserialize_any(EnumVisitor {
+        cx,
+        at,
+        variants,
+        name,
+    })
 }
 
-impl EnumVisitor<'_, '_> {
+impl<F> EnumVisitor<'_, '_, F> {
     fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
         self.cx.not_in_enum(self.at, self.variants, false, got);
         None
     }
 }
 
-impl<'de> Visitor<'de> for EnumVisitor<'_, '_> {
-    type Value = Option<usize>;
+impl<'de, E, F: FnOnce(&str) -> Option<E>> Visitor<'de> for EnumVisitor<'_, '_, F> {
+    type Value = Option<E>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("one of the enum's strings")
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+    fn visit_bool<Er: de::Error>(self, v: bool) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Bool(v)))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+    fn visit_i64<Er: de::Error>(self, v: i64) -> Result<Self::Value, Er> {
         let n = if v >= 0 { Num::U(v as u64) } else { Num::I(v) };
         Ok(self.mismatch(Got::Number(n)))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+    fn visit_u64<Er: de::Error>(self, v: u64) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Number(Num::U(v))))
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+    fn visit_f64<Er: de::Error>(self, v: f64) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Number(Num::F(v))))
     }
 
     #[inline]
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        match self.variants.iter().position(|variant| *variant == v) {
-            Some(index) => Ok(Some(index)),
-            None => Ok(self.mismatch(Got::Str(v))),
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        let EnumVisitor {
+            cx,
+            at,
+            variants,
+            name,
+        } = self;
+        match name(v) {
+            Some(variant) => Ok(Some(variant)),
+            None => {
+                cx.not_in_enum(at, variants, false, Got::Str(v));
+                Ok(None)
+            }
         }
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+    #[inline]
+    fn visit_borrowed_str<Er: de::Error>(self, v: &'de str) -> Result<Self::Value, Er> {
+        self.visit_str(v)
+    }
+
+    fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Null))
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+    fn visit_none<Er: de::Error>(self) -> Result<Self::Value, Er> {
         Ok(self.mismatch(Got::Null))
     }
 

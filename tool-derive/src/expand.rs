@@ -66,8 +66,8 @@ fn num_tokens(p: &TokenStream, n: NumLit) -> TokenStream {
     }
 }
 
-/// Per field: the statics holding its constraints, the compile-time checks that they apply
-/// to its type, and the expression naming them.
+/// Per field: the items holding its constraints, the compile-time checks that they apply
+/// to its type, and the type naming them (`ConstConstraints`).
 fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream, TokenStream) {
     let attrs = &field.attrs;
     let ty = field.ty;
@@ -85,7 +85,7 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     let has_any =
         attrs.length.span.is_some() || attrs.range.span.is_some() || attrs.pattern.is_some();
     if !has_any {
-        return (items, quote!(&#p::Constraints::NONE));
+        return (items, quote!(#p::Unconstrained));
     }
     let pattern = match &attrs.pattern {
         Some(pattern) => {
@@ -98,7 +98,7 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
         }
         None => quote!(#p::None),
     };
-    let name = format_ident!("__TOOL_CONSTRAINTS_{}", index);
+    let name = format_ident!("__ToolConstraints{}", index);
     let min_length = option_tokens(p, attrs.length.min);
     let max_length = option_tokens(p, attrs.length.max);
     let range = &attrs.range;
@@ -107,17 +107,21 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     let (exclusive_minimum, exclusive_maximum) =
         (bound(range.exclusive_min), bound(range.exclusive_max));
     items.extend(quote! {
-        static #name: #p::Constraints = #p::Constraints {
-            min_length: #min_length,
-            max_length: #max_length,
-            minimum: #minimum,
-            maximum: #maximum,
-            exclusive_minimum: #exclusive_minimum,
-            exclusive_maximum: #exclusive_maximum,
-            pattern: #pattern,
-        };
+        struct #name;
+
+        impl #p::ConstConstraints for #name {
+            const VALUE: #p::Constraints = #p::Constraints {
+                min_length: #min_length,
+                max_length: #max_length,
+                minimum: #minimum,
+                maximum: #maximum,
+                exclusive_minimum: #exclusive_minimum,
+                exclusive_maximum: #exclusive_maximum,
+                pattern: #pattern,
+            };
+        }
     });
-    (items, quote!(&#name))
+    (items, quote!(#name))
 }
 
 fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
@@ -143,7 +147,8 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
     let container_default = input.attrs.default;
 
     for &(index, field) in &live {
-        let (field_items, c) = constraints(field, index, &p);
+        let (field_items, bounds) = constraints(field, index, &p);
+        let c = quote!(&<#bounds as #p::ConstConstraints>::VALUE);
         items.extend(field_items);
         let ty = field.ty;
         let wire = &field.wire;
@@ -180,7 +185,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
                     let #p::IgnoredAny = map.next_value()?;
                 } else {
                     let at = at.key(#wire);
-                    #slot = #p::Some(__tool_next_value::<#ty, A>(&mut map, cx, &at, #c)?);
+                    #slot = #p::Some(__tool_next_value::<#ty, #bounds, A>(&mut map, cx, &at)?);
                 }
             }
         });
@@ -236,13 +241,17 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
             const fn __tool_argument<T: #krate::Argument>() {}
 
             #[inline]
-            fn __tool_next_value<'de, T: #krate::Argument, A: #p::MapAccess<'de>>(
+            fn __tool_next_value<
+                'de,
+                T: #krate::Argument,
+                C: #p::ConstConstraints,
+                A: #p::MapAccess<'de>,
+            >(
                 map: &mut A,
                 cx: &mut #p::Cx,
                 at: &#p::Path<'_>,
-                c: &#p::Constraints,
             ) -> #p::Result<#p::Option<T>, A::Error> {
-                map.next_value_seed(#p::Seed::<T>::new(cx, at, c))
+                map.next_value_seed(#p::Seed::<T, C>::new(cx, at))
             }
         }
     });
@@ -266,11 +275,10 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
             }
 
             #[inline]
-            fn parse<'de, D: #p::Deserializer<'de>>(
+            fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
                 de: D,
                 cx: &mut #p::Cx,
                 at: &#p::Path<'_>,
-                _: &#p::Constraints,
             ) -> #p::Result<#p::Option<Self>, D::Error> {
                 #p::parse_object::<Self, D>(de, cx, at)
             }
@@ -279,6 +287,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         #[automatically_derived]
         impl #p::Object for #ident {
             #[allow(clippy::too_many_lines, unreachable_patterns)]
+            #[inline]
             fn visit_members<'de, A: #p::MapAccess<'de>>(
                 mut map: A,
                 cx: &mut #p::Cx,
@@ -287,17 +296,19 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
                 const FIELDS: &[&str] = &[#(#wires),*];
                 enum __ToolKey {
                     #(#key_variants,)*
-                    Unknown(::std::string::String),
+                    Unknown,
                 }
                 #slots
                 while let #p::Some(key) = map.next_key_seed(#p::KeySeed(|key: &str| match key {
                     #key_arms
-                    _ => __ToolKey::Unknown(::std::borrow::ToOwned::to_owned(key)),
+                    _ => {
+                        cx.unknown_field(at, key, FIELDS);
+                        __ToolKey::Unknown
+                    }
                 }))? {
                     match key {
                         #value_arms
-                        __ToolKey::Unknown(name) => {
-                            cx.unknown_field(at, &name, FIELDS);
+                        __ToolKey::Unknown => {
                             let #p::IgnoredAny = map.next_value()?;
                         }
                     }
@@ -325,14 +336,10 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
     let doc = option_tokens(&p, input.doc.as_deref());
     let live: Vec<&Variant<'_>> = variants.iter().filter(|variant| !variant.skip).collect();
     let wires = live.iter().map(|variant| variant.wire.as_str());
-    let count = live.len();
-    let arms = live.iter().enumerate().map(|(index, variant)| {
+    let arms = live.iter().map(|variant| {
         let variant_ident = variant.ident;
-        if index + 1 == count {
-            quote!(_ => Self::#variant_ident)
-        } else {
-            quote!(#index => Self::#variant_ident)
-        }
+        let wire = &variant.wire;
+        quote!(#wire => #p::Some(Self::#variant_ident))
     });
     quote! {
         #[automatically_derived]
@@ -345,16 +352,15 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
             }
 
             #[inline]
-            fn parse<'de, D: #p::Deserializer<'de>>(
+            fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
                 de: D,
                 cx: &mut #p::Cx,
                 at: &#p::Path<'_>,
-                _: &#p::Constraints,
             ) -> #p::Result<#p::Option<Self>, D::Error> {
-                let index = #p::parse_enum(de, cx, at, VARIANTS)?;
-                #p::Ok(index.map(|index| match index {
+                #p::parse_enum(de, cx, at, VARIANTS, |name: &str| match name {
                     #(#arms,)*
-                }))
+                    _ => #p::None,
+                })
             }
         }
 
@@ -495,11 +501,10 @@ fn fallback(derive: &DeriveInput, krate: &syn::Path, mode: Mode, errors: &Errors
                     ::core::unreachable!()
                 }
 
-                fn parse<'de, D: #p::Deserializer<'de>>(
+                fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
                     _: D,
                     _: &mut #p::Cx,
                     _: &#p::Path<'_>,
-                    _: &#p::Constraints,
                 ) -> #p::Result<#p::Option<Self>, D::Error> {
                     ::core::unreachable!()
                 }
