@@ -31,18 +31,19 @@ pub(crate) fn canonical_text(text: &str) -> Option<String> {
 /// producing them.
 pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
-            (Some(x), Some(y), ..) => x == y,
-            (_, _, Some(x), Some(y)) => x == y,
-            _ => x.as_f64() == y.as_f64(),
-        },
+        (Value::Number(x), Value::Number(y)) => {
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y), ..) => x == y,
+                (_, _, Some(x), Some(y)) => x == y,
+                _ => x.as_f64() == y.as_f64(),
+            }
+        }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(key, x)| y.get(key).is_some_and(|y| same_json(x, y)))
         }
         _ => a == b,
@@ -68,7 +69,10 @@ mod tests {
     #[test]
     fn same_json_agrees_with_canonical_forms() {
         let cases = [
-            (r#"{"a":1,"b":[1.0,"x"]}"#, r#"{ "b": [1e0, "x"], "a": 1.0 }"#),
+            (
+                r#"{"a":1,"b":[1.0,"x"]}"#,
+                r#"{ "b": [1e0, "x"], "a": 1.0 }"#,
+            ),
             (r#"{"a":1}"#, r#"{"a":2}"#),
             (r#"[1,2]"#, r#"[2,1]"#),
             (r#"{"a":null}"#, r#"{}"#),
@@ -77,8 +81,10 @@ mod tests {
             (r#""a""#, r#""a""#),
         ];
         for (a, b) in cases {
-            let (x, y): (serde_json::Value, serde_json::Value) =
-                (serde_json::from_str(a).unwrap(), serde_json::from_str(b).unwrap());
+            let (x, y): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_str(a).unwrap(),
+                serde_json::from_str(b).unwrap(),
+            );
             assert_eq!(
                 same_json(&x, &y),
                 canonical_json(&x) == canonical_json(&y),
