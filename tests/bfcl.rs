@@ -44,18 +44,29 @@ fn convert(schema: &Value) -> Value {
                 "tuple" => drop(out.insert(key.clone(), Value::from("array"))),
                 _ => drop(out.insert(key.clone(), value.clone())),
             },
-            ("properties" | "patternProperties" | "$defs" | "definitions", Value::Object(props)) => {
-                let props = props.iter().map(|(name, schema)| (name.clone(), convert(schema)));
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions",
+                Value::Object(props),
+            ) => {
+                let props = props
+                    .iter()
+                    .map(|(name, schema)| (name.clone(), convert(schema)));
                 out.insert(key.clone(), Value::Object(props.collect()));
             }
             ("items" | "additionalProperties" | "not" | "additionalItems", _) => match value {
                 Value::Array(items) => {
-                    out.insert(key.clone(), Value::Array(items.iter().map(convert).collect()));
+                    out.insert(
+                        key.clone(),
+                        Value::Array(items.iter().map(convert).collect()),
+                    );
                 }
                 _ => drop(out.insert(key.clone(), convert(value))),
             },
             ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
-                out.insert(key.clone(), Value::Array(items.iter().map(convert).collect()));
+                out.insert(
+                    key.clone(),
+                    Value::Array(items.iter().map(convert).collect()),
+                );
             }
             _ => drop(out.insert(key.clone(), value.clone())),
         }
@@ -131,7 +142,11 @@ fn classify(violation: &tool_core::Violation, arguments: &Value) -> String {
     };
     match keyword {
         "type" => {
-            let expected = violation.message().split(" is not of type ").nth(1).unwrap_or("?");
+            let expected = violation
+                .message()
+                .split(" is not of type ")
+                .nth(1)
+                .unwrap_or("?");
             format!("type: {} where {expected} is declared", kind(got))
         }
         "enum" => format!("enum: {} value not in the enum", kind(got)),
@@ -155,7 +170,10 @@ async fn bfcl_definitions_and_ground_truth_calls() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("BFCL_v4_")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("BFCL_v4_"))
+        })
         .collect();
     files.sort();
     for file in &files {
@@ -184,7 +202,8 @@ async fn bfcl_definitions_and_ground_truth_calls() {
                         let class = if error.contains("is not valid under any of the schemas")
                             || error.contains("is not one of")
                         {
-                            "a type name that is not a JSON Schema type (Java/JavaScript)".to_owned()
+                            "a type name that is not a JSON Schema type (Java/JavaScript)"
+                                .to_owned()
                         } else {
                             error.split(": ").nth(1).unwrap_or(&error).to_owned()
                         };
@@ -218,12 +237,19 @@ async fn bfcl_definitions_and_ground_truth_calls() {
                     continue;
                 };
                 for (name, arguments) in call {
-                    let Some((key, parameters)) = definitions.get(&(id.clone(), name.clone())) else {
-                        *report.skipped_calls.entry("no definition with this name for the question".into()).or_default() += 1;
+                    let Some((key, parameters)) = definitions.get(&(id.clone(), name.clone()))
+                    else {
+                        *report
+                            .skipped_calls
+                            .entry("no definition with this name for the question".into())
+                            .or_default() += 1;
                         continue;
                     };
                     let Some(Ok(runtime)) = runtimes.get(key) else {
-                        *report.skipped_calls.entry("its definition was refused".into()).or_default() += 1;
+                        *report
+                            .skipped_calls
+                            .entry("its definition was refused".into())
+                            .or_default() += 1;
                         continue;
                     };
                     report.calls += 1;
