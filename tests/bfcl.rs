@@ -205,7 +205,7 @@ async fn bfcl_definitions_and_ground_truth_calls() {
                             "a type name that is not a JSON Schema type (Java/JavaScript)"
                                 .to_owned()
                         } else {
-                            error.split(": ").nth(1).unwrap_or(&error).to_owned()
+                            error.split(": ").nth(1).unwrap_or(error).to_owned()
                         };
                         *report.refused.entry(class).or_default() += 1;
                     }

@@ -864,23 +864,23 @@ fn example_tools_lose_exactly_what_each_dialect_cannot_say() {
     let root_closed = loss("", "additionalProperties", Unenforced);
     assert_eq!(
         losses("get_weather", weather, Target::OpenAiChatStrict),
-        [city.clone()]
+        vec![city.clone()]
     );
     assert_eq!(
         losses("get_weather", weather, Target::AnthropicStrict),
-        [city.clone()]
+        vec![city.clone()]
     );
     assert_eq!(
         losses("get_weather", weather, Target::GeminiJsonSchema),
-        [city.clone()]
+        vec![city.clone()]
     );
     assert_eq!(
         losses("get_weather", weather, Target::GeminiOpenApi),
-        [root_closed.clone()]
+        vec![root_closed.clone()]
     );
     assert_eq!(
         losses("create_invoice", invoice, Target::OpenAiResponsesStrict),
-        [customer.clone()]
+        vec![customer.clone()]
     );
     assert_eq!(
         losses("create_invoice", invoice, Target::AnthropicStrict),
@@ -898,7 +898,7 @@ fn example_tools_lose_exactly_what_each_dialect_cannot_say() {
     let tags = loss("/properties/tags", "additionalProperties", Narrowed);
     assert_eq!(
         losses("search_flights", flights, Target::OpenAiChatStrict),
-        [tags.clone()]
+        vec![tags.clone()]
     );
     let anthropic = losses("search_flights", flights, Target::AnthropicStrict);
     for expected in [

@@ -46,7 +46,7 @@ pub(crate) fn lower_schema(schema: &Value, dialect: Dialect) -> Result<LoweredSc
         root: schema,
         losses: Vec::new(),
         seen: HashSet::new(),
-        stack: vec![String::new()],
+        stack: Vec::new(),
         defs: Vec::new(),
         anchors: None,
         nodes: 0,
@@ -62,7 +62,7 @@ pub(crate) fn lower_schema(schema: &Value, dialect: Dialect) -> Result<LoweredSc
     while index < walker.defs.len() {
         let pointer = walker.defs[index].pointer.clone();
         let target = walker.root.pointer(&pointer).unwrap_or(&Value::Null);
-        walker.stack = vec![String::new(), pointer.clone()];
+        walker.stack = vec![String::new()];
         let body = walker.walk(target, &pointer)?;
         walker.defs[index].body = Some(body);
         index += 1;
@@ -125,7 +125,7 @@ struct Walker<'r> {
     root: &'r Value,
     losses: Vec<Loss>,
     seen: HashSet<(String, Cow<'static, str>, LossKind)>,
-    /// Pointers of the schemas being inlined, the root first: a `$ref` to one of them is a cycle.
+    /// Pointers of the schemas being walked, the root first: a `$ref` to one of them is a cycle.
     stack: Vec<String>,
     defs: Vec<Def>,
     anchors: Option<HashMap<String, String>>,
@@ -200,6 +200,13 @@ impl Walker<'_> {
         if self.nodes > MAX_NODES {
             return Err(LowerError::TooLarge { limit: MAX_NODES });
         }
+        self.stack.push(pointer.to_owned());
+        let lowered = self.walk_schema(schema, pointer);
+        self.stack.pop();
+        lowered
+    }
+
+    fn walk_schema(&mut self, schema: &Value, pointer: &str) -> Result<Value, LowerError> {
         match schema {
             Value::Bool(true) => self.walk_map(&Map::new(), pointer, false),
             Value::Bool(false) => self.false_schema(pointer),
@@ -321,10 +328,7 @@ impl Walker<'_> {
         if self.stack.contains(&target_pointer) {
             return self.recursive(text, &target_pointer, &siblings, pointer);
         }
-        self.stack.push(target_pointer.clone());
-        let body = self.walk(target, &target_pointer);
-        self.stack.pop();
-        let body = body?;
+        let body = self.walk(target, &target_pointer)?;
         if siblings.is_empty() {
             return Ok(body);
         }
