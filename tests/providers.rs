@@ -994,6 +994,7 @@ fn openai_strict_shape_for_search_flights() {
         json!(["boolean", "null"])
     );
     assert_eq!(properties["returnDate"]["type"], json!(["string", "null"]));
+    assert_eq!(properties["cabin"]["type"], "string"); // spelled out from the enum's values
     assert_eq!(
         properties["passengers"]["items"]["additionalProperties"],
         false

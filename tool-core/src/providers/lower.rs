@@ -872,6 +872,10 @@ impl Walker<'_> {
         if is_array {
             self.array(map, pointer, &mut out, partial)?;
         }
+        if types.is_none() && matches!(d, Dialect::OpenAiStrict | Dialect::AnthropicStrict) {
+            // An enum or const says its own type; strict decoders want it spelled out.
+            types = literal_types(&out);
+        }
         if let Some(types) = types {
             out.insert(
                 "type".to_owned(),
@@ -1274,6 +1278,33 @@ impl Walker<'_> {
             out.insert("description".to_owned(), description);
         }
     }
+}
+
+/// The JSON types of an `enum`'s or `const`'s values, when they are all scalars.
+fn literal_types(out: &Map<String, Value>) -> Option<Vec<String>> {
+    let values: Vec<&Value> = match (out.get("enum"), out.get("const")) {
+        (Some(Value::Array(values)), _) => values.iter().collect(),
+        (None, Some(value)) => vec![value],
+        _ => return None,
+    };
+    let mut types: Vec<String> = Vec::new();
+    for value in values {
+        let name = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) | Value::Object(_) => return None,
+        };
+        if !types.iter().any(|t| t == name) {
+            types.push(name.to_owned());
+        }
+    }
+    if types.iter().any(|t| t == "number") {
+        types.retain(|t| t != "integer");
+    }
+    (!types.is_empty()).then_some(types)
 }
 
 /// `schema` that also admits `null`, for an optional property under OpenAI strict.
