@@ -1304,3 +1304,132 @@ proptest! {
         }
     }
 }
+
+/// Arbitrary JSON built from schema and wire-format words, to reach deep into the code paths.
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    const KEYS: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "items",
+        "prefixItems",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "enum",
+        "const",
+        "additionalProperties",
+        "minItems",
+        "pattern",
+        "format",
+        "not",
+        "choices",
+        "delta",
+        "tool_calls",
+        "index",
+        "id",
+        "function",
+        "arguments",
+        "name",
+        "finish_reason",
+        "content_block",
+        "partial_json",
+        "candidates",
+        "content",
+        "parts",
+        "functionCall",
+        "partialArgs",
+        "jsonPath",
+        "stringValue",
+        "willContinue",
+        "item",
+        "item_id",
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i32>().prop_map(Value::from),
+        prop::sample::select(vec![
+            "object",
+            "string",
+            "array",
+            "null",
+            "#",
+            "#/$defs/a",
+            "#/properties/x",
+            "$.a[0]",
+            "$.b",
+            "function_call",
+            "tool_use",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_start",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "tool_calls",
+            "{\"a\":",
+            "",
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(|entries| {
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// No input makes a lowering, a parser or an accumulator panic.
+    #[test]
+    fn never_panics(value in arbitrary_json(), events in prop::collection::vec(arbitrary_json(), 0..8)) {
+        for target in Target::ALL {
+            let _ = advertise([ToolSpec::new("t", "", &value)], target);
+        }
+        let _ = providers::remove_strict_nulls(&value, &mut value.clone());
+        let names = none();
+        let _ = openai_chat::parse_response(&value, &names);
+        let _ = openai_responses::parse_response(&value, &names);
+        let _ = anthropic::parse_response(&value, &names);
+        let _ = gemini::parse_response(&value, &names);
+        let _ = openai_chat::Stream::collect(&names, &events);
+        let _ = openai_responses::Stream::collect(&names, &events);
+        let _ = anthropic::Stream::collect(&names, &events);
+        let _ = gemini::Stream::collect(&names, &events);
+    }
+}
+
+#[test]
+fn deep_schemas_are_refused_not_overflowed() {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..200 {
+        schema = json!({"anyOf": [schema]});
+    }
+    let schema = json!({"type": "object", "properties": {"x": schema}});
+    for target in Target::ALL {
+        let error = advertise([ToolSpec::new("deep", "", &schema)], target).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                AdvertiseError::Refused {
+                    error: LowerError::InvalidSchema { .. },
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+}

@@ -137,7 +137,8 @@ impl fmt::Display for LimitError {
 
 impl std::error::Error for LimitError {}
 
-/// What the limits count in one lowered schema.
+/// What the limits count in one lowered schema (lowering bounds its nesting, and so this
+/// recursion).
 #[derive(Debug, Default)]
 pub(crate) struct Counts {
     pub(crate) properties: usize,

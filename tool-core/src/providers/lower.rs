@@ -27,6 +27,10 @@ use super::loss::{Loss, LossKind, LowerError};
 /// The most subschemas one lowering may produce, counting inlined copies.
 const MAX_NODES: usize = 200_000;
 
+/// The deepest nesting of subschemas lowered, as deep as the arguments the runtime accepts
+/// ([`MAX_DEPTH`](crate::MAX_DEPTH)); cycles go through `$ref` and do not nest.
+const MAX_DEPTH: usize = 128;
+
 /// The types JSON Schema knows.
 const TYPES: [&str; 7] = [
     "string", "number", "integer", "boolean", "array", "object", "null",
@@ -200,6 +204,12 @@ impl Walker<'_> {
         if self.nodes > MAX_NODES {
             return Err(LowerError::TooLarge { limit: MAX_NODES });
         }
+        if self.stack.len() > MAX_DEPTH {
+            return Err(invalid(
+                pointer,
+                format!("subschemas nested deeper than {MAX_DEPTH}"),
+            ));
+        }
         self.stack.push(pointer.to_owned());
         let lowered = self.walk_schema(schema, pointer);
         self.stack.pop();
@@ -288,7 +298,7 @@ impl Walker<'_> {
         }
         let anchors = self.anchors.get_or_insert_with(|| {
             let mut found = HashMap::new();
-            collect_anchors(self.root, String::new(), &mut found);
+            collect_anchors(self.root, String::new(), &mut found, 0);
             found
         });
         anchors
@@ -1492,7 +1502,15 @@ fn percent_decode(text: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
-fn collect_anchors(value: &Value, pointer: String, found: &mut HashMap<String, String>) {
+fn collect_anchors(
+    value: &Value,
+    pointer: String,
+    found: &mut HashMap<String, String>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
     match value {
         Value::Object(map) => {
             if let Some(Value::String(anchor)) = map.get("$anchor") {
@@ -1504,12 +1522,12 @@ fn collect_anchors(value: &Value, pointer: String, found: &mut HashMap<String, S
                 if matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
                     continue;
                 }
-                collect_anchors(child_value, child(&pointer, key), found);
+                collect_anchors(child_value, child(&pointer, key), found, depth + 1);
             }
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                collect_anchors(item, child(&pointer, &i.to_string()), found);
+                collect_anchors(item, child(&pointer, &i.to_string()), found, depth + 1);
             }
         }
         _ => {}
