@@ -19,6 +19,7 @@ mod observe;
 mod outcome;
 mod path;
 mod policy;
+pub mod providers;
 mod registry;
 mod repair;
 pub mod runtime;

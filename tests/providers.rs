@@ -1,0 +1,1435 @@
+//! Provider adapters: every recorded provider fixture parsed into calls (ids, names, arguments,
+//! order asserted), outcomes encoded back, the example tools lowered to every target with
+//! their expected losses, OpenAI strict nulls undone, provider limits, and name maps.
+//!
+//! The fixtures are the shared recordings in `shared/fixtures/providers`; tests that read
+//! them print a reason and pass when the folder is absent. YAML cassettes are read with
+//! `serde_norway` (a maintained fork of `serde_yaml`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use examples::{CreateInvoice, GetWeather, SearchFlights};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tool_core::providers::{
+    self, AdvertiseError, CallArguments, LimitError, LossKind, LowerError, NameMap, NameRule,
+    StreamError, Target, ToolCall, ToolSpec, advertise, anthropic, gemini, json_lines, openai_chat,
+    openai_responses, sse_events,
+};
+use tool_core::{Code, Context, DynamicTool, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
+
+fn fixtures() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/providers");
+    if root.exists() {
+        Some(root)
+    } else {
+        eprintln!("skipped: {} is absent", root.display());
+        None
+    }
+}
+
+fn read(root: &Path, file: &str) -> String {
+    std::fs::read_to_string(root.join(file)).unwrap()
+}
+
+/// The JSON data of each SSE event, `[DONE]` left out.
+fn sse_json(body: &str) -> Vec<Value> {
+    sse_events(body)
+        .into_iter()
+        .filter_map(|event| event.json())
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn cassette(root: &Path, file: &str) -> Value {
+    serde_norway::from_str(&read(root, file)).unwrap()
+}
+
+fn ids(calls: &[ToolCall]) -> Vec<&str> {
+    calls.iter().map(ToolCall::call_id).collect()
+}
+
+fn names(calls: &[ToolCall]) -> Vec<&str> {
+    calls.iter().map(ToolCall::name).collect()
+}
+
+fn arguments(calls: &[ToolCall]) -> Vec<Value> {
+    calls.iter().map(|c| c.arguments_value().unwrap()).collect()
+}
+
+fn none() -> NameMap {
+    NameMap::default()
+}
+
+// ---- OpenAI Chat --------------------------------------------------------------------------
+
+#[test]
+fn openai_chat_parallel_stream_yields_two_calls_in_index_order() {
+    let Some(root) = fixtures() else { return };
+    let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
+    assert_eq!(chunks.len(), 25);
+    let calls = openai_chat::Stream::collect(&none(), &chunks).unwrap();
+    assert_eq!(
+        ids(&calls),
+        [
+            "call_JMW1whyEaYG438VE1OIflxA2",
+            "call_DNYTawLBoN8fj3KN6qU9N1Ou"
+        ]
+    );
+    assert_eq!(names(&calls), ["GetWeatherArgs", "get_stock_price"]);
+    assert_eq!(
+        arguments(&calls),
+        [
+            json!({"city": "Edinburgh", "country": "GB", "units": "c"}),
+            json!({"ticker": "AAPL", "exchange": "NASDAQ"})
+        ]
+    );
+    assert!(matches!(calls[0].raw_arguments(), CallArguments::Text(_)));
+}
+
+#[test]
+fn openai_chat_stream_yields_nothing_before_finish_reason() {
+    let Some(root) = fixtures() else { return };
+    let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
+    let finish = chunks
+        .iter()
+        .position(|c| c["choices"][0]["finish_reason"] == "tool_calls")
+        .unwrap();
+    let mut stream = openai_chat::Stream::new(&none());
+    for chunk in &chunks[..finish] {
+        // The first call's arguments are complete JSON long before this point.
+        assert!(stream.push(chunk).unwrap().is_empty());
+    }
+    assert_eq!(stream.push(&chunks[finish]).unwrap().len(), 2);
+    // A stream cut before finish_reason yields nothing and says so.
+    let mut cut = openai_chat::Stream::new(&none());
+    for chunk in &chunks[..finish] {
+        cut.push(chunk).unwrap();
+    }
+    let error = cut.finish().unwrap_err();
+    assert!(
+        matches!(&error, StreamError::Truncated { call_id, .. } if call_id == "call_JMW1whyEaYG438VE1OIflxA2"),
+        "{error}"
+    );
+}
+
+#[test]
+fn openai_chat_stream_over_the_byte_cap_is_input_too_large() {
+    let Some(root) = fixtures() else { return };
+    let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
+    let mut stream = openai_chat::Stream::new(&none()).max_call_bytes(16);
+    let error = chunks.iter().find_map(|c| stream.push(c).err()).unwrap();
+    assert_eq!(error.code(), Some(Code::InputTooLarge));
+    assert!(matches!(error, StreamError::TooLarge { limit: 16, .. }));
+}
+
+#[test]
+fn openai_chat_strict_and_non_strict_streams() {
+    let Some(root) = fixtures() else { return };
+    let strict = openai_chat::Stream::collect(
+        &none(),
+        &sse_json(&read(&root, "openai-chat/strict-tool.sse.txt")),
+    )
+    .unwrap();
+    assert_eq!(ids(&strict), ["call_CTf1nWJLqSeRgDqaCG27xZ74"]);
+    assert_eq!(names(&strict), ["get_weather"]);
+    assert_eq!(
+        arguments(&strict),
+        [json!({"city": "San Francisco", "state": "CA"})]
+    );
+    // The arguments validate against the strict schema the request used.
+    let schema = json!({
+        "type": "object",
+        "properties": { "city": { "type": "string" }, "state": { "type": "string" } },
+        "required": ["city", "state"],
+        "additionalProperties": false
+    });
+    let runtime = runtime_with(&[("get_weather", schema)]);
+    runtime
+        .check(strict[0].name(), strict[0].arguments())
+        .unwrap();
+
+    let loose = openai_chat::Stream::collect(
+        &none(),
+        &sse_json(&read(&root, "openai-chat/non-strict-tool.sse.txt")),
+    )
+    .unwrap();
+    assert_eq!(ids(&loose), ["call_4XzlGBLtUe9dy3GVNV4jhq7h"]);
+    assert_eq!(arguments(&loose), [json!({"city": "New York City"})]);
+}
+
+#[test]
+fn openai_chat_whole_response() {
+    let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "docs__search", "arguments": "{\"q\":\"x\"}"}},
+            {"id": "call_b", "type": "function", "function": {"name": "other", "arguments": ""}}
+        ]}}], "usage": {"total_tokens": 1}});
+    let names = NameMap::new(NameRule::OpenAi, ["docs.search"]).unwrap();
+    let calls = openai_chat::parse_response(&body, &names).unwrap();
+    assert_eq!(ids(&calls), ["call_a", "call_b"]);
+    assert_eq!(self::names(&calls), ["docs.search", "other"]); // unknown names pass through
+    assert_eq!(calls[0].provider_name(), "docs__search");
+    assert_eq!(arguments(&calls)[1], json!({}));
+}
+
+// ---- OpenAI Responses ---------------------------------------------------------------------
+
+#[test]
+fn openai_responses_stream_uses_call_id_and_done_arguments() {
+    let Some(root) = fixtures() else { return };
+    let events = json_lines(&read(
+        &root,
+        "openai-responses/single-strict-call-gpt-5.1.chunks.txt",
+    ))
+    .unwrap();
+    assert_eq!(events.len(), 12);
+    let joined: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.function_call_arguments.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.function_call_arguments.done")
+        .unwrap();
+    assert_eq!(joined, done["arguments"]);
+    let calls = openai_responses::Stream::collect(&none(), &events).unwrap();
+    assert_eq!(ids(&calls), ["call_2FQdm3Br7Qb35YUBSkDR7kue"]);
+    assert_eq!(names(&calls), ["get_weather"]);
+    assert_eq!(arguments(&calls), [json!({"city": "Beijing"})]);
+}
+
+#[tokio::test]
+async fn openai_responses_parallel_calls_then_outputs_in_call_order() {
+    let Some(root) = fixtures() else { return };
+    let cassette = cassette(
+        &root,
+        "openai-responses/parallel-calls-then-outputs.cassette.yaml",
+    );
+    let first = &cassette["interactions"][0]["response"]["parsed_body"];
+    let calls = openai_responses::parse_response(first, &none()).unwrap();
+    assert_eq!(
+        ids(&calls),
+        [
+            "call_LWVp74L5HaH2KNvgVz9PJsrj",
+            "call_YnRAWeTyxI91m5uNa5bxXwVO"
+        ]
+    );
+    assert_eq!(names(&calls), ["get_location", "get_location"]);
+    assert_eq!(
+        arguments(&calls),
+        [json!({"loc_name": "Londos"}), json!({"loc_name": "London"})]
+    );
+
+    async fn locate(args: Value, _: &Context) -> Result<Value, ToolError> {
+        match args["loc_name"].as_str() {
+            Some("London") => Ok(json!({"lat": 51, "lng": 0})),
+            _ => Err(ToolError::public(
+                "Wrong location, I only know about \"London\".",
+            )),
+        }
+    }
+    let schema = first["tools"][0]["parameters"].clone();
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::dynamic(
+            DynamicTool::new("get_location", "", schema),
+            locate,
+        ))
+        .unwrap();
+    let runtime = Runtime::new(registry);
+    let outcomes = invoke_all(&runtime, &calls).await;
+    let items = openai_responses::output_items(&calls, &outcomes).unwrap();
+
+    // The recorded follow-up answers the same call ids in the same order.
+    let recorded: Vec<&Value> = cassette["interactions"][1]["request"]["parsed_body"]["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .collect();
+    let call_ids = |items: &[&Value]| {
+        items
+            .iter()
+            .map(|i| i["call_id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        call_ids(&items.iter().collect::<Vec<_>>()),
+        call_ids(&recorded)
+    );
+    assert!(
+        items[0]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("execution_failed: Wrong location")
+    );
+    let london: Value = serde_json::from_str(items[1]["output"].as_str().unwrap()).unwrap();
+    let recorded_london: Value =
+        serde_json::from_str(recorded[1]["output"].as_str().unwrap()).unwrap();
+    assert_eq!(london, recorded_london);
+    // The second response is text only.
+    let second = &cassette["interactions"][1]["response"]["parsed_body"];
+    assert!(
+        openai_responses::parse_response(second, &none())
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn openai_responses_streamed_call_then_text() {
+    let Some(root) = fixtures() else { return };
+    let cassette = cassette(
+        &root,
+        "openai-responses/streamed-call-then-text.cassette.yaml",
+    );
+    let body = |i: usize| {
+        cassette["interactions"][i]["response"]["body"]["string"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    for i in 0..2 {
+        for event in sse_events(&body(i)) {
+            let data: Value = serde_json::from_str(&event.data).unwrap();
+            assert_eq!(event.event.as_deref(), data["type"].as_str());
+        }
+    }
+    let calls = openai_responses::Stream::collect(&none(), &sse_json(&body(0))).unwrap();
+    assert_eq!(ids(&calls), ["call_kL0PCQV7M2WMoVX8V8OtYSAL"]);
+    assert_eq!(names(&calls), ["get_capital"]);
+    assert_eq!(arguments(&calls), [json!({"country": "France"})]);
+
+    let mut stream = openai_responses::Stream::new(&none());
+    for event in sse_json(&body(1)) {
+        assert!(stream.push(&event).unwrap().is_empty());
+    }
+    assert_eq!(stream.text(), "The capital of France is Paris.");
+    stream.finish().unwrap();
+}
+
+#[tokio::test]
+async fn openai_responses_parallel_wrapper_is_never_dispatched() {
+    let Some(root) = fixtures() else { return };
+    // This hand-written file is not all valid JSON: its `response.created` and
+    // `response.completed` lines each lack a closing brace. Those lines are skipped (and
+    // counted), as a client would drop events it cannot read.
+    let text = read(
+        &root,
+        "openai-responses/synthetic-parallel-wrapper.chunks.txt",
+    );
+    let (events, broken): (Vec<_>, Vec<_>) = text
+        .lines()
+        .map(serde_json::from_str::<Value>)
+        .partition(Result::is_ok);
+    assert_eq!(broken.len(), 2);
+    let events: Vec<Value> = events.into_iter().map(Result::unwrap).collect();
+    let calls = openai_responses::Stream::collect(&none(), &events).unwrap();
+    assert_eq!(ids(&calls), ["call_parallel"]);
+    assert_eq!(names(&calls), ["parallel"]);
+    let open = json!({"type": "object"});
+    let runtime = runtime_with(&[("weather", open.clone()), ("cityAttractions", open)]);
+    let outcome = runtime
+        .invoke(
+            calls[0].call_id(),
+            calls[0].name(),
+            calls[0].arguments(),
+            &Context::builder("t").build(),
+        )
+        .await;
+    assert_eq!(outcome.code(), "unknown_tool");
+}
+
+#[test]
+fn openai_responses_nested_defs_are_refused_and_root_defs_inlined() {
+    let Some(root) = fixtures() else { return };
+    let error: Value = serde_json::from_str(&read(
+        &root,
+        "openai-responses/error-ref-to-missing-root-defs.json",
+    ))
+    .unwrap();
+    assert_eq!(error["error"]["code"], "invalid_json_schema");
+    assert_eq!(error["error"]["param"], "text.format.schema");
+    let success: Value =
+        serde_json::from_str(&read(&root, "openai-responses/success-root-defs.json")).unwrap();
+    let schema = success["text"]["format"]["schema"].clone();
+    assert!(schema["$defs"]["Shared"].is_object());
+
+    // With root $defs the lowering resolves the reference and nothing nested reaches OpenAI.
+    let advertised = advertise(
+        [ToolSpec::new("respond", "", &schema)],
+        Target::OpenAiResponsesStrict,
+    )
+    .unwrap();
+    let lowered = advertised.tools()[0].schema().to_string();
+    assert!(
+        !lowered.contains("$ref") && !lowered.contains("$defs"),
+        "{lowered}"
+    );
+    let output: Value =
+        serde_json::from_str(success["output"][0]["content"][0]["text"].as_str().unwrap()).unwrap();
+    runtime_with(&[("respond", schema.clone())])
+        .check("respond", &output)
+        .unwrap();
+
+    // The schema of the 400: $defs nested under items, the $ref pointing at the root. Refused
+    // here, naming the same reference the API named.
+    let mut nested = schema.clone();
+    let defs = nested.as_object_mut().unwrap().remove("$defs").unwrap();
+    nested["properties"]["elements"]["items"]["$defs"] = defs;
+    let refused = advertise(
+        [ToolSpec::new("respond", "", &nested)],
+        Target::OpenAiResponsesStrict,
+    )
+    .unwrap_err();
+    let AdvertiseError::Refused {
+        error: LowerError::UnresolvedRef { reference, .. },
+        ..
+    } = refused
+    else {
+        panic!("{refused}")
+    };
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&reference)
+    );
+}
+
+// ---- Anthropic ----------------------------------------------------------------------------
+
+#[test]
+fn anthropic_text_then_tool_use() {
+    let Some(root) = fixtures() else { return };
+    let events = sse_json(&read(&root, "anthropic/text-then-tool-use.sse.txt"));
+    let mut stream = anthropic::Stream::new(&none());
+    let mut calls = Vec::new();
+    for event in &events {
+        let done = stream.push(event).unwrap();
+        if !done.is_empty() {
+            assert_eq!(event["type"], "content_block_stop"); // only when the block stops
+        }
+        calls.extend(done);
+    }
+    assert_eq!(
+        stream.text(),
+        "I'll check the current weather in Paris for you."
+    );
+    assert_eq!(stream.stop_reason(), Some("tool_use"));
+    stream.finish().unwrap();
+    assert_eq!(ids(&calls), ["toolu_01NRLabsLyVHZPKxbKvkfSMn"]);
+    assert_eq!(names(&calls), ["get_weather"]);
+    assert_eq!(arguments(&calls), [json!({"location": "Paris"})]);
+}
+
+#[test]
+fn anthropic_truncated_input_is_reported_not_yielded() {
+    let Some(root) = fixtures() else { return };
+    let events = sse_json(&read(
+        &root,
+        "anthropic/truncated-tool-input-max-tokens.sse.txt",
+    ));
+    let mut stream = anthropic::Stream::new(&none());
+    let mut error = None;
+    for event in &events {
+        match stream.push(event) {
+            Ok(calls) => assert!(calls.is_empty()),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let Some(StreamError::Truncated {
+        reason,
+        call_id,
+        name,
+        partial,
+    }) = error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(
+        (reason.as_str(), call_id.as_str(), name.as_str()),
+        ("max_tokens", "toolu_01EKqbqmZrGRXy18eN7m9kvY", "make_file")
+    );
+    assert!(
+        partial.starts_with("{\"filename\": \"taxes.txt") && partial.ends_with("\"Filing taxes")
+    );
+}
+
+#[tokio::test]
+async fn anthropic_four_parallel_calls_answered_in_one_message() {
+    let Some(root) = fixtures() else { return };
+    let cassette = cassette(&root, "anthropic/four-parallel-tool-use.cassette.yaml");
+    let response = &cassette["interactions"][0]["response"]["parsed_body"];
+    let calls = anthropic::parse_response(response, &none()).unwrap();
+    assert_eq!(names(&calls), ["retrieve_entity_info"; 4]);
+    assert_eq!(
+        arguments(&calls),
+        ["Alice", "Bob", "Charlie", "Daisy"].map(|name| json!({"name": name}))
+    );
+    assert_eq!(ids(&calls).into_iter().collect::<BTreeSet<_>>().len(), 4);
+
+    async fn info(args: Value, _: &Context) -> Result<Value, ToolError> {
+        Ok(json!(format!(
+            "about {}",
+            args["name"].as_str().unwrap_or_default()
+        )))
+    }
+    let schema =
+        cassette["interactions"][0]["request"]["parsed_body"]["tools"][0]["input_schema"].clone();
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::dynamic(
+            DynamicTool::new("retrieve_entity_info", "", schema),
+            info,
+        ))
+        .unwrap();
+    let runtime = Runtime::new(registry);
+    let mut outcomes = invoke_all(&runtime, &calls).await;
+    outcomes.reverse(); // the encoder orders by call, whatever order outcomes come in
+    let message = anthropic::tool_results(&calls, &outcomes).unwrap();
+
+    let recorded = &cassette["interactions"][1]["request"]["parsed_body"]["messages"][2];
+    assert_eq!(message["role"], recorded["role"]);
+    let ids_of = |m: &Value| {
+        m["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["tool_use_id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids_of(&message), ids_of(recorded));
+    for block in message["content"].as_array().unwrap() {
+        assert_eq!(block["type"], "tool_result");
+        assert_eq!(block["is_error"], false);
+    }
+    assert_eq!(message["content"][3]["content"], "\"about Daisy\"");
+    assert!(
+        anthropic::parse_response(
+            &cassette["interactions"][1]["response"]["parsed_body"],
+            &none()
+        )
+        .unwrap()
+        .is_empty()
+    );
+}
+
+#[test]
+fn anthropic_no_args_tool_is_an_empty_object() {
+    let Some(root) = fixtures() else { return };
+    let events = json_lines(&read(&root, "anthropic/no-args-tool.chunks.txt")).unwrap();
+    let calls = anthropic::Stream::collect(&none(), &events).unwrap();
+    assert_eq!(ids(&calls), ["toolu_01QE1WLsSVp5hy5Q3GmGTmjP"]);
+    assert_eq!(names(&calls), ["updateIssueList"]);
+    assert_eq!(calls[0].raw_arguments(), &CallArguments::Json(json!({})));
+}
+
+#[test]
+fn anthropic_root_union_gets_an_object_type() {
+    let Some(root) = fixtures() else { return };
+    let error: Value =
+        serde_json::from_str(&read(&root, "anthropic/error-root-union-schema.json")).unwrap();
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("tools.0.custom.input_schema.type")
+    );
+    // The 400's cause cannot happen here: every lowering gives the root a type.
+    let union = json!({"anyOf": [
+        {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    ]});
+    for target in [Target::Anthropic, Target::AnthropicStrict] {
+        let advertised = advertise([ToolSpec::new("find", "", &union)], target).unwrap();
+        assert_eq!(
+            advertised.to_json()[0]["input_schema"]["type"],
+            "object",
+            "{target}"
+        );
+    }
+    let not_object = json!({"type": "string"});
+    let refused = advertise([ToolSpec::new("x", "", &not_object)], Target::Anthropic).unwrap_err();
+    assert!(matches!(
+        refused,
+        AdvertiseError::Refused {
+            error: LowerError::RootNotObject { .. },
+            ..
+        }
+    ));
+}
+
+#[test]
+fn anthropic_spliced_message_start_is_a_protocol_error() {
+    let Some(root) = fixtures() else { return };
+    let events = json_lines(&read(
+        &root,
+        "anthropic/synthetic-spliced-message-start.chunks.txt",
+    ))
+    .unwrap();
+    let mut stream = anthropic::Stream::new(&none());
+    let mut yielded = Vec::new();
+    let error = events.iter().find_map(|event| match stream.push(event) {
+        Ok(calls) => {
+            yielded.extend(calls);
+            None
+        }
+        Err(error) => Some(error),
+    });
+    assert!(
+        matches!(error, Some(StreamError::Protocol { .. })),
+        "{error:?}"
+    );
+    assert!(yielded.is_empty());
+}
+
+// ---- Gemini -------------------------------------------------------------------------------
+
+#[test]
+fn gemini_vertex_partial_args_two_calls() {
+    let Some(root) = fixtures() else { return };
+    let chunks = json_lines(&read(
+        &root,
+        "gemini/vertex-partial-args-two-calls.chunks.txt",
+    ))
+    .unwrap();
+    let calls = gemini::Stream::collect(&none(), &chunks).unwrap();
+    assert_eq!(names(&calls), ["getWeather", "getWeather"]);
+    assert_eq!(
+        arguments(&calls),
+        [
+            json!({"location": "Boston"}),
+            json!({"location": "San Francisco"})
+        ]
+    );
+    assert!(
+        calls[0]
+            .thought_signature()
+            .is_some_and(|s| s.starts_with("CiMBjz1r"))
+    );
+    assert_eq!(calls[1].thought_signature(), None);
+    assert!(calls.iter().all(|c| !c.has_provider_id()));
+    assert_eq!(
+        ids(&calls),
+        [
+            "gemini_dqHOab6xGLzWodAPkPuViA4_0",
+            "gemini_dqHOab6xGLzWodAPkPuViA4_1"
+        ]
+    );
+}
+
+#[test]
+fn gemini_vertex_no_args_then_partial_args() {
+    let Some(root) = fixtures() else { return };
+    let chunks = json_lines(&read(
+        &root,
+        "gemini/vertex-no-args-then-partial-args.chunks.txt",
+    ))
+    .unwrap();
+    let mut stream = gemini::Stream::new(&none());
+    let mut calls = Vec::new();
+    for chunk in &chunks {
+        calls.extend(stream.push(chunk).unwrap());
+    }
+    assert_eq!(stream.text(), ""); // the thought part is not answer text
+    stream.finish().unwrap();
+    assert_eq!(
+        names(&calls),
+        ["read_theme", "read_screen", "read_screen", "read_screen"]
+    );
+    assert_eq!(
+        arguments(&calls),
+        [
+            json!({}),
+            json!({"id": "A"}),
+            json!({"id": "B"}),
+            json!({"id": "C"})
+        ]
+    );
+    assert!(calls[0].thought_signature().is_some());
+}
+
+#[test]
+fn gemini_whole_call_with_signature() {
+    let Some(root) = fixtures() else { return };
+    let chunks = json_lines(&read(&root, "gemini/whole-call-with-signature.chunks.txt")).unwrap();
+    let calls = gemini::Stream::collect(&none(), &chunks).unwrap();
+    assert_eq!(names(&calls), ["weather"]);
+    assert_eq!(arguments(&calls), [json!({"location": "San Francisco"})]);
+    assert_eq!(ids(&calls), ["gemini_b36LacjwM668nsEP2tbsgQQ_0"]);
+    assert!(
+        calls[0]
+            .thought_signature()
+            .is_some_and(|s| s.starts_with("EqUCCqIC"))
+    );
+    // The same chunk read as a whole response gives the same call.
+    let whole = gemini::parse_response(&chunks[0], &none()).unwrap();
+    assert_eq!(whole, calls);
+}
+
+#[tokio::test]
+async fn gemini_results_carry_ids_only_when_the_call_had_one() {
+    let calls = gemini::parse_response(
+        &json!({"candidates": [{"content": {"parts": [
+            {"functionCall": {"id": "fc_1", "name": "admin.lookup", "args": {"q": "a"}}},
+            {"functionCall": {"name": "admin.lookup", "args": {"q": 1}}}
+        ]}}]}),
+        &NameMap::new(NameRule::Gemini, ["admin.lookup"]).unwrap(),
+    )
+    .unwrap();
+    let schema =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    let runtime = runtime_with(&[("admin.lookup", schema)]);
+    let outcomes = invoke_all(&runtime, &calls).await;
+    let turn = gemini::function_responses(&calls, &outcomes).unwrap();
+    let parts = turn["parts"].as_array().unwrap();
+    assert_eq!(parts[0]["functionResponse"]["id"], "fc_1");
+    assert_eq!(
+        parts[0]["functionResponse"]["response"]["output"],
+        json!({"echo": {"q": "a"}})
+    );
+    assert!(parts[1]["functionResponse"].get("id").is_none());
+    assert_eq!(parts[1]["functionResponse"]["name"], "admin.lookup");
+    assert_eq!(
+        parts[1]["functionResponse"]["response"]["error"]["code"],
+        "invalid_arguments"
+    );
+}
+
+// ---- End to end ---------------------------------------------------------------------------
+
+async fn echo(args: Value, _: &Context) -> Result<Value, ToolError> {
+    Ok(json!({ "echo": args }))
+}
+
+fn runtime_with(tools: &[(&str, Value)]) -> Runtime {
+    let mut registry = Registry::new();
+    for (name, schema) in tools {
+        registry
+            .register(ToolDef::dynamic(
+                DynamicTool::new(*name, "", schema.clone()),
+                echo,
+            ))
+            .unwrap();
+    }
+    Runtime::new(registry)
+}
+
+async fn invoke_all(runtime: &Runtime, calls: &[ToolCall]) -> Vec<Outcome> {
+    let cx = Context::builder("test").build();
+    let mut outcomes = Vec::new();
+    for call in calls {
+        outcomes.push(
+            runtime
+                .invoke(call.call_id(), call.name(), call.arguments(), &cx)
+                .await,
+        );
+    }
+    outcomes
+}
+
+#[tokio::test]
+async fn openai_chat_stream_to_runtime_to_tool_messages() {
+    let Some(root) = fixtures() else { return };
+    let weather = json!({
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "country": {"type": "string"},
+            "units": {"enum": ["c", "f"]}
+        },
+        "required": ["city", "country"],
+        "additionalProperties": false
+    });
+    let stock = json!({
+        "type": "object",
+        "properties": {"ticker": {"type": "string"}, "exchange": {"enum": ["NYSE", "NASDAQ"]}},
+        "required": ["ticker", "exchange"],
+        "additionalProperties": false
+    });
+    let runtime = runtime_with(&[("GetWeatherArgs", weather), ("get_stock_price", stock)]);
+    let advertised = advertise(runtime.registry().tools(), Target::OpenAiChatStrict).unwrap();
+    let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
+    let mut calls = openai_chat::Stream::collect(advertised.names(), &chunks).unwrap();
+    for call in &mut calls {
+        let schema = runtime
+            .registry()
+            .get(call.name())
+            .unwrap()
+            .input_schema()
+            .clone();
+        assert!(call.remove_strict_nulls(&schema).is_empty());
+    }
+    let outcomes = invoke_all(&runtime, &calls).await;
+    assert!(outcomes.iter().all(Outcome::is_ok));
+    let messages = openai_chat::tool_messages(&calls, &outcomes).unwrap();
+    assert_eq!(
+        messages
+            .iter()
+            .map(|m| m["tool_call_id"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "call_JMW1whyEaYG438VE1OIflxA2",
+            "call_DNYTawLBoN8fj3KN6qU9N1Ou"
+        ]
+    );
+    assert!(messages.iter().all(|m| m["role"] == "tool"));
+    let first: Value = serde_json::from_str(messages[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(first["echo"]["city"], "Edinburgh");
+
+    // A missing outcome, or one for another call, is an error, not a half answer.
+    assert!(openai_chat::tool_messages(&calls, &outcomes[..1]).is_err());
+    assert!(openai_chat::tool_messages(&calls[..1], &outcomes).is_err());
+}
+
+#[tokio::test]
+async fn failures_are_sent_with_their_public_message_only() {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(examples::create_invoice))
+        .unwrap();
+    let runtime = Runtime::new(registry);
+    let call = ToolCall::new(
+        "call_1",
+        "create_invoice",
+        CallArguments::Text(r#"{"customerId":"cus_closed","amount":5,"currency":"EUR"}"#.into()),
+    );
+    let outcomes = invoke_all(&runtime, std::slice::from_ref(&call)).await;
+    let failure = outcomes[0].failure().unwrap();
+    assert!(failure.detail().is_some());
+    let calls = [call];
+    for text in [
+        openai_chat::tool_messages(&calls, &outcomes).unwrap()[0]["content"].clone(),
+        openai_responses::output_items(&calls, &outcomes).unwrap()[0]["output"].clone(),
+        anthropic::tool_results(&calls, &outcomes).unwrap()["content"][0]["content"].clone(),
+    ] {
+        let text = text.as_str().unwrap().to_owned();
+        assert!(
+            text.starts_with("execution_failed: that customer account is closed (reference "),
+            "{text}"
+        );
+        assert!(
+            !text.contains("billing API"),
+            "operator detail leaked: {text}"
+        );
+    }
+    assert_eq!(
+        anthropic::tool_results(&calls, &outcomes).unwrap()["content"][0]["is_error"],
+        true
+    );
+}
+
+// ---- Lowering the example tools -----------------------------------------------------------
+
+fn losses(name: &str, schema: &Value, target: Target) -> Vec<(String, String, LossKind)> {
+    let advertised = advertise([ToolSpec::new(name, "", schema)], target).unwrap();
+    let mut out: Vec<_> = advertised
+        .losses()
+        .map(|(_, l)| (l.pointer().to_owned(), l.keyword().to_owned(), l.kind()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn loss(pointer: &str, keyword: &str, kind: LossKind) -> (String, String, LossKind) {
+    (pointer.to_owned(), keyword.to_owned(), kind)
+}
+
+#[test]
+fn example_tools_lose_exactly_what_each_dialect_cannot_say() {
+    use LossKind::*;
+    let weather = GetWeather::input_schema();
+    let invoice = CreateInvoice::input_schema();
+    let flights = SearchFlights::input_schema();
+    for target in [
+        Target::OpenAiChat,
+        Target::OpenAiResponses,
+        Target::Anthropic,
+    ] {
+        for schema in [weather, invoice, flights] {
+            assert_eq!(losses("t", schema, target), [], "{target}");
+        }
+    }
+    let city = loss("/properties/city", "minLength", Unenforced);
+    let customer = loss("/properties/customerId", "minLength", Unenforced);
+    let amount = loss("/properties/amount", "exclusiveMinimum", Unenforced);
+    let root_closed = loss("", "additionalProperties", Unenforced);
+    assert_eq!(
+        losses("get_weather", weather, Target::OpenAiChatStrict),
+        vec![city.clone()]
+    );
+    assert_eq!(
+        losses("get_weather", weather, Target::AnthropicStrict),
+        vec![city.clone()]
+    );
+    assert_eq!(
+        losses("get_weather", weather, Target::GeminiJsonSchema),
+        vec![city.clone()]
+    );
+    assert_eq!(
+        losses("get_weather", weather, Target::GeminiOpenApi),
+        vec![root_closed.clone()]
+    );
+    assert_eq!(
+        losses("create_invoice", invoice, Target::OpenAiResponsesStrict),
+        vec![customer.clone()]
+    );
+    assert_eq!(
+        losses("create_invoice", invoice, Target::AnthropicStrict),
+        [amount.clone(), customer.clone()]
+    );
+    assert_eq!(
+        losses("create_invoice", invoice, Target::GeminiJsonSchema),
+        [amount.clone(), customer]
+    );
+    assert_eq!(
+        losses("create_invoice", invoice, Target::GeminiOpenApi),
+        [root_closed.clone(), amount]
+    );
+
+    let tags = loss("/properties/tags", "additionalProperties", Narrowed);
+    assert_eq!(
+        losses("search_flights", flights, Target::OpenAiChatStrict),
+        vec![tags.clone()]
+    );
+    let anthropic = losses("search_flights", flights, Target::AnthropicStrict);
+    for expected in [
+        loss("/properties/passengers", "maxItems", Unenforced),
+        loss("/properties/preferredAirlines", "maxItems", Unenforced),
+        loss("/properties/limit", "minimum", Unenforced),
+        loss("/properties/limit", "maximum", Unenforced),
+        loss(
+            "/properties/maxPrice/properties/amount",
+            "exclusiveMinimum",
+            Unenforced,
+        ),
+        loss(
+            "/properties/passengers/items/properties/age",
+            "maximum",
+            Unenforced,
+        ),
+        tags,
+    ] {
+        assert!(
+            anthropic.contains(&expected),
+            "{expected:?} in {anthropic:?}"
+        );
+    }
+    assert_eq!(anthropic.len(), 17);
+    let gemini = losses("search_flights", flights, Target::GeminiJsonSchema);
+    assert_eq!(
+        gemini,
+        [
+            loss("/properties/departureDate", "pattern", Unenforced),
+            loss("/properties/destination", "pattern", Unenforced),
+            loss(
+                "/properties/maxPrice/properties/amount",
+                "exclusiveMinimum",
+                Unenforced
+            ),
+            loss("/properties/origin", "pattern", Unenforced),
+            loss("/properties/returnDate", "pattern", Unenforced),
+        ]
+    );
+    assert_eq!(
+        losses("search_flights", flights, Target::GeminiOpenApi).len(),
+        6
+    );
+}
+
+#[test]
+fn lowering_never_changes_the_canonical_schema() {
+    let before = SearchFlights::input_schema().clone();
+    for target in Target::ALL {
+        advertise(
+            [ToolSpec::new(
+                "search_flights",
+                "",
+                SearchFlights::input_schema(),
+            )],
+            target,
+        )
+        .unwrap();
+    }
+    assert_eq!(SearchFlights::input_schema(), &before);
+}
+
+#[test]
+fn openai_strict_shape_for_search_flights() {
+    let advertised = advertise(
+        [ToolSpec::new(
+            "search_flights",
+            "Search.",
+            SearchFlights::input_schema(),
+        )],
+        Target::OpenAiChatStrict,
+    )
+    .unwrap();
+    let definition = &advertised.to_json()[0];
+    assert_eq!(definition["type"], "function");
+    assert_eq!(definition["function"]["strict"], true);
+    let parameters = &definition["function"]["parameters"];
+    assert!(parameters.get("$schema").is_none());
+    let properties = parameters["properties"].as_object().unwrap();
+    let required: Vec<&str> = parameters["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        required,
+        properties.keys().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        properties["refundableOnly"]["type"],
+        json!(["boolean", "null"])
+    );
+    assert_eq!(properties["returnDate"]["type"], json!(["string", "null"]));
+    assert_eq!(properties["cabin"]["type"], "string"); // spelled out from the enum's values
+    assert_eq!(
+        properties["passengers"]["items"]["additionalProperties"],
+        false
+    );
+    assert_eq!(
+        properties["passengers"]["items"]["properties"]["needsSeat"]["type"],
+        json!(["boolean", "null"])
+    );
+
+    let responses = advertise(
+        [ToolSpec::new(
+            "search_flights",
+            "Search.",
+            SearchFlights::input_schema(),
+        )],
+        Target::OpenAiResponsesStrict,
+    )
+    .unwrap();
+    let flat = &responses.to_json()[0];
+    assert_eq!(flat["name"], "search_flights");
+    assert_eq!(flat["parameters"], *parameters);
+
+    let gemini = advertise(
+        [ToolSpec::new(
+            "search_flights",
+            "Search.",
+            SearchFlights::input_schema(),
+        )],
+        Target::GeminiOpenApi,
+    )
+    .unwrap();
+    let declaration = &gemini.to_json()[0]["functionDeclarations"][0];
+    assert_eq!(declaration["parameters"]["type"], "OBJECT");
+    assert_eq!(
+        declaration["parameters"]["properties"]["maxStops"]["nullable"],
+        true
+    );
+    assert_eq!(
+        declaration["parameters"]["properties"]["maxStops"]["type"],
+        "INTEGER"
+    );
+}
+
+#[test]
+fn recursion_is_kept_refused_or_reported_per_dialect() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "root": { "$ref": "#/$defs/Node" } },
+        "required": ["root"],
+        "$defs": { "Node": {
+            "type": "object",
+            "properties": { "value": { "type": "integer" }, "next": { "anyOf": [{ "$ref": "#/$defs/Node" }, { "type": "null" }] } },
+            "required": ["value"]
+        } }
+    });
+    let spec = || [ToolSpec::new("list", "", &schema)];
+    let strict = advertise(spec(), Target::OpenAiChatStrict).unwrap();
+    let lowered = strict.tools()[0].schema();
+    assert_eq!(
+        lowered["properties"]["root"]["properties"]["next"]["anyOf"][0]["$ref"],
+        "#/$defs/Node"
+    );
+    assert!(lowered["$defs"]["Node"]["properties"]["value"].is_object());
+    for target in [Target::AnthropicStrict, Target::GeminiOpenApi] {
+        let error = advertise(spec(), target).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                AdvertiseError::Refused {
+                    error: LowerError::Recursive { .. },
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+    let gemini = advertise(spec(), Target::GeminiJsonSchema).unwrap();
+    assert!(
+        gemini
+            .losses()
+            .any(|(_, l)| l.keyword() == "$ref" && l.kind() == LossKind::Narrowed)
+    );
+}
+
+// ---- OpenAI strict nulls ------------------------------------------------------------------
+
+#[test]
+fn strict_nulls_are_removed_only_where_the_contract_refuses_null() {
+    let schema = SearchFlights::input_schema();
+    let answer = r#"{"origin":"CDG","destination":"JFK","departureDate":"2025-06-01","returnDate":null,
+        "passengers":[{"age":30,"needsSeat":null,"checkedBags":null}],"cabin":"economy","maxStops":null,
+        "maxPrice":null,"preferredAirlines":null,"refundableOnly":null,"departureWindow":null,"limit":5,"tags":null}"#;
+    assert!(
+        SearchFlights::parse_arguments(answer).is_err(),
+        "the strict answer as sent breaks the contract"
+    );
+    let mut call = ToolCall::new(
+        "call_1",
+        "search_flights",
+        CallArguments::Text(answer.into()),
+    );
+    let removed = call.remove_strict_nulls(schema);
+    assert_eq!(
+        removed,
+        [
+            "/passengers/0/checkedBags",
+            "/passengers/0/needsSeat",
+            "/preferredAirlines",
+            "/refundableOnly",
+            "/tags"
+        ]
+    );
+    let value = call.arguments_value().unwrap();
+    // Option fields keep their null: the canonical schema accepts it.
+    for kept in ["returnDate", "maxStops", "maxPrice", "departureWindow"] {
+        assert_eq!(value[kept], Value::Null, "{kept}");
+    }
+    let parsed = SearchFlights::parse_value(&value).unwrap();
+    assert!(parsed.passengers[0].needs_seat); // the field's default applies
+    assert_eq!(parsed.return_date, None);
+
+    // Nothing to remove: the text is left as sent, byte for byte, for the strict parser.
+    let clean = r#"{"city":"Paris","units":"celsius"}"#;
+    let mut call = ToolCall::new("call_2", "get_weather", CallArguments::Text(clean.into()));
+    assert!(
+        call.remove_strict_nulls(GetWeather::input_schema())
+            .is_empty()
+    );
+    assert_eq!(call.raw_arguments(), &CallArguments::Text(clean.into()));
+    // A null for a required field is the model's mistake, and stays for the runtime to refuse.
+    let mut arguments = json!({"city": null, "units": "celsius"});
+    assert!(providers::remove_strict_nulls(GetWeather::input_schema(), &mut arguments).is_empty());
+}
+
+// ---- Limits -------------------------------------------------------------------------------
+
+fn object_with(properties: impl IntoIterator<Item = (String, Value)>) -> Value {
+    json!({"type": "object", "properties": properties.into_iter().collect::<serde_json::Map<_, _>>()})
+}
+
+#[test]
+fn provider_limits_are_errors_when_advertising() {
+    let wide = object_with((0..5_001).map(|i| (format!("p{i}"), json!({"type": "string"}))));
+    let error =
+        advertise([ToolSpec::new("wide", "", &wide)], Target::OpenAiChatStrict).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::OpenAiProperties {
+                count: 5_001,
+                limit: 5_000,
+                ..
+            })
+        ),
+        "{error}"
+    );
+    advertise([ToolSpec::new("wide", "", &wide)], Target::OpenAiChat).unwrap();
+
+    let mut deep = json!({"type": "string"});
+    for _ in 0..11 {
+        deep = object_with([("x".to_owned(), deep)]);
+    }
+    let error = advertise(
+        [ToolSpec::new("deep", "", &deep)],
+        Target::OpenAiResponsesStrict,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::OpenAiNesting { depth: 11, .. })
+        ),
+        "{error}"
+    );
+
+    let values: Vec<Value> = (0..1_001).map(|i| json!(format!("v{i}"))).collect();
+    let enums = json!({"type": "object", "properties": {"e": {"enum": values}}, "required": ["e"]});
+    let error = advertise(
+        [ToolSpec::new("enums", "", &enums)],
+        Target::OpenAiChatStrict,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::OpenAiEnumValues { count: 1_001, .. })
+        ),
+        "{error}"
+    );
+
+    let small = object_with([("a".to_owned(), json!({"type": "string"}))]);
+    let tools: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
+    let error = advertise(
+        tools.iter().map(|n| ToolSpec::new(n, "", &small)),
+        Target::AnthropicStrict,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::AnthropicStrictTools {
+                count: 21,
+                limit: 20
+            })
+        ),
+        "{error}"
+    );
+    // 20 tools of one optional property each: within the 24 optional parameters.
+    advertise(
+        tools[..20].iter().map(|n| ToolSpec::new(n, "", &small)),
+        Target::AnthropicStrict,
+    )
+    .unwrap();
+    let error = advertise(
+        tools[..13]
+            .iter()
+            .map(|n| ToolSpec::new(n, "", SearchFlights::input_schema())),
+        Target::AnthropicStrict,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::AnthropicOptional { .. })
+        ),
+        "{error}"
+    );
+    let unions =
+        object_with((0..17).map(|i| (format!("u{i}"), json!({"type": ["string", "null"]}))));
+    let unions = json!({"type": "object", "properties": unions["properties"], "required": (0..17).map(|i| format!("u{i}")).collect::<Vec<_>>()});
+    let error = advertise(
+        [ToolSpec::new("unions", "", &unions)],
+        Target::AnthropicStrict,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::AnthropicUnions {
+                count: 17,
+                limit: 16
+            })
+        ),
+        "{error}"
+    );
+
+    let many: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
+    let error = advertise(
+        many.iter().map(|n| ToolSpec::new(n, "", &small)),
+        Target::GeminiJsonSchema,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AdvertiseError::Limit(LimitError::GeminiDeclarations { count: 129, .. })
+        ),
+        "{error}"
+    );
+}
+
+// ---- Names --------------------------------------------------------------------------------
+
+#[test]
+fn advertised_names_decode_to_registry_names() {
+    let schema = json!({"type": "object"});
+    let long = "x".repeat(100);
+    let names = ["admin.tools.list", "get_weather", long.as_str()];
+    for target in [
+        Target::OpenAiChat,
+        Target::Anthropic,
+        Target::GeminiJsonSchema,
+    ] {
+        let advertised =
+            advertise(names.iter().map(|n| ToolSpec::new(n, "", &schema)), target).unwrap();
+        for tool in advertised.tools() {
+            assert!(
+                target.name_rule().accepts(tool.provider_name()),
+                "{}",
+                tool.provider_name()
+            );
+            assert_eq!(
+                advertised.names().decode(tool.provider_name()),
+                Some(tool.name())
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn name_maps_round_trip(names in proptest::collection::btree_set("[a-zA-Z0-9_.:/é -]{1,130}", 1..12)) {
+        for rule in [NameRule::OpenAi, NameRule::Anthropic, NameRule::Gemini] {
+            let map = NameMap::new(rule, names.iter().map(String::as_str)).unwrap();
+            let mut seen = BTreeSet::new();
+            for name in &names {
+                let encoded = map.encode(name).unwrap();
+                prop_assert!(rule.accepts(encoded), "{rule:?}: {encoded:?} from {name:?}");
+                prop_assert_eq!(map.decode(encoded), Some(name.as_str()));
+                prop_assert!(seen.insert(encoded.to_owned()));
+                if rule.accepts(name) {
+                    prop_assert_eq!(encoded, name.as_str());
+                }
+            }
+        }
+    }
+}
+
+/// Arbitrary JSON built from schema and wire-format words, to reach deep into the code paths.
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    const KEYS: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "items",
+        "prefixItems",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "enum",
+        "const",
+        "additionalProperties",
+        "minItems",
+        "pattern",
+        "format",
+        "not",
+        "choices",
+        "delta",
+        "tool_calls",
+        "index",
+        "id",
+        "function",
+        "arguments",
+        "name",
+        "finish_reason",
+        "content_block",
+        "partial_json",
+        "candidates",
+        "content",
+        "parts",
+        "functionCall",
+        "partialArgs",
+        "jsonPath",
+        "stringValue",
+        "willContinue",
+        "item",
+        "item_id",
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i32>().prop_map(Value::from),
+        prop::sample::select(vec![
+            "object",
+            "string",
+            "array",
+            "null",
+            "#",
+            "#/$defs/a",
+            "#/properties/x",
+            "$.a[0]",
+            "$.b",
+            "function_call",
+            "tool_use",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_start",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "tool_calls",
+            "{\"a\":",
+            "",
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(|entries| {
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.to_owned(), v))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// No input makes a lowering, a parser or an accumulator panic.
+    #[test]
+    fn never_panics(value in arbitrary_json(), events in prop::collection::vec(arbitrary_json(), 0..8)) {
+        for target in Target::ALL {
+            let _ = advertise([ToolSpec::new("t", "", &value)], target);
+        }
+        let _ = providers::remove_strict_nulls(&value, &mut value.clone());
+        let names = none();
+        let _ = openai_chat::parse_response(&value, &names);
+        let _ = openai_responses::parse_response(&value, &names);
+        let _ = anthropic::parse_response(&value, &names);
+        let _ = gemini::parse_response(&value, &names);
+        let _ = openai_chat::Stream::collect(&names, &events);
+        let _ = openai_responses::Stream::collect(&names, &events);
+        let _ = anthropic::Stream::collect(&names, &events);
+        let _ = gemini::Stream::collect(&names, &events);
+    }
+}
+
+#[test]
+fn deep_schemas_are_refused_not_overflowed() {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..200 {
+        schema = json!({"anyOf": [schema]});
+    }
+    let schema = json!({"type": "object", "properties": {"x": schema}});
+    for target in Target::ALL {
+        let error = advertise([ToolSpec::new("deep", "", &schema)], target).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                AdvertiseError::Refused {
+                    error: LowerError::InvalidSchema { .. },
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
+}

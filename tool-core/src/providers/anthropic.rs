@@ -1,0 +1,348 @@
+//! Anthropic Messages: `tool_use` blocks (whole or streamed), results back as `tool_result`
+//! blocks with `is_error`, all of one turn in one user message, in call order.
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_core::providers::{NameMap, anthropic};
+//!
+//! let message = json!({"role": "assistant", "stop_reason": "tool_use", "content": [
+//!     {"type": "text", "text": "Let me look."},
+//!     {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"q": "rust"}}]});
+//! let calls = anthropic::parse_response(&message, &NameMap::default())?;
+//! assert_eq!(calls[0].arguments_value(), Some(json!({"q": "rust"})));
+//! # Ok::<(), tool_core::providers::ParseError>(())
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::call::{CallArguments, ParseError, ToolCall};
+use super::encode::{EncodeError, failure_text, pair};
+use super::names::NameMap;
+use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError};
+use crate::Outcome;
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Option<Vec<Block>>,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// The `tool_use` blocks of a message, in order.
+pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, ParseError> {
+    let message = Message::deserialize(body).map_err(ParseError::malformed)?;
+    let mut calls = Vec::new();
+    for block in message.content.unwrap_or_default() {
+        if block.kind != "tool_use" {
+            continue;
+        }
+        let index = calls.len();
+        let id = block
+            .id
+            .ok_or(ParseError::MissingField { index, field: "id" })?;
+        let name = block.name.ok_or(ParseError::MissingField {
+            index,
+            field: "name",
+        })?;
+        let input = block.input.unwrap_or_else(|| Value::Object(Map::new()));
+        calls.push(make_call(id, &name, CallArguments::Json(input), names));
+    }
+    Ok(calls)
+}
+
+fn make_call(
+    id: String,
+    provider_name: &str,
+    arguments: CallArguments,
+    names: &NameMap,
+) -> ToolCall {
+    ToolCall {
+        call_id: id,
+        name: names.resolve(provider_name).to_owned(),
+        provider_name: provider_name.to_owned(),
+        arguments,
+        id_from_provider: true,
+        thought_signature: None,
+    }
+}
+
+/// The user message answering `calls`: one `tool_result` block per call, in call order,
+/// `is_error` set for failures.
+pub fn tool_results(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
+    let blocks: Vec<Value> = pair(calls, outcomes)?
+        .into_iter()
+        .map(|(call, outcome)| {
+            let (content, is_error) = match outcome.result() {
+                Ok(output) => (output.as_str().to_owned(), false),
+                Err(failure) => (failure_text(failure), true),
+            };
+            json!({
+                "type": "tool_result",
+                "tool_use_id": call.call_id(),
+                "content": content,
+                "is_error": is_error,
+            })
+        })
+        .collect();
+    Ok(json!({ "role": "user", "content": blocks }))
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    content_block: Option<Block>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    error: Option<ErrorBody>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    partial_json: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Debug)]
+enum Open {
+    Tool {
+        id: String,
+        name: String,
+        input: Option<Value>,
+        buffer: Capped,
+    },
+    Other,
+}
+
+/// Tool calls out of a streamed message, accumulated by content-block `index`: the
+/// `input_json_delta.partial_json` fragments of a `tool_use` block are parsed when its
+/// `content_block_stop` arrives (an empty buffer is `{}`). A second `message_start` before
+/// `message_stop` is a protocol error; a message that stops (`max_tokens`) with a tool block
+/// still open is [`StreamError::Truncated`].
+#[derive(Debug)]
+pub struct Stream {
+    names: NameMap,
+    max_call_bytes: usize,
+    in_message: bool,
+    blocks: BTreeMap<u64, Open>,
+    stop_reason: Option<String>,
+    text: String,
+}
+
+impl Stream {
+    /// An accumulator decoding names with `names`, capping each call at
+    /// [`DEFAULT_MAX_CALL_BYTES`].
+    pub fn new(names: &NameMap) -> Self {
+        Stream {
+            names: names.clone(),
+            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            in_message: false,
+            blocks: BTreeMap::new(),
+            stop_reason: None,
+            text: String::new(),
+        }
+    }
+
+    /// Caps each call's arguments at `bytes`.
+    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+
+    /// The text of the message's `text` blocks so far (thinking is not included).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The message's `stop_reason`, once `message_delta` has said it.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop_reason.as_deref()
+    }
+
+    /// Takes one event; returns the call it completes, if any. After an error, drop the stream.
+    pub fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
+        match event.kind.as_str() {
+            "message_start" => {
+                if self.in_message {
+                    return Err(StreamError::protocol(
+                        "message_start inside an unfinished message",
+                    ));
+                }
+                self.in_message = true;
+                Ok(Vec::new())
+            }
+            "content_block_start" => {
+                let index = event.index.unwrap_or(0);
+                if self.blocks.contains_key(&index) {
+                    return Err(StreamError::protocol(format!(
+                        "content block {index} started twice"
+                    )));
+                }
+                let block = event
+                    .content_block
+                    .ok_or_else(|| StreamError::protocol("content_block_start without a block"))?;
+                let open = if block.kind == "tool_use" {
+                    Open::Tool {
+                        id: block
+                            .id
+                            .ok_or_else(|| StreamError::protocol("tool_use block without id"))?,
+                        name: block
+                            .name
+                            .ok_or_else(|| StreamError::protocol("tool_use block without name"))?,
+                        input: block.input,
+                        buffer: Capped::default(),
+                    }
+                } else {
+                    if let Some(text) = block.text.filter(|_| block.kind == "text") {
+                        self.text.push_str(&text);
+                    }
+                    Open::Other
+                };
+                self.blocks.insert(index, open);
+                Ok(Vec::new())
+            }
+            "content_block_delta" => {
+                let index = event.index.unwrap_or(0);
+                let delta = event
+                    .delta
+                    .ok_or_else(|| StreamError::protocol("content_block_delta without a delta"))?;
+                match (self.blocks.get_mut(&index), delta.kind.as_deref()) {
+                    (None, _) => Err(StreamError::protocol(format!(
+                        "delta for content block {index}, which never started"
+                    ))),
+                    (Some(Open::Tool { id, buffer, .. }), Some("input_json_delta")) => {
+                        buffer.push(
+                            delta.partial_json.as_deref().unwrap_or_default(),
+                            self.max_call_bytes,
+                            Some(id),
+                        )?;
+                        Ok(Vec::new())
+                    }
+                    (Some(Open::Other), Some("text_delta")) => {
+                        self.text
+                            .push_str(delta.text.as_deref().unwrap_or_default());
+                        Ok(Vec::new())
+                    }
+                    _ => Ok(Vec::new()),
+                }
+            }
+            "content_block_stop" => {
+                let index = event.index.unwrap_or(0);
+                match self.blocks.remove(&index) {
+                    None => Err(StreamError::protocol(format!(
+                        "content block {index} stopped but never started"
+                    ))),
+                    Some(Open::Other) => Ok(Vec::new()),
+                    Some(Open::Tool {
+                        id,
+                        name,
+                        input,
+                        buffer,
+                    }) => {
+                        let arguments = if !buffer.text.trim().is_empty() {
+                            // The runtime parses the text once, strictly.
+                            CallArguments::Text(buffer.text)
+                        } else {
+                            // The start block's `input` is a placeholder `{}`, unless a
+                            // server filled it and sent no deltas.
+                            CallArguments::Json(
+                                input
+                                    .filter(Value::is_object)
+                                    .unwrap_or_else(|| Value::Object(Map::new())),
+                            )
+                        };
+                        Ok(vec![make_call(id, &name, arguments, &self.names)])
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
+                    self.stop_reason = Some(reason);
+                }
+                Ok(Vec::new())
+            }
+            "message_stop" => {
+                self.in_message = false;
+                self.open_tool_error()
+            }
+            "error" => Err(StreamError::Provider {
+                message: event.error.and_then(|e| e.message).unwrap_or_default(),
+            }),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn open_tool_error(&mut self) -> Result<Vec<ToolCall>, StreamError> {
+        let reason = self
+            .stop_reason
+            .clone()
+            .unwrap_or_else(|| "end of stream".to_owned());
+        let open = std::mem::take(&mut self.blocks);
+        for (_, block) in open {
+            if let Open::Tool {
+                id, name, buffer, ..
+            } = block
+            {
+                return Err(StreamError::Truncated {
+                    reason,
+                    call_id: id,
+                    name,
+                    partial: buffer.text,
+                });
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// Ends the stream: an error if a tool block was started and never stopped.
+    pub fn finish(mut self) -> Result<(), StreamError> {
+        self.open_tool_error().map(drop)
+    }
+
+    /// All calls of a whole stream, in block order.
+    pub fn collect<'a>(
+        names: &NameMap,
+        events: impl IntoIterator<Item = &'a Value>,
+    ) -> Result<Vec<ToolCall>, StreamError> {
+        let mut stream = Stream::new(names);
+        let mut calls = Vec::new();
+        for event in events {
+            calls.extend(stream.push(event)?);
+        }
+        stream.finish()?;
+        Ok(calls)
+    }
+}

@@ -1,0 +1,565 @@
+//! Gemini: `functionCall` parts (whole, or streamed with Vertex `partialArgs`), results back
+//! as `functionResponse` parts.
+//!
+//! Gemini often sends no call id. Such a call gets an id made here (from the `responseId`
+//! when there is one), used only to pair the outcome with its call; the `functionResponse`
+//! then carries no id, and Gemini matches results to calls by name and position, so results
+//! are always sent in call order. A call's `thoughtSignature` is kept on the
+//! [`ToolCall`] for the model turn that must be sent back unchanged.
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_core::providers::{NameMap, gemini};
+//!
+//! let response = json!({"responseId": "r1", "candidates": [{"content": {"role": "model", "parts": [
+//!     {"functionCall": {"name": "search", "args": {"q": "rust"}}}]}}]});
+//! let calls = gemini::parse_response(&response, &NameMap::default())?;
+//! assert_eq!(calls[0].call_id(), "gemini_r1_0");
+//! assert!(!calls[0].has_provider_id());
+//! # Ok::<(), tool_core::providers::ParseError>(())
+//! ```
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::call::{CallArguments, ParseError, ToolCall};
+use super::encode::{EncodeError, pair};
+use super::names::NameMap;
+use super::stream::{DEFAULT_MAX_CALL_BYTES, StreamError};
+use crate::Outcome;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Response {
+    #[serde(default)]
+    candidates: Option<Vec<Candidate>>,
+    #[serde(default)]
+    response_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Content {
+    #[serde(default)]
+    parts: Option<Vec<Part>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(default)]
+    function_call: Option<FunctionCall>,
+    #[serde(default)]
+    thought_signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    partial_args: Option<Vec<PartialArg>>,
+    #[serde(default)]
+    will_continue: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartialArg {
+    #[serde(default)]
+    json_path: Option<String>,
+    #[serde(default)]
+    string_value: Option<String>,
+    #[serde(default)]
+    number_value: Option<serde_json::Number>,
+    #[serde(default)]
+    bool_value: Option<bool>,
+    #[serde(default)]
+    null_value: Option<Value>,
+    #[serde(default)]
+    will_continue: Option<bool>,
+}
+
+static LOCAL_IDS: AtomicU64 = AtomicU64::new(0);
+
+/// An id for a call Gemini sent without one: unique per response when Gemini gave a
+/// `responseId`, per process otherwise (the runtime accepts each call id once).
+fn local_id(response_id: Option<&str>, ordinal: usize) -> String {
+    match response_id {
+        Some(id) => format!("gemini_{id}_{ordinal}"),
+        None => format!("gemini_local_{}", LOCAL_IDS.fetch_add(1, Ordering::Relaxed)),
+    }
+}
+
+fn make_call(
+    id: Option<String>,
+    provider_name: &str,
+    args: Value,
+    signature: Option<String>,
+    local: impl FnOnce() -> String,
+    names: &NameMap,
+) -> ToolCall {
+    let id_from_provider = id.as_ref().is_some_and(|id| !id.is_empty());
+    ToolCall {
+        call_id: if id_from_provider {
+            id.unwrap_or_default()
+        } else {
+            local()
+        },
+        name: names.resolve(provider_name).to_owned(),
+        provider_name: provider_name.to_owned(),
+        arguments: CallArguments::Json(args),
+        id_from_provider,
+        thought_signature: signature,
+    }
+}
+
+fn first_candidate(response: Response) -> Option<Candidate> {
+    response
+        .candidates
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.index.unwrap_or(0) == 0)
+}
+
+/// The `functionCall` parts of a response's first candidate (or of one `content`), in order.
+pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, ParseError> {
+    let (parts, response_id) = if body.get("candidates").is_some() {
+        let response = Response::deserialize(body).map_err(ParseError::malformed)?;
+        let response_id = response.response_id.clone();
+        let parts = first_candidate(response)
+            .and_then(|c| c.content)
+            .and_then(|c| c.parts);
+        (parts, response_id)
+    } else {
+        let content = Content::deserialize(body).map_err(ParseError::malformed)?;
+        (content.parts, None)
+    };
+    let mut calls = Vec::new();
+    for part in parts.unwrap_or_default() {
+        let Some(call) = part.function_call else {
+            continue;
+        };
+        let index = calls.len();
+        let name = call.name.ok_or(ParseError::MissingField {
+            index,
+            field: "functionCall.name",
+        })?;
+        let args = call.args.unwrap_or_else(|| Value::Object(Map::new()));
+        let local = || local_id(response_id.as_deref(), index);
+        calls.push(make_call(
+            call.id,
+            &name,
+            args,
+            part.thought_signature,
+            local,
+            names,
+        ));
+    }
+    Ok(calls)
+}
+
+/// The user turn answering `calls`: one `functionResponse` part per call, in call order,
+/// named as the provider named the call, with its `id` when the call had one. An output is
+/// `{"output": …}`, a failure `{"error": {"code", "message"}}`.
+pub fn function_responses(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
+    let parts: Vec<Value> = pair(calls, outcomes)?
+        .into_iter()
+        .map(|(call, outcome)| {
+            let response = match outcome.result() {
+                Ok(output) => json!({ "output": output.to_value() }),
+                Err(failure) => json!({ "error": { "code": failure.code().as_str(), "message": failure.message() } }),
+            };
+            let mut function_response = Map::new();
+            if call.has_provider_id() {
+                function_response.insert("id".to_owned(), Value::from(call.call_id()));
+            }
+            function_response.insert("name".to_owned(), Value::from(call.provider_name()));
+            function_response.insert("response".to_owned(), response);
+            json!({ "functionResponse": function_response })
+        })
+        .collect();
+    Ok(json!({ "role": "user", "parts": parts }))
+}
+
+#[derive(Debug)]
+struct Open {
+    id: Option<String>,
+    name: String,
+    signature: Option<String>,
+    args: Value,
+    continuing: HashSet<String>,
+    bytes: usize,
+}
+
+/// Tool calls out of a streamed response. A whole `functionCall` (Gemini Developer API) is a
+/// call at once. With Vertex's `streamFunctionCallArguments`, `{name, willContinue: true}`
+/// opens a call, `partialArgs` entries (JSONPath, typed value, `willContinue` to concatenate
+/// strings) fill its arguments, and a `functionCall` with nothing more to say closes it.
+#[derive(Debug)]
+pub struct Stream {
+    names: NameMap,
+    max_call_bytes: usize,
+    open: Option<Open>,
+    ordinal: usize,
+    response_id: Option<String>,
+    text: String,
+}
+
+impl Stream {
+    /// An accumulator decoding names with `names`, capping each call at
+    /// [`DEFAULT_MAX_CALL_BYTES`].
+    pub fn new(names: &NameMap) -> Self {
+        Stream {
+            names: names.clone(),
+            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            open: None,
+            ordinal: 0,
+            response_id: None,
+            text: String::new(),
+        }
+    }
+
+    /// Caps each call's streamed arguments at `bytes`.
+    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+
+    /// The answer text so far (thought parts are not included).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes one chunk (a `GenerateContentResponse`); returns the calls it completes. After an
+    /// error, drop the stream.
+    pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        let response =
+            Response::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
+        if self.response_id.is_none() {
+            self.response_id = response.response_id.clone();
+        }
+        let Some(candidate) = first_candidate(response) else {
+            return Ok(Vec::new());
+        };
+        let mut done = Vec::new();
+        for part in candidate.content.and_then(|c| c.parts).unwrap_or_default() {
+            if let Some(call) = part.function_call {
+                if let Some(complete) = self.function_call(call, part.thought_signature)? {
+                    done.push(complete);
+                }
+            } else if let Some(text) = part.text
+                && part.thought != Some(true)
+            {
+                self.text.push_str(&text);
+            }
+        }
+        if let Some(reason) = candidate.finish_reason
+            && let Some(open) = self.open.take()
+        {
+            return Err(truncated(&reason, open));
+        }
+        Ok(done)
+    }
+
+    fn function_call(
+        &mut self,
+        call: FunctionCall,
+        signature: Option<String>,
+    ) -> Result<Option<ToolCall>, StreamError> {
+        let continues = call.will_continue == Some(true);
+        if let Some(name) = call.name.filter(|n| !n.is_empty()) {
+            if self.open.is_some() {
+                return Err(StreamError::protocol(format!(
+                    "call to `{name}` began before the previous call ended"
+                )));
+            }
+            let mut open = Open {
+                id: call.id,
+                name,
+                signature,
+                args: call.args.unwrap_or_else(|| Value::Object(Map::new())),
+                continuing: HashSet::new(),
+                bytes: 0,
+            };
+            if let Some(entries) = call.partial_args {
+                self.apply(&mut open, entries)?;
+            }
+            if continues {
+                self.open = Some(open);
+                return Ok(None);
+            }
+            return Ok(Some(self.close(open)));
+        }
+        let Some(mut open) = self.open.take() else {
+            if call.partial_args.is_some() {
+                return Err(StreamError::protocol("partialArgs with no call open"));
+            }
+            // A closing `functionCall: {}` with nothing open: nothing to do.
+            return Ok(None);
+        };
+        if open.signature.is_none() {
+            open.signature = signature;
+        }
+        if let Some(entries) = call.partial_args {
+            self.apply(&mut open, entries)?;
+        }
+        if continues {
+            self.open = Some(open);
+            return Ok(None);
+        }
+        Ok(Some(self.close(open)))
+    }
+
+    fn close(&mut self, open: Open) -> ToolCall {
+        let ordinal = self.ordinal;
+        self.ordinal += 1;
+        let response_id = self.response_id.clone();
+        let local = || local_id(response_id.as_deref(), ordinal);
+        make_call(
+            open.id,
+            &open.name,
+            open.args,
+            open.signature,
+            local,
+            &self.names,
+        )
+    }
+
+    fn apply(&self, open: &mut Open, entries: Vec<PartialArg>) -> Result<(), StreamError> {
+        for entry in entries {
+            let path = entry.json_path.unwrap_or_default();
+            let segments = parse_json_path(&path)?;
+            let (value, size) = if let Some(text) = entry.string_value {
+                let size = text.len();
+                (Value::String(text), size)
+            } else if let Some(number) = entry.number_value {
+                (Value::Number(number), 8)
+            } else if let Some(flag) = entry.bool_value {
+                (Value::Bool(flag), 5)
+            } else if entry.null_value.is_some() {
+                (Value::Null, 4)
+            } else {
+                continue;
+            };
+            open.bytes += size + path.len();
+            if open.bytes > self.max_call_bytes {
+                return Err(StreamError::TooLarge {
+                    call_id: open.id.clone(),
+                    limit: self.max_call_bytes,
+                });
+            }
+            let append = open.continuing.contains(&path);
+            set_at(&mut open.args, &segments, value, append)?;
+            if entry.will_continue == Some(true) {
+                open.continuing.insert(path);
+            } else {
+                open.continuing.remove(&path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: an error if a call was opened and never closed.
+    pub fn finish(mut self) -> Result<(), StreamError> {
+        match self.open.take() {
+            Some(open) => Err(truncated("end of stream", open)),
+            None => Ok(()),
+        }
+    }
+
+    /// All calls of a whole stream, in order.
+    pub fn collect<'a>(
+        names: &NameMap,
+        chunks: impl IntoIterator<Item = &'a Value>,
+    ) -> Result<Vec<ToolCall>, StreamError> {
+        let mut stream = Stream::new(names);
+        let mut calls = Vec::new();
+        for chunk in chunks {
+            calls.extend(stream.push(chunk)?);
+        }
+        stream.finish()?;
+        Ok(calls)
+    }
+}
+
+fn truncated(reason: &str, open: Open) -> StreamError {
+    StreamError::Truncated {
+        reason: reason.to_owned(),
+        call_id: open.id.unwrap_or_default(),
+        name: open.name,
+        partial: open.args.to_string(),
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// `$.a.b[0]['c d']` into segments (the RFC 9535 subset Gemini emits).
+fn parse_json_path(path: &str) -> Result<Vec<Segment>, StreamError> {
+    let bad = || StreamError::protocol(format!("unsupported JSONPath {path:?}"));
+    let mut rest = path.strip_prefix('$').ok_or_else(bad)?;
+    let mut segments = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return Err(bad());
+            }
+            segments.push(Segment::Key(after[..end].to_owned()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            if let Some(quoted) = after.strip_prefix('\'').or_else(|| after.strip_prefix('"')) {
+                let quote = after.as_bytes()[0] as char;
+                let mut key = String::new();
+                let mut chars = quoted.char_indices();
+                let mut end = None;
+                while let Some((i, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            if let Some((_, escaped)) = chars.next() {
+                                key.push(escaped);
+                            }
+                        }
+                        c if c == quote => {
+                            end = Some(i);
+                            break;
+                        }
+                        c => key.push(c),
+                    }
+                }
+                let end = end.ok_or_else(bad)?;
+                rest = quoted[end + 1..].strip_prefix(']').ok_or_else(bad)?;
+                segments.push(Segment::Key(key));
+            } else {
+                let end = after.find(']').ok_or_else(bad)?;
+                let index = after[..end].trim().parse().map_err(|_| bad())?;
+                segments.push(Segment::Index(index));
+                rest = &after[end + 1..];
+            }
+        } else {
+            return Err(bad());
+        }
+    }
+    Ok(segments)
+}
+
+/// Puts `value` at `segments` under `root`, creating containers; a string continuation is
+/// appended to the string already there.
+fn set_at(
+    root: &mut Value,
+    segments: &[Segment],
+    value: Value,
+    append: bool,
+) -> Result<(), StreamError> {
+    let mut node = root;
+    for segment in segments {
+        node = match segment {
+            Segment::Key(key) => {
+                if !node.is_object() {
+                    *node = Value::Object(Map::new());
+                }
+                match node {
+                    Value::Object(map) => map.entry(key.clone()).or_insert(Value::Null),
+                    _ => return Err(changed_type()),
+                }
+            }
+            Segment::Index(index) => {
+                if !node.is_array() {
+                    *node = Value::Array(Vec::new());
+                }
+                let Value::Array(items) = node else {
+                    return Err(changed_type());
+                };
+                if *index > items.len() {
+                    return Err(StreamError::protocol(format!(
+                        "array index {index} skips positions"
+                    )));
+                }
+                if *index == items.len() {
+                    items.push(Value::Null);
+                }
+                &mut items[*index]
+            }
+        };
+    }
+    match (node, value) {
+        (Value::String(existing), Value::String(more)) if append => existing.push_str(&more),
+        (slot, value) => *slot = value,
+    }
+    Ok(())
+}
+
+fn changed_type() -> StreamError {
+    StreamError::protocol("argument container changed type")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_json_paths() {
+        assert_eq!(
+            parse_json_path("$.recipe.ingredients[0]['amount x']").unwrap(),
+            [
+                Segment::Key("recipe".into()),
+                Segment::Key("ingredients".into()),
+                Segment::Index(0),
+                Segment::Key("amount x".into())
+            ]
+        );
+        assert!(parse_json_path("location").is_err());
+        assert!(parse_json_path("$..a").is_err());
+    }
+
+    #[test]
+    fn builds_arguments_from_partial_values() {
+        let mut root = Value::Object(Map::new());
+        let path = parse_json_path("$.a[0].b").unwrap();
+        set_at(&mut root, &path, Value::from("Bo"), false).unwrap();
+        set_at(&mut root, &path, Value::from("ston"), true).unwrap();
+        set_at(
+            &mut root,
+            &parse_json_path("$.n").unwrap(),
+            Value::from(3),
+            false,
+        )
+        .unwrap();
+        assert_eq!(root, json!({"a": [{"b": "Boston"}], "n": 3}));
+        assert!(
+            set_at(
+                &mut root,
+                &parse_json_path("$.a[5]").unwrap(),
+                Value::Null,
+                false
+            )
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! OpenAI Chat Completions: tool calls out of a completion (whole or streamed), results back
+//! as `role: "tool"` messages.
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_core::providers::{NameMap, openai_chat};
+//!
+//! let completion = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+//!     "role": "assistant", "content": null,
+//!     "tool_calls": [{"id": "call_1", "type": "function",
+//!                     "function": {"name": "search", "arguments": "{\"q\":\"rust\"}"}}]}}]});
+//! let calls = openai_chat::parse_response(&completion, &NameMap::default())?;
+//! assert_eq!((calls[0].call_id(), calls[0].name()), ("call_1", "search"));
+//! # Ok::<(), tool_core::providers::ParseError>(())
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::call::{CallArguments, ParseError, ToolCall};
+use super::encode::{EncodeError, failure_text, pair};
+use super::names::NameMap;
+use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError};
+use crate::Outcome;
+
+#[derive(Deserialize)]
+struct Completion {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(default)]
+    delta: Option<Message>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireCall>>,
+}
+
+#[derive(Deserialize)]
+struct WireCall {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<WireFunction>,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+/// The tool calls of a completion (`choices[0].message.tool_calls`), or of one assistant
+/// message, in order. Arguments stay JSON text, as sent.
+pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, ParseError> {
+    let message = if body.get("choices").is_some() {
+        let completion = Completion::deserialize(body).map_err(ParseError::malformed)?;
+        let choices = completion.choices.unwrap_or_default();
+        match choices.into_iter().find(|c| c.index.unwrap_or(0) == 0) {
+            Some(choice) => choice.message,
+            None => None,
+        }
+    } else {
+        Some(Message::deserialize(body).map_err(ParseError::malformed)?)
+    };
+    let wire = message.and_then(|m| m.tool_calls).unwrap_or_default();
+    let mut calls = Vec::with_capacity(wire.len());
+    for (index, call) in wire.into_iter().enumerate() {
+        let id = call
+            .id
+            .ok_or(ParseError::MissingField { index, field: "id" })?;
+        let function = call.function.ok_or(ParseError::MissingField {
+            index,
+            field: "function",
+        })?;
+        let name = function.name.ok_or(ParseError::MissingField {
+            index,
+            field: "function.name",
+        })?;
+        calls.push(make_call(
+            id,
+            &name,
+            function.arguments.unwrap_or_default(),
+            names,
+        ));
+    }
+    Ok(calls)
+}
+
+fn make_call(id: String, provider_name: &str, arguments: String, names: &NameMap) -> ToolCall {
+    ToolCall {
+        call_id: id,
+        name: names.resolve(provider_name).to_owned(),
+        provider_name: provider_name.to_owned(),
+        // An empty string is how some servers say "no arguments".
+        arguments: CallArguments::Text(if arguments.is_empty() {
+            "{}".to_owned()
+        } else {
+            arguments
+        }),
+        id_from_provider: true,
+        thought_signature: None,
+    }
+}
+
+/// The `role: "tool"` messages answering `calls`, one per call in call order: the output's
+/// JSON text, or the failure's code and public message.
+pub fn tool_messages(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Value>, EncodeError> {
+    Ok(pair(calls, outcomes)?
+        .into_iter()
+        .map(|(call, outcome)| {
+            let content = match outcome.result() {
+                Ok(output) => output.as_str().to_owned(),
+                Err(failure) => failure_text(failure),
+            };
+            json!({ "role": "tool", "tool_call_id": call.call_id(), "content": content })
+        })
+        .collect())
+}
+
+#[derive(Debug)]
+struct Partial {
+    id: Option<String>,
+    name: String,
+    arguments: Capped,
+}
+
+/// Tool calls out of a streamed completion (`chat.completion.chunk` events), accumulated by
+/// `tool_calls[].index`: the id and name come in the first fragment of each index, argument
+/// text in the following ones. Calls are yielded when the choice's `finish_reason` arrives.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_core::providers::{NameMap, openai_chat};
+///
+/// let mut stream = openai_chat::Stream::new(&NameMap::default());
+/// let chunk = |delta: serde_json::Value, finish: Option<&str>| json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+/// let first = json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "search", "arguments": ""}}]});
+/// assert!(stream.push(&chunk(first, None))?.is_empty());
+/// let text = json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"q\":\"rust\"}"}}]});
+/// assert!(stream.push(&chunk(text, None))?.is_empty()); // complete JSON, but not yet final
+/// let calls = stream.push(&chunk(json!({}), Some("tool_calls")))?;
+/// assert_eq!(calls[0].arguments_value(), Some(json!({"q": "rust"})));
+/// # Ok::<(), tool_core::providers::StreamError>(())
+/// ```
+#[derive(Debug)]
+pub struct Stream {
+    names: NameMap,
+    max_call_bytes: usize,
+    calls: BTreeMap<u64, Partial>,
+    finished: bool,
+    text: String,
+}
+
+impl Stream {
+    /// An accumulator decoding names with `names`, capping each call at
+    /// [`DEFAULT_MAX_CALL_BYTES`].
+    pub fn new(names: &NameMap) -> Self {
+        Stream {
+            names: names.clone(),
+            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            calls: BTreeMap::new(),
+            finished: false,
+            text: String::new(),
+        }
+    }
+
+    /// Caps each call's arguments at `bytes`.
+    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+
+    /// The assistant text received so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes one chunk; returns the calls it completes. After an error, drop the stream.
+    pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        let chunk =
+            Completion::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
+        let mut done = Vec::new();
+        for choice in chunk.choices.unwrap_or_default() {
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = choice.delta {
+                if let Some(Value::String(text)) = delta.content {
+                    self.text.push_str(&text);
+                }
+                for fragment in delta.tool_calls.unwrap_or_default() {
+                    self.fragment(fragment)?;
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                done.extend(self.finish_reason(&reason)?);
+            }
+        }
+        Ok(done)
+    }
+
+    fn fragment(&mut self, fragment: WireCall) -> Result<(), StreamError> {
+        if self.finished {
+            return Err(StreamError::protocol(
+                "a tool call fragment after finish_reason",
+            ));
+        }
+        let index = fragment.index.unwrap_or(0);
+        let partial = self.calls.entry(index).or_insert_with(|| Partial {
+            id: None,
+            name: String::new(),
+            arguments: Capped::default(),
+        });
+        if let Some(id) = fragment.id.filter(|id| !id.is_empty()) {
+            match &partial.id {
+                Some(known) if *known != id => {
+                    return Err(StreamError::protocol(format!(
+                        "tool call index {index} changed id from {known:?} to {id:?}"
+                    )));
+                }
+                _ => partial.id = Some(id),
+            }
+        }
+        if let Some(function) = fragment.function {
+            if let Some(name) = function.name.filter(|n| !n.is_empty())
+                && partial.name != name
+            {
+                // OpenAI sends the name once; compatible servers may split it.
+                partial.name.push_str(&name);
+            }
+            if let Some(arguments) = function.arguments {
+                partial
+                    .arguments
+                    .push(&arguments, self.max_call_bytes, partial.id.as_deref())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_reason(&mut self, reason: &str) -> Result<Vec<ToolCall>, StreamError> {
+        self.finished = true;
+        if !matches!(reason, "tool_calls" | "stop" | "function_call") {
+            if let Some((_, partial)) = std::mem::take(&mut self.calls).into_iter().next() {
+                return Err(truncated(reason, partial));
+            }
+            return Ok(Vec::new());
+        }
+        let mut calls = Vec::with_capacity(self.calls.len());
+        for (index, partial) in std::mem::take(&mut self.calls) {
+            let Some(id) = partial.id else {
+                return Err(StreamError::protocol(format!(
+                    "tool call index {index} never got an id"
+                )));
+            };
+            if partial.name.is_empty() {
+                return Err(StreamError::protocol(format!(
+                    "tool call index {index} never got a name"
+                )));
+            }
+            calls.push(make_call(
+                id,
+                &partial.name,
+                partial.arguments.text,
+                &self.names,
+            ));
+        }
+        Ok(calls)
+    }
+
+    /// Ends the stream: an error if a call was opened and never finished.
+    pub fn finish(self) -> Result<(), StreamError> {
+        match self.calls.into_iter().next() {
+            Some((_, partial)) if !self.finished => Err(truncated("end of stream", partial)),
+            _ => Ok(()),
+        }
+    }
+
+    /// All calls of a whole stream, in index order.
+    pub fn collect<'a>(
+        names: &NameMap,
+        chunks: impl IntoIterator<Item = &'a Value>,
+    ) -> Result<Vec<ToolCall>, StreamError> {
+        let mut stream = Stream::new(names);
+        let mut calls = Vec::new();
+        for chunk in chunks {
+            calls.extend(stream.push(chunk)?);
+        }
+        stream.finish()?;
+        Ok(calls)
+    }
+}
+
+fn truncated(reason: &str, partial: Partial) -> StreamError {
+    StreamError::Truncated {
+        reason: reason.to_owned(),
+        call_id: partial.id.unwrap_or_default(),
+        name: partial.name,
+        partial: partial.arguments.text,
+    }
+}

@@ -1,0 +1,133 @@
+//! What the streaming accumulators share: their errors and the byte cap on each call's
+//! arguments.
+//!
+//! Every accumulator follows the same rules:
+//!
+//! - a call is yielded only when the provider says its arguments are complete (OpenAI Chat's
+//!   `finish_reason`, Responses' `function_call_arguments.done` or `output_item.done`,
+//!   Anthropic's `content_block_stop`, Gemini's closing `functionCall`), never because the
+//!   text so far happens to parse;
+//! - each call's arguments are held under a byte cap, and a stream over it is aborted at once
+//!   with [`StreamError::TooLarge`], which maps to the runtime's `input_too_large`;
+//! - the work is linear in the bytes received; unknown fields and events are ignored.
+
+use std::fmt;
+
+use crate::Code;
+
+/// The default cap on one call's arguments: the runtime's default input cap, 1 MiB.
+pub const DEFAULT_MAX_CALL_BYTES: usize = crate::Runtime::DEFAULT_MAX_BYTES;
+
+/// A stream that cannot yield (more) calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// A call's arguments grew past the cap; the stream should be dropped.
+    TooLarge {
+        /// The call id, when it is known yet.
+        call_id: Option<String>,
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// The stream ended, or the provider stopped (`max_tokens`, `length`), while a call's
+    /// arguments were incomplete. The call is not yielded.
+    Truncated {
+        /// Why, as the provider said (`"max_tokens"`), or `"end of stream"`.
+        reason: String,
+        /// The incomplete call's id.
+        call_id: String,
+        /// Its name as sent.
+        name: String,
+        /// The arguments received so far.
+        partial: String,
+    },
+    /// Events that break the provider's protocol (a second `message_start` mid-message, a
+    /// fragment for a call never opened).
+    Protocol {
+        /// What happened.
+        reason: String,
+    },
+    /// The provider sent an error event.
+    Provider {
+        /// Its message.
+        message: String,
+    },
+}
+
+impl StreamError {
+    /// The runtime code this error corresponds to: `input_too_large` for
+    /// [`TooLarge`](Self::TooLarge).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            StreamError::TooLarge { .. } => Some(Code::InputTooLarge),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn protocol(reason: impl Into<String>) -> Self {
+        StreamError::Protocol {
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamError::TooLarge { call_id, limit } => match call_id {
+                Some(id) => write!(f, "the arguments of call {id:?} exceed {limit} bytes"),
+                None => write!(f, "a call's arguments exceed {limit} bytes"),
+            },
+            StreamError::Truncated {
+                reason,
+                call_id,
+                name,
+                partial,
+            } => write!(
+                f,
+                "call {call_id:?} to `{name}` was cut off ({reason}) after {} bytes of arguments",
+                partial.len()
+            ),
+            StreamError::Protocol { reason } => write!(f, "stream protocol error: {reason}"),
+            StreamError::Provider { message } => {
+                write!(f, "the provider reported an error: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StreamError {}
+
+/// Argument text under a byte cap.
+#[derive(Debug, Default)]
+pub(crate) struct Capped {
+    pub(crate) text: String,
+}
+
+impl Capped {
+    pub(crate) fn push(
+        &mut self,
+        fragment: &str,
+        limit: usize,
+        call_id: Option<&str>,
+    ) -> Result<(), StreamError> {
+        if self.text.len() + fragment.len() > limit {
+            return Err(StreamError::TooLarge {
+                call_id: call_id.map(str::to_owned),
+                limit,
+            });
+        }
+        self.text.push_str(fragment);
+        Ok(())
+    }
+
+    pub(crate) fn set(
+        &mut self,
+        text: &str,
+        limit: usize,
+        call_id: Option<&str>,
+    ) -> Result<(), StreamError> {
+        self.text.clear();
+        self.push(text, limit, call_id)
+    }
+}
