@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError};
+use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -155,6 +155,7 @@ enum Open {
 pub struct Stream {
     names: NameMap,
     max_call_bytes: usize,
+    time: TimeCap,
     in_message: bool,
     blocks: BTreeMap<u64, Open>,
     stop_reason: Option<String>,
@@ -168,6 +169,7 @@ impl Stream {
         Stream {
             names: names.clone(),
             max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            time: TimeCap::default(),
             in_message: false,
             blocks: BTreeMap::new(),
             stop_reason: None,
@@ -178,6 +180,13 @@ impl Stream {
     /// Caps each call's arguments at `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
         self.max_call_bytes = bytes;
+        self
+    }
+
+    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
+    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
+    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
+        self.time = TimeCap::new(limit);
         self
     }
 
@@ -193,6 +202,7 @@ impl Stream {
 
     /// Takes one event; returns the call it completes, if any. After an error, drop the stream.
     pub fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        self.time.check()?;
         let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
         match event.kind.as_str() {
             "message_start" => {

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, pair};
 use super::names::NameMap;
-use super::stream::{DEFAULT_MAX_CALL_BYTES, StreamError};
+use super::stream::{DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -222,6 +222,7 @@ struct Open {
 pub struct Stream {
     names: NameMap,
     max_call_bytes: usize,
+    time: TimeCap,
     open: Option<Open>,
     ordinal: usize,
     response_id: Option<String>,
@@ -235,6 +236,7 @@ impl Stream {
         Stream {
             names: names.clone(),
             max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            time: TimeCap::default(),
             open: None,
             ordinal: 0,
             response_id: None,
@@ -248,6 +250,13 @@ impl Stream {
         self
     }
 
+    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
+    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
+    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
+        self.time = TimeCap::new(limit);
+        self
+    }
+
     /// The answer text so far (thought parts are not included).
     pub fn text(&self) -> &str {
         &self.text
@@ -256,6 +265,7 @@ impl Stream {
     /// Takes one chunk (a `GenerateContentResponse`); returns the calls it completes. After an
     /// error, drop the stream.
     pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        self.time.check()?;
         let response =
             Response::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
         if self.response_id.is_none() {

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError};
+use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -166,6 +166,7 @@ struct Partial {
 pub struct Stream {
     names: NameMap,
     max_call_bytes: usize,
+    time: TimeCap,
     calls: BTreeMap<u64, Partial>,
     finished: bool,
     text: String,
@@ -178,6 +179,7 @@ impl Stream {
         Stream {
             names: names.clone(),
             max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            time: TimeCap::default(),
             calls: BTreeMap::new(),
             finished: false,
             text: String::new(),
@@ -190,6 +192,13 @@ impl Stream {
         self
     }
 
+    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
+    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
+    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
+        self.time = TimeCap::new(limit);
+        self
+    }
+
     /// The assistant text received so far.
     pub fn text(&self) -> &str {
         &self.text
@@ -197,6 +206,7 @@ impl Stream {
 
     /// Takes one chunk; returns the calls it completes. After an error, drop the stream.
     pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        self.time.check()?;
         let chunk =
             Completion::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
         let mut done = Vec::new();

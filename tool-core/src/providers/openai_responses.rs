@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError};
+use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -132,6 +132,7 @@ struct Partial {
 pub struct Stream {
     names: NameMap,
     max_call_bytes: usize,
+    time: TimeCap,
     open: HashMap<String, Partial>,
     done: HashSet<String>,
     text: String,
@@ -144,6 +145,7 @@ impl Stream {
         Stream {
             names: names.clone(),
             max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            time: TimeCap::default(),
             open: HashMap::new(),
             done: HashSet::new(),
             text: String::new(),
@@ -156,6 +158,13 @@ impl Stream {
         self
     }
 
+    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
+    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
+    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
+        self.time = TimeCap::new(limit);
+        self
+    }
+
     /// The output text received so far.
     pub fn text(&self) -> &str {
         &self.text
@@ -164,6 +173,7 @@ impl Stream {
     /// Takes one event (the JSON `data`; its `type` says what it is); returns the calls it
     /// completes. After an error, drop the stream.
     pub fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        self.time.check()?;
         let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
         let key =
             |item_id: Option<&String>, output_index: Option<u64>| match (item_id, output_index) {

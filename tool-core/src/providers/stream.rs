@@ -12,6 +12,9 @@
 //! - the work is linear in the bytes received; unknown fields and events are ignored.
 
 use std::fmt;
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::Code;
 
@@ -52,14 +55,48 @@ pub enum StreamError {
         /// Its message.
         message: String,
     },
+    /// The stream ran longer than its time cap (see `max_duration` on each accumulator).
+    TimedOut {
+        /// The cap.
+        limit: Duration,
+    },
+}
+
+/// The time cap of one stream, counted from its first chunk.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TimeCap {
+    limit: Option<Duration>,
+    started: Option<Instant>,
+}
+
+impl TimeCap {
+    pub(crate) fn new(limit: Duration) -> Self {
+        TimeCap {
+            limit: Some(limit),
+            started: None,
+        }
+    }
+
+    /// Fails once the cap has passed since the first chunk.
+    pub(crate) fn check(&mut self) -> Result<(), StreamError> {
+        let Some(limit) = self.limit else {
+            return Ok(());
+        };
+        let started = *self.started.get_or_insert_with(Instant::now);
+        if started.elapsed() > limit {
+            return Err(StreamError::TimedOut { limit });
+        }
+        Ok(())
+    }
 }
 
 impl StreamError {
     /// The runtime code this error corresponds to: `input_too_large` for
-    /// [`TooLarge`](Self::TooLarge).
+    /// [`TooLarge`](Self::TooLarge), `timeout` for [`TimedOut`](Self::TimedOut).
     pub fn code(&self) -> Option<Code> {
         match self {
             StreamError::TooLarge { .. } => Some(Code::InputTooLarge),
+            StreamError::TimedOut { .. } => Some(Code::Timeout),
             _ => None,
         }
     }
@@ -91,6 +128,9 @@ impl fmt::Display for StreamError {
             StreamError::Protocol { reason } => write!(f, "stream protocol error: {reason}"),
             StreamError::Provider { message } => {
                 write!(f, "the provider reported an error: {message}")
+            }
+            StreamError::TimedOut { limit } => {
+                write!(f, "the stream ran longer than {} ms", limit.as_millis())
             }
         }
     }
