@@ -114,3 +114,49 @@ pub fn flights_64k() -> String {
         tags.join(",")
     )
 }
+
+/// The inputs of the `extract_json` benchmarks: an ordinary reply, then five adversarial ones.
+pub const EXTRACT_INPUTS: [&str; 6] = [
+    "prose",
+    "open_braces",
+    "open_brackets",
+    "backticks",
+    "quotes",
+    "unclosed_tags",
+];
+
+/// The `extract_json` benchmark input `name` (one of [`EXTRACT_INPUTS`]), at most `size` bytes
+/// long: for `prose`, a reply with one object of about `size` bytes between two sentences,
+/// whose strings hold braces, brackets, escaped quotes and backticks, as arguments often do;
+/// otherwise only `{`, only `[`, only backticks, only quotes, or `<tool_call>` tags never
+/// closed.
+pub fn extract_input(name: &str, size: usize) -> String {
+    let repeated = |unit: &str| unit.repeat(size / unit.len());
+    match name {
+        "prose" => extract_prose(size),
+        "open_braces" => repeated("{"),
+        "open_brackets" => repeated("["),
+        "backticks" => repeated("`"),
+        "quotes" => repeated("\""),
+        "unclosed_tags" => repeated("<tool_call>"),
+        _ => String::new(),
+    }
+}
+
+fn extract_prose(size: usize) -> String {
+    const BEFORE: &str = "Sure! Here is the call you asked for: ";
+    const AFTER: &str = " Let me know if anything else is needed.";
+    let mut object = String::from(r#"{"query": "orders {open} [recent]", "items": ["#);
+    let mut id = 0;
+    while BEFORE.len() + object.len() + AFTER.len() + 120 < size {
+        if id > 0 {
+            object.push_str(", ");
+        }
+        object.push_str(&format!(
+            r#"{{"id": {id}, "name": "item \"{id}\"", "tags": ["a", "b"], "note": "```x``` {{}}"}}"#
+        ));
+        id += 1;
+    }
+    object.push_str("]}");
+    format!("{BEFORE}{object}{AFTER}")
+}
