@@ -104,7 +104,10 @@ fn bench(c: &mut Criterion) {
     // The repair loop's own cost: a call valid on the first pass, and one repaired on the
     // second attempt by a model that answers at once.
     let mut group = c.benchmark_group("invoice/repair");
-    for (name, first) in [("first_pass", INVOICE_VALID), ("two_attempts", INVOICE_BROKEN)] {
+    for (name, first) in [
+        ("first_pass", INVOICE_VALID),
+        ("two_attempts", INVOICE_BROKEN),
+    ] {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let ids: Vec<String> = (0..iters).map(|i| format!("call_{i}")).collect();
