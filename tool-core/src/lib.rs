@@ -14,6 +14,8 @@ mod constraints;
 mod context;
 mod dynamic;
 mod error;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod metrics;
 mod observe;
 mod outcome;
