@@ -15,6 +15,8 @@ mod context;
 mod dynamic;
 mod error;
 mod extract;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod metrics;
 mod observe;
 mod outcome;

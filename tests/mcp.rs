@@ -1,0 +1,824 @@
+//! MCP: the server on the wire (raw JSON-RPC lines over an in-memory pipe), the client importing
+//! tools (from the server, and from a scripted server with broken schemas), both ends over a
+//! child process, and the official Python SDK against the example server.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use examples::{CreateInvoice, GetWeather, create_invoice, get_weather};
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+use tokio::sync::mpsc;
+use tool_core::mcp::{McpClient, McpError, McpImport, McpServer};
+use tool_core::{
+    Code, Context, Denied, DynamicTool, Effect, Event, Registry, RegistryError, Runtime, Tool,
+    ToolDef, ToolError, ToolInfo,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn local() -> Context {
+    Context::builder("local-user").build()
+}
+
+/// The example tools, as `examples/mcp_server.rs` registers them.
+fn example_registry() -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(get_weather).effect(Effect::ReadOnly))
+        .unwrap()
+        .register(ToolDef::new(create_invoice))
+        .unwrap();
+    registry
+}
+
+fn example_server() -> McpServer {
+    McpServer::new(Runtime::new(example_registry()), local)
+}
+
+/// The client end of an in-memory MCP connection, speaking raw JSON-RPC lines.
+struct Wire {
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    write: WriteHalf<DuplexStream>,
+}
+
+impl Wire {
+    /// Serves `server` on one end of a pipe and completes the handshake on the other.
+    async fn connect(server: McpServer) -> Wire {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(server.serve(theirs));
+        let (read, write) = tokio::io::split(ours);
+        let mut wire = Wire {
+            lines: BufReader::new(read).lines(),
+            write,
+        };
+        let init = wire
+            .request(
+                json!(0),
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": { "name": "wire-test", "version": "0" }
+                }),
+            )
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        wire.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        wire
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.flush().await.unwrap();
+    }
+
+    /// Sends a request and returns the response with its id.
+    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        loop {
+            let line = tokio::time::timeout(WAIT, self.lines.next_line())
+                .await
+                .expect("no reply in time")
+                .unwrap()
+                .expect("the server closed the connection");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("id") == Some(&id) {
+                return message;
+            }
+        }
+    }
+
+    async fn call(&mut self, id: Value, tool: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+        .await
+    }
+}
+
+#[tokio::test]
+async fn lists_the_canonical_schemas_and_hints_from_the_effects() {
+    let mut wire = Wire::connect(example_server()).await;
+    let reply = wire.request(json!(1), "tools/list", json!({})).await;
+    let tools = &reply["result"]["tools"];
+    assert_eq!(
+        reply["result"].get("nextCursor"),
+        None,
+        "one page holds both"
+    );
+
+    assert_eq!(tools[0]["name"], "get_weather");
+    assert_eq!(tools[0]["description"], GetWeather::description());
+    assert_eq!(&tools[0]["inputSchema"], GetWeather::input_schema());
+    assert_eq!(tools[0]["outputSchema"]["type"], "object");
+    assert_eq!(
+        tools[0]["annotations"],
+        json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true })
+    );
+
+    assert_eq!(tools[1]["name"], "create_invoice");
+    assert_eq!(&tools[1]["inputSchema"], CreateInvoice::input_schema());
+    assert_eq!(
+        tools[1]["annotations"],
+        json!({ "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false })
+    );
+}
+
+#[tokio::test]
+async fn idempotent_tools_are_hinted_idempotent_and_destructive() {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(create_invoice).effect(Effect::Idempotent))
+        .unwrap();
+    let server = McpServer::new(Runtime::new(registry), local);
+    let annotations = server.tools()[0].annotations.clone().unwrap();
+    assert_eq!(annotations.read_only_hint, Some(false));
+    assert_eq!(annotations.idempotent_hint, Some(true));
+    assert_eq!(annotations.destructive_hint, Some(true));
+}
+
+fn numbered_registry(count: usize) -> Registry {
+    let mut registry = Registry::new();
+    for i in 0..count {
+        let tool = DynamicTool::new(format!("tool_{i}"), "A tool.", json!({ "type": "object" }));
+        registry.register(ToolDef::dynamic(tool, echo)).unwrap();
+    }
+    registry
+}
+
+async fn echo(args: Value, _cx: &Context) -> Result<Value, ToolError> {
+    Ok(args)
+}
+
+#[tokio::test]
+async fn pages_follow_next_cursor_and_foreign_cursors_are_invalid_params() {
+    let server = McpServer::new(Runtime::new(numbered_registry(5)), local).page_size(2);
+    let mut wire = Wire::connect(server).await;
+    let mut names = Vec::new();
+    let mut cursors = Vec::new();
+    let mut params = json!({});
+    for id in 1.. {
+        let reply = wire.request(json!(id), "tools/list", params).await;
+        for tool in reply["result"]["tools"].as_array().unwrap() {
+            names.push(tool["name"].as_str().unwrap().to_owned());
+        }
+        match reply["result"].get("nextCursor") {
+            Some(cursor) => {
+                cursors.push(cursor.clone());
+                params = json!({ "cursor": cursor });
+            }
+            None => break,
+        }
+    }
+    assert_eq!(names, ["tool_0", "tool_1", "tool_2", "tool_3", "tool_4"]);
+    assert_eq!(cursors.len(), 2);
+
+    for (id, cursor) in ["", "1", "5", "not-a-cursor", "-2"].into_iter().enumerate() {
+        let reply = wire
+            .request(json!(100 + id), "tools/list", json!({ "cursor": cursor }))
+            .await;
+        assert_eq!(reply["error"]["code"], -32602, "{cursor:?}: {reply}");
+        assert_eq!(reply["error"]["message"], "Invalid cursor");
+    }
+}
+
+#[tokio::test]
+async fn a_valid_call_returns_structured_content_and_the_same_json_as_text() {
+    let mut wire = Wire::connect(example_server()).await;
+    let reply = wire
+        .call(
+            json!(1),
+            "get_weather",
+            json!({ "city": "Paris", "units": "celsius" }),
+        )
+        .await;
+    let result = &reply["result"];
+    assert_eq!(result["isError"], false);
+    assert_eq!(
+        result["structuredContent"],
+        json!({ "city": "Paris", "temperature": 19.5, "units": "celsius" })
+    );
+    assert_eq!(result["content"][0]["type"], "text");
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+}
+
+#[tokio::test]
+async fn the_request_id_is_the_call_id() {
+    let mut wire = Wire::connect(example_server()).await;
+    let arguments = json!({ "customerId": "cus_42", "amount": 1, "currency": "EUR" });
+    let reply = wire
+        .call(json!(42), "create_invoice", arguments.clone())
+        .await;
+    assert_eq!(reply["result"]["structuredContent"]["invoiceId"], "inv_42");
+    let reply = wire
+        .call(json!("req-7"), "create_invoice", arguments.clone())
+        .await;
+    assert_eq!(
+        reply["result"]["structuredContent"]["invoiceId"],
+        "inv_req-7"
+    );
+
+    // MCP forbids reusing a request id in a session; the call does not run twice.
+    let reply = wire.call(json!(42), "create_invoice", arguments).await;
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["error"]["data"]["code"], "duplicate_call_id");
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_an_error_result_with_every_violation() {
+    let mut wire = Wire::connect(example_server()).await;
+    let reply = wire
+        .call(
+            json!(1),
+            "create_invoice",
+            json!({ "customerId": "cus_42", "amount": "120.5", "currency": "dollars" }),
+        )
+        .await;
+    let result = &reply["result"];
+    assert_eq!(result["isError"], true, "{reply}");
+    assert_eq!(
+        result["content"][0]["text"],
+        "- /amount: expected number, got string \"120.5\"\n\
+         - /currency: must be one of \"USD\", \"EUR\", \"GBP\"; got \"dollars\""
+    );
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "invalid_arguments");
+    assert_eq!(
+        error["violations"],
+        json!([
+            { "pointer": "/amount", "keyword": "type", "message": "expected number, got string \"120.5\"" },
+            { "pointer": "/currency", "keyword": "enum", "message": "must be one of \"USD\", \"EUR\", \"GBP\"; got \"dollars\"" }
+        ])
+    );
+
+    // Absent arguments are `{}`: every required field is missing.
+    let reply = wire
+        .request(json!(2), "tools/call", json!({ "name": "get_weather" }))
+        .await;
+    let pointers: Vec<&Value> = reply["result"]["structuredContent"]["error"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["pointer"])
+        .collect();
+    assert_eq!(pointers, [&json!("/city"), &json!("/units")]);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_invalid_params() {
+    let mut wire = Wire::connect(example_server()).await;
+    let reply = wire.call(json!(1), "get_wether", json!({})).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert_eq!(reply["error"]["message"], "Unknown tool: get_wether");
+    assert_eq!(reply["error"]["data"]["code"], "unknown_tool");
+}
+
+#[tokio::test]
+async fn arguments_over_the_cap_are_an_error_result() {
+    let runtime = Runtime::builder(example_registry())
+        .max_input_bytes(256)
+        .build();
+    let mut wire = Wire::connect(McpServer::new(runtime, local)).await;
+    let city = "x".repeat(300);
+    let reply = wire
+        .call(
+            json!(1),
+            "get_weather",
+            json!({ "city": city, "units": "celsius" }),
+        )
+        .await;
+    let result = &reply["result"];
+    assert_eq!(result["isError"], true, "{reply}");
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        "input_too_large"
+    );
+    assert_eq!(
+        result["content"][0]["text"],
+        "arguments are over the limit of 256 bytes; send less data"
+    );
+}
+
+#[tokio::test]
+async fn the_context_comes_from_the_application_and_detail_stays_home() {
+    let runtime = Runtime::builder(example_registry())
+        .authorize(|tool: &ToolInfo, cx: &Context| match cx.principal() {
+            "guest" if tool.effect() != Effect::ReadOnly => {
+                Err(Denied::new("guest tried a write through mcp"))
+            }
+            _ => Ok(()),
+        })
+        .build();
+    let server = McpServer::new(runtime, || Context::builder("guest").build());
+    let mut wire = Wire::connect(server).await;
+    let reply = wire
+        .call(
+            json!(1),
+            "create_invoice",
+            json!({ "customerId": "cus_42", "amount": 1, "currency": "EUR" }),
+        )
+        .await;
+    let result = &reply["result"];
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["error"]["code"], "unauthorized");
+    let line = reply.to_string();
+    assert!(
+        line.contains("not authorized to call `create_invoice`"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("guest tried"),
+        "operator detail leaked: {line}"
+    );
+
+    let reply = wire
+        .call(
+            json!(2),
+            "get_weather",
+            json!({ "city": "Oslo", "units": "celsius" }),
+        )
+        .await;
+    assert_eq!(reply["result"]["isError"], false);
+}
+
+#[tokio::test]
+async fn an_output_schema_that_is_not_an_object_is_not_advertised() {
+    let tool = DynamicTool::new("list", "Lists.", json!({ "type": "object" }))
+        .output_schema(json!({ "type": "array" }));
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::dynamic(tool, |_: Value, _: &Context| async {
+            Ok::<_, ToolError>(json!([1, 2]))
+        }))
+        .unwrap();
+    let mut wire = Wire::connect(McpServer::new(Runtime::new(registry), local)).await;
+    let reply = wire.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(
+        reply["result"]["tools"][0].get("outputSchema"),
+        None,
+        "{reply}"
+    );
+    // The output is still checked and sent as text; `structuredContent` must be an object.
+    let reply = wire.call(json!(2), "list", json!({})).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "[1,2]");
+    assert_eq!(reply["result"].get("structuredContent"), None);
+}
+
+#[tokio::test]
+async fn a_cancelled_request_cancels_the_call() {
+    let never = DynamicTool::new("never", "Never ends.", json!({ "type": "object" }));
+    let mut registry = Registry::new();
+    registry
+        .register(
+            ToolDef::dynamic(never, |_: Value, _: &Context| async {
+                std::future::pending::<Result<Value, ToolError>>().await
+            })
+            .effect(Effect::ReadOnly),
+        )
+        .unwrap();
+    let (sender, mut codes) = mpsc::unbounded_channel();
+    let runtime = Runtime::builder(registry)
+        .observer(move |event: Event<'_>| {
+            if let Event::Outcome(outcome) = event {
+                let _ = sender.send(outcome.code());
+            }
+        })
+        .build();
+    let mut wire = Wire::connect(McpServer::new(runtime, local)).await;
+    wire.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "never", "arguments": {} }
+    }))
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    wire.send(json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 1, "reason": "the user gave up" }
+    }))
+    .await;
+    let code = tokio::time::timeout(WAIT, codes.recv()).await.unwrap();
+    assert_eq!(code, Some("cancelled"));
+}
+
+// --- The client side, against the server in memory ---
+
+async fn connected(server: McpServer) -> McpClient {
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    tokio::spawn(server.serve(theirs));
+    McpClient::connect(ours).await.unwrap()
+}
+
+#[tokio::test]
+async fn imported_tools_run_through_the_local_pipeline() {
+    let client = connected(example_server()).await;
+    let mut registry = Registry::new();
+    let imported = client
+        .register_tools(&mut registry, &McpImport::new().prefix("demo."))
+        .await
+        .unwrap();
+    assert_eq!(
+        imported.registered(),
+        ["demo.get_weather", "demo.create_invoice"]
+    );
+    assert!(imported.skipped().is_empty());
+    let info = registry.get("demo.get_weather").unwrap();
+    assert_eq!(info.input_schema(), GetWeather::input_schema());
+    assert!(info.output_schema().is_some());
+
+    let runtime = Runtime::new(registry);
+    let outcome = runtime
+        .invoke(
+            "c1",
+            "demo.get_weather",
+            r#"{"city":"Paris","units":"celsius"}"#,
+            &local(),
+        )
+        .await;
+    assert_eq!(
+        outcome.output().unwrap().to_value(),
+        json!({ "city": "Paris", "temperature": 19.5, "units": "celsius" })
+    );
+
+    // Refused here, before anything is sent, with the same field-level feedback.
+    let outcome = runtime
+        .invoke(
+            "c2",
+            "demo.create_invoice",
+            r#"{"customerId":"cus_42","amount":"120.5","currency":"USD"}"#,
+            &local(),
+        )
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::InvalidArguments);
+    assert!(failure.message().starts_with("- /amount: "), "{failure}");
+
+    // The server's tool error reaches the model as its public message.
+    let outcome = runtime
+        .invoke(
+            "c3",
+            "demo.create_invoice",
+            r#"{"customerId":"cus_closed","amount":1,"currency":"USD"}"#,
+            &local(),
+        )
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::ExecutionFailed);
+    assert!(
+        failure
+            .message()
+            .starts_with("that customer account is closed (reference "),
+        "{failure}"
+    );
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn annotations_decide_the_effect_only_for_tools_the_application_trusts() {
+    let client = connected(example_server()).await;
+    let mut registry = Registry::new();
+    client
+        .register_tools(&mut registry, &McpImport::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        registry.get("get_weather").unwrap().effect(),
+        Effect::NonIdempotent
+    );
+
+    let mut registry = Registry::new();
+    let import = McpImport::new()
+        .trust_hints("get_weather")
+        .configure(|name, def| match name {
+            "create_invoice" => def.requires_approval(),
+            _ => def,
+        });
+    client.register_tools(&mut registry, &import).await.unwrap();
+    assert_eq!(
+        registry.get("get_weather").unwrap().effect(),
+        Effect::ReadOnly
+    );
+    let invoice = registry.get("create_invoice").unwrap();
+    assert_eq!(invoice.effect(), Effect::NonIdempotent);
+    assert!(invoice.requires_approval());
+}
+
+#[tokio::test]
+async fn calls_after_close_fail_without_a_panic() {
+    let client = connected(example_server()).await;
+    let mut registry = Registry::new();
+    client
+        .register_tools(&mut registry, &McpImport::new())
+        .await
+        .unwrap();
+    client.close().await.unwrap();
+    let outcome = Runtime::new(registry)
+        .invoke(
+            "c1",
+            "get_weather",
+            r#"{"city":"Paris","units":"celsius"}"#,
+            &local(),
+        )
+        .await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::ExecutionFailed);
+    assert!(
+        failure.detail().unwrap().contains("tools/call"),
+        "{failure:?}"
+    );
+}
+
+/// A server nobody here wrote, reduced to a script: answers `initialize`, and `tools/list` with
+/// the given pages (the cursor of page `n` is `"p<n>"`).
+fn scripted_server(pages: Vec<Value>) -> DuplexStream {
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let (read, mut write) = tokio::io::split(theirs);
+        let mut lines = BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: Value = serde_json::from_str(&line).unwrap();
+            let Some(id) = request.get("id") else {
+                continue;
+            };
+            let result = match request["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": request["params"]["protocolVersion"],
+                    "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "scripted", "version": "1" }
+                }),
+                Some("tools/list") => {
+                    let page = request["params"]["cursor"]
+                        .as_str()
+                        .and_then(|c| c.strip_prefix('p'))
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .unwrap_or(0);
+                    pages[page.min(pages.len() - 1)].clone()
+                }
+                _ => json!({}),
+            };
+            let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+            let mut text = reply.to_string();
+            text.push('\n');
+            if write.write_all(text.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    ours
+}
+
+#[tokio::test]
+async fn tools_whose_schemas_do_not_compile_are_skipped_and_reported() {
+    let page = json!({ "tools": [
+        { "name": "good", "inputSchema": { "type": "object" },
+          "annotations": { "readOnlyHint": true } },
+        { "name": "typo", "inputSchema": { "type": "object", "properties": { "n": { "type": "strnig" } } } },
+        { "name": "dialect", "inputSchema": { "$schema": "https://example.com/custom", "type": "object" } },
+        { "name": "bad name", "inputSchema": { "type": "object" } },
+        { "name": "good", "inputSchema": { "type": "object" } }
+    ]});
+    let client = McpClient::connect(scripted_server(vec![page]))
+        .await
+        .unwrap();
+    let mut registry = Registry::new();
+    let imported = client
+        .register_tools(&mut registry, &McpImport::new())
+        .await
+        .unwrap();
+    assert_eq!(imported.registered(), ["good"]);
+    let skipped: Vec<(&str, &RegistryError)> = imported
+        .skipped()
+        .iter()
+        .map(|skipped| (skipped.name(), skipped.error()))
+        .collect();
+    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert!(matches!(
+        skipped[0],
+        ("typo", RegistryError::InvalidSchema { which: "input", .. })
+    ));
+    assert!(matches!(
+        skipped[1],
+        ("dialect", RegistryError::UnsupportedDialect { .. })
+    ));
+    assert!(matches!(
+        skipped[2],
+        ("bad name", RegistryError::InvalidName { .. })
+    ));
+    assert!(matches!(
+        skipped[3],
+        ("good", RegistryError::DuplicateName { .. })
+    ));
+    assert!(
+        imported.skipped()[0]
+            .to_string()
+            .starts_with("`typo`: the input schema of `typo` does not compile"),
+        "{}",
+        imported.skipped()[0]
+    );
+    // The server's readOnlyHint was not trusted.
+    assert_eq!(
+        registry.get("good").unwrap().effect(),
+        Effect::NonIdempotent
+    );
+}
+
+#[tokio::test]
+async fn an_output_schema_that_does_not_compile_is_reported() {
+    let page = json!({ "tools": [
+        { "name": "bad_output", "inputSchema": { "type": "object" },
+          "outputSchema": { "type": "object", "properties": { "x": { "minimum": "zero" } } } }
+    ]});
+    let client = McpClient::connect(scripted_server(vec![page]))
+        .await
+        .unwrap();
+    let imported = client
+        .register_tools(&mut Registry::new(), &McpImport::new())
+        .await
+        .unwrap();
+    assert!(matches!(
+        imported.skipped()[0].error(),
+        RegistryError::InvalidSchema {
+            which: "output",
+            ..
+        }
+    ));
+}
+
+#[tokio::test]
+async fn a_listing_that_never_ends_is_an_error() {
+    let looping = json!({ "tools": [], "nextCursor": "p0" });
+    let client = McpClient::connect(scripted_server(vec![looping]))
+        .await
+        .unwrap();
+    let error = client.list_tools().await.unwrap_err();
+    assert!(matches!(error, McpError::EndlessListing { .. }), "{error}");
+}
+
+// --- Both ends across a process boundary ---
+
+/// The example server binary, built once per run of this test binary.
+fn example_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        if let Some(path) = std::env::var_os("MCP_SERVER_BIN") {
+            return PathBuf::from(path);
+        }
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let output = StdCommand::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "--example",
+                "mcp_server",
+                "--message-format=json",
+            ])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .output()
+            .expect("cargo runs");
+        assert!(
+            output.status.success(),
+            "building the example failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|message| message["target"]["name"] == "mcp_server")
+            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+            .expect("cargo names the example's executable")
+    })
+}
+
+#[tokio::test]
+async fn rust_client_and_rust_server_over_stdio() {
+    let mut command = tokio::process::Command::new(example_binary());
+    command.arg("--with-private-ref");
+    let client = McpClient::spawn(command).await.unwrap();
+    assert_eq!(client.server_info().unwrap().name, "tool-core-example");
+
+    let mut registry = Registry::new();
+    let import = McpImport::new().trust_hints("get_weather");
+    let imported = client.register_tools(&mut registry, &import).await.unwrap();
+    // Three pages of one tool each; the third tool's schema points at a document only the
+    // server has, so it cannot be compiled here.
+    assert_eq!(imported.registered(), ["get_weather", "create_invoice"]);
+    let skipped = &imported.skipped()[0];
+    assert_eq!(skipped.name(), "check_stock");
+    let RegistryError::InvalidSchema { which, reason, .. } = skipped.error() else {
+        panic!("{skipped}");
+    };
+    assert_eq!(*which, "input");
+    assert!(
+        reason.contains("https://schemas.example.com/sku.json"),
+        "{reason}"
+    );
+    assert_eq!(
+        registry.get("get_weather").unwrap().effect(),
+        Effect::ReadOnly
+    );
+
+    let runtime = Runtime::new(registry);
+    let outcome = runtime
+        .invoke(
+            "c1",
+            "get_weather",
+            r#"{"city":"Lyon","units":"celsius"}"#,
+            &local(),
+        )
+        .await;
+    assert_eq!(
+        outcome.output().unwrap().to_value(),
+        json!({ "city": "Lyon", "temperature": 18.5, "units": "celsius" })
+    );
+    let outcome = runtime
+        .invoke(
+            "c2",
+            "create_invoice",
+            r#"{"customerId":"","amount":-1,"currency":"USD"}"#,
+            &local(),
+        )
+        .await;
+    let mut pointers: Vec<String> = outcome
+        .failure()
+        .unwrap()
+        .errors()
+        .unwrap()
+        .iter()
+        .map(|v| v.pointer().into_owned())
+        .collect();
+    pointers.sort();
+    assert_eq!(pointers, ["/amount", "/customerId"]);
+    client.close().await.unwrap();
+}
+
+/// Whether the official Python SDK is importable, or why not.
+fn python_sdk() -> Result<(), String> {
+    let probe = StdCommand::new("python3")
+        .args(["-c", "import mcp"])
+        .output()
+        .map_err(|error| format!("python3 could not be run ({error})"))?;
+    if probe.status.success() {
+        return Ok(());
+    }
+    let mut reason =
+        "the `mcp` Python package cannot be imported (python3 -m pip install \"mcp>=1.12\")"
+            .to_owned();
+    let stderr = String::from_utf8_lossy(&probe.stderr);
+    if let Some(last) = stderr.trim().lines().last() {
+        reason.push_str(": ");
+        reason.push_str(last);
+    }
+    Err(reason)
+}
+
+#[test]
+fn the_official_python_sdk_accepts_the_example_server() {
+    if let Err(reason) = python_sdk() {
+        if std::env::var_os("REQUIRE_MCP_CLIENT").is_some_and(|v| v == "1") {
+            panic!("REQUIRE_MCP_CLIENT=1 but {reason}");
+        }
+        eprintln!("skipped: {reason}; set REQUIRE_MCP_CLIENT=1 to make this a failure");
+        return;
+    }
+    // The expected schemas come from the Rust types, not from a copy.
+    let expected = json!({
+        "get_weather": GetWeather::input_schema(),
+        "create_invoice": CreateInvoice::input_schema(),
+    });
+    let schemas = std::env::temp_dir().join(format!("mcp-expected-{}.json", std::process::id()));
+    std::fs::write(&schemas, expected.to_string()).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = StdCommand::new("python3")
+        .arg(root.join("tests/mcp/client_check.py"))
+        .current_dir(&root)
+        .env("MCP_SERVER_BIN", example_binary())
+        .env("MCP_EXPECTED_SCHEMAS", &schemas)
+        .env("MCP_CHECK_TIMEOUT", "120")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&schemas);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client_check.py failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("client_check: all checks passed"),
+        "{stdout}"
+    );
+    println!("{stdout}");
+}

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Checks the example MCP server with the official Python MCP SDK, a client nobody here wrote.
+
+Usage (from the repository root):
+
+    python3 -m pip install "mcp>=1.12"
+    python3 tests/mcp/client_check.py
+
+The server is launched through the SDK's stdio client: `cargo run -q --example mcp_server`,
+or the binary named by MCP_SERVER_BIN (as `cargo test --test mcp` does). The expected input
+schemas are the canonical ones of `examples/src/lib.rs`, copied below; MCP_EXPECTED_SCHEMAS may
+name a JSON file `{"tool name": schema, ...}` to use instead (`cargo test` writes one from the
+Rust types).
+
+It checks, through the SDK's own parsing of every message:
+- tools/list: both tools, over more than one page (the example serves one tool per page), each
+  inputSchema equal to the canonical schema, an object outputSchema, and annotations matching
+  the declared effects; an invalid cursor is a JSON-RPC error -32602;
+- a valid call: structuredContent, and a text block holding the same JSON;
+- an invalid call: isError, with every field path in the text and in structuredContent;
+- a handler's refusal: isError with the handler's public message;
+- an unknown tool: a JSON-RPC error -32602 "Unknown tool";
+- arguments over the server's 8 KiB input cap: isError with code input_too_large.
+
+Exits 0 when every check passes, 1 listing the failed checks, 2 when the SDK is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+try:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp import types
+    from mcp.client.stdio import stdio_client
+except ImportError as error:  # pragma: no cover - depends on the environment
+    print(f"client_check: the MCP Python SDK could not be imported ({error}); "
+          'run: python3 -m pip install "mcp>=1.12"', file=sys.stderr)
+    sys.exit(2)
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The canonical schemas of `GetWeather` and `CreateInvoice` (examples/src/lib.rs), as
+# `Tool::input_schema()` builds them.
+CANONICAL_INPUT_SCHEMAS: dict[str, Any] = {
+    "get_weather": {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "minLength": 1, "description": 'City name, e.g. "Paris".'},
+            "units": {"enum": ["celsius", "fahrenheit"], "description": "Temperature units."},
+        },
+        "required": ["city", "units"],
+        "additionalProperties": False,
+    },
+    "create_invoice": {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "customerId": {"type": "string", "minLength": 1, "description": 'The customer\'s id, e.g. "cus_42".'},
+            "amount": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Amount in the currency's major unit, e.g. 120.5.",
+            },
+            "currency": {"enum": ["USD", "EUR", "GBP"], "description": "ISO 4217 currency code."},
+        },
+        "required": ["customerId", "amount", "currency"],
+        "additionalProperties": False,
+    },
+}
+
+EXPECTED_ANNOTATIONS = {
+    # Effect::ReadOnly
+    "get_weather": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
+    # Effect::NonIdempotent
+    "create_invoice": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
+}
+
+INVALID_PARAMS = -32602
+
+
+class Checks:
+    """Records each check; the run fails if any did."""
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+
+    def check(self, condition: bool, what: str, detail: Any = None) -> bool:
+        if condition:
+            print(f"ok   {what}")
+        else:
+            suffix = "" if detail is None else f"\n       got: {detail}"
+            print(f"FAIL {what}{suffix}")
+            self.failures.append(what)
+        return condition
+
+
+def wire(model: Any) -> dict[str, Any]:
+    """A result as it was on the wire (camelCase keys), whatever the SDK's version names fields."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def server_parameters() -> StdioServerParameters:
+    binary = os.environ.get("MCP_SERVER_BIN")
+    if binary:
+        command, args = binary, []
+    else:
+        command, args = "cargo", ["run", "-q", "--example", "mcp_server"]
+    return StdioServerParameters(command=command, args=args, env=dict(os.environ), cwd=str(REPO))
+
+
+def expected_schemas() -> dict[str, Any]:
+    path = os.environ.get("MCP_EXPECTED_SCHEMAS")
+    if not path:
+        return CANONICAL_INPUT_SCHEMAS
+    with open(path, encoding="utf-8") as file:
+        return json.load(file)
+
+
+async def list_page(session: ClientSession, cursor: str | None) -> dict[str, Any]:
+    if cursor is None:
+        return wire(await session.list_tools())
+    params_type = getattr(types, "PaginatedRequestParams", None)
+    if params_type is None:
+        # mcp 1.9's list_tools sends the cursor outside `params`, where servers do not look.
+        raise RuntimeError("this version of the mcp package cannot send a tools/list cursor; "
+                           'upgrade it: python3 -m pip install -U "mcp>=1.12"')
+    try:
+        result = await session.list_tools(params=params_type(cursor=cursor))
+    except TypeError:  # older 1.x versions take only the cursor
+        result = await session.list_tools(cursor=cursor)
+    return wire(result)
+
+
+async def rpc_error(call: Any) -> tuple[int | None, str]:
+    """The JSON-RPC error code and message a request ends with; (None, result) if it succeeded."""
+    try:
+        result = await call
+    except Exception as error:  # McpError (1.x) and MCPError (2.x) both carry `.error`
+        data = getattr(error, "error", None)
+        if data is None:
+            return None, f"{type(error).__name__}: {error}"
+        return data.code, data.message
+    return None, json.dumps(wire(result))
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "\n".join(block.get("text", "") for block in result.get("content", []) if block.get("type") == "text")
+
+
+async def run(checks: Checks) -> None:
+    async with stdio_client(server_parameters()) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = wire(await session.initialize())
+            checks.check(init.get("serverInfo", {}).get("name") == "tool-core-example",
+                         "initialize names the example server", init.get("serverInfo"))
+            checks.check("tools" in init.get("capabilities", {}), "the server declares the tools capability")
+
+            # tools/list, every page.
+            tools: list[dict[str, Any]] = []
+            pages, cursor = 0, None
+            while True:
+                page = await list_page(session, cursor)
+                pages += 1
+                tools.extend(page.get("tools", []))
+                cursor = page.get("nextCursor")
+                if cursor is None or pages > 10:
+                    break
+            names = [tool["name"] for tool in tools]
+            checks.check(names == ["get_weather", "create_invoice"], "tools/list lists both tools in order", names)
+            checks.check(pages >= 2, "tools/list is paginated through nextCursor", f"{pages} page(s)")
+            by_name = {tool["name"]: tool for tool in tools}
+            for name, schema in expected_schemas().items():
+                tool = by_name.get(name, {})
+                checks.check(tool.get("inputSchema") == schema, f"{name}: inputSchema is the canonical schema",
+                             json.dumps(tool.get("inputSchema"), sort_keys=True))
+                output = tool.get("outputSchema")
+                checks.check(isinstance(output, dict) and output.get("type") == "object",
+                             f"{name}: outputSchema is an object schema", output)
+                annotations = tool.get("annotations", {})
+                expected = EXPECTED_ANNOTATIONS[name]
+                checks.check(all(annotations.get(k) == v for k, v in expected.items()),
+                             f"{name}: annotations {expected}", annotations)
+
+            code, message = await rpc_error(list_page(session, "not-a-cursor"))
+            checks.check(code == INVALID_PARAMS, "an invalid cursor is JSON-RPC error -32602", (code, message))
+
+            # A valid call.
+            result = wire(await session.call_tool("get_weather", {"city": "Paris", "units": "celsius"}))
+            structured = result.get("structuredContent")
+            checks.check(result.get("isError") is not True, "get_weather: a valid call is not an error", result)
+            checks.check(isinstance(structured, dict) and structured.get("city") == "Paris"
+                         and structured.get("units") == "celsius"
+                         and isinstance(structured.get("temperature"), (int, float)),
+                         "get_weather: structuredContent holds the report", structured)
+            try:
+                text_json = json.loads(text_of(result))
+            except ValueError:
+                text_json = None
+            checks.check(text_json == structured, "get_weather: the text block is the same JSON", text_of(result))
+
+            result = wire(await session.call_tool(
+                "create_invoice", {"customerId": "cus_42", "amount": 120.5, "currency": "EUR"}))
+            invoice = result.get("structuredContent") or {}
+            checks.check(result.get("isError") is not True and str(invoice.get("invoiceId", "")).startswith("inv_")
+                         and invoice.get("amount") == 120.5,
+                         "create_invoice: a valid call returns the invoice", result)
+
+            # An invalid call: every violation, each with its field path.
+            result = wire(await session.call_tool(
+                "create_invoice", {"customerId": "cus_42", "amount": "120.5", "currency": "dollars"}))
+            text = text_of(result)
+            checks.check(result.get("isError") is True, "invalid arguments: isError is true", result)
+            checks.check("/amount" in text and "/currency" in text,
+                         "invalid arguments: the text names /amount and /currency", text)
+            error = (result.get("structuredContent") or {}).get("error", {})
+            pointers = [v.get("pointer") for v in error.get("violations", [])]
+            checks.check(error.get("code") == "invalid_arguments" and pointers == ["/amount", "/currency"],
+                         "invalid arguments: structuredContent lists the violations", error)
+
+            # The handler refuses: its public message reaches the client.
+            result = wire(await session.call_tool(
+                "create_invoice", {"customerId": "cus_closed", "amount": 10, "currency": "USD"}))
+            checks.check(result.get("isError") is True and "that customer account is closed" in text_of(result),
+                         "a handler's refusal: isError with its public message", result)
+
+            # An unknown tool: a protocol error.
+            code, message = await rpc_error(session.call_tool("no_such_tool", {}))
+            checks.check(code == INVALID_PARAMS and "Unknown tool" in message,
+                         "an unknown tool is JSON-RPC error -32602 Unknown tool", (code, message))
+
+            # Over the input cap: a tool error the model can fix by sending less.
+            result = wire(await session.call_tool("get_weather", {"city": "x" * 10_000, "units": "celsius"}))
+            error = (result.get("structuredContent") or {}).get("error", {})
+            checks.check(result.get("isError") is True and error.get("code") == "input_too_large"
+                         and "8192 bytes" in text_of(result),
+                         "arguments over the 8 KiB cap: isError with input_too_large", result)
+
+
+def main() -> int:
+    checks = Checks()
+    timeout = float(os.environ.get("MCP_CHECK_TIMEOUT", "900"))
+
+    async def bounded() -> None:
+        with anyio.fail_after(timeout):
+            await run(checks)
+
+    try:
+        anyio.run(bounded)
+    except Exception as error:  # a crash is a failed check too, with its reason
+        # anyio wraps what went wrong inside its task groups; name the innermost errors.
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        reason = f"the session ended early: {type(error).__name__}: {error}"
+        checks.failures.append(reason)
+        print(f"FAIL {reason}")
+    if checks.failures:
+        print(f"client_check: {len(checks.failures)} check(s) failed:", file=sys.stderr)
+        for failure in checks.failures:
+            print(f"  - {failure}", file=sys.stderr)
+        return 1
+    print("client_check: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+//! MCP (the Model Context Protocol) on both sides, built on [`rmcp`], the official Rust SDK.
+//! Needs the `mcp` cargo feature.
+//!
+//! - [`McpServer`] serves a [`Runtime`](crate::Runtime)'s registry: `tools/list` advertises
+//!   every tool, and `tools/call` runs through [`Runtime::invoke`](crate::Runtime::invoke), so an
+//!   MCP client's calls meet the same allow-list, validation, policies and limits as any other.
+//! - [`McpClient`] connects to an MCP server and registers its tools in a
+//!   [`Registry`](crate::Registry) as [`DynamicTool`](crate::DynamicTool)s whose handlers forward
+//!   `tools/call` to the server, so an agent calls remote tools through the same pipeline.
+//!
+//! # Serving: what a client sees
+//!
+//! Each tool is advertised with its name, description, `inputSchema` (the canonical schema the
+//! runtime enforces, unchanged; a boolean schema becomes `{}` or `{"not": {}}`), `outputSchema`
+//! when the tool has one **and its root is `"type": "object"`** (MCP requires an object schema
+//! there; another output schema is not advertised, although outputs are still checked against
+//! it), and annotations derived from the declared [`Effect`](crate::Effect):
+//!
+//! | effect | `readOnlyHint` | `destructiveHint` | `idempotentHint` |
+//! |---|---|---|---|
+//! | `ReadOnly` | `true` | `false` | `true` |
+//! | `Idempotent` | `false` | `true` | `true` |
+//! | `NonIdempotent` | `false` | `true` | `false` |
+//!
+//! `destructiveHint` stays at MCP's default, `true`, for tools that write: an effect says
+//! whether a call may be repeated, not whether it only adds. `openWorldHint` is not sent.
+//!
+//! `tools/list` is paginated ([`McpServer::page_size`], 50 by default); `nextCursor` is opaque
+//! and only cursors the server issued are accepted: any other is a JSON-RPC `-32602` error
+//! (`Invalid cursor`).
+//!
+//! A `tools/call` becomes `runtime.invoke(id, name, arguments, &cx)`, where `id` is the
+//! JSON-RPC request id (a number in decimal, a string as is) and `cx` is a fresh context from
+//! the application's factory, cancelled if the client sends `notifications/cancelled`. Absent
+//! `arguments` are `{}`. The outcome becomes:
+//!
+//! | outcome | MCP reply |
+//! |---|---|
+//! | an output | a result: `content` holds one text block, the output's JSON text; `structuredContent` is the output when it is a JSON object |
+//! | `unknown_tool` | JSON-RPC error `-32602`, `Unknown tool: <name>` (a protocol error, as the spec lists it) |
+//! | `duplicate_call_id` | JSON-RPC error `-32600` (MCP forbids reusing a request id within a session) |
+//! | any other failure | a result with `isError: true` (see below) |
+//!
+//! Every other failure is a tool execution error, which MCP says clients should show the model
+//! so it can correct itself: since revision 2025-11-25 that includes invalid arguments. The text
+//! block is the failure's public [`message`](crate::Failure::message), which for
+//! `invalid_arguments` is one line per violation (`- /amount: expected number, got string
+//! "120.5"`); `structuredContent` repeats it as data: `{"error": {"code": "invalid_arguments",
+//! "message": "...", "violations": [{"pointer": "/amount", "keyword": "type", "message":
+//! "..."}]}}` (`violations` only when there are any). Arguments over the runtime's input cap
+//! are such a result too, with code `input_too_large`: the model can fix them by sending less.
+//! (A request longer than the stdio transport's own line limit, 16 MiB in rmcp, is discarded
+//! by the transport before any of this runs, and gets no reply.) Operator detail ([`Failure::detail`](crate::Failure::detail))
+//! never goes over the wire.
+//!
+//! One runtime holds one session's state (call ids, quotas), so serve one connection per
+//! runtime; several connections should each get a runtime built from a shared
+//! `Arc<Registry>`. Request ids are call ids, so a client that sends both `7` and `"7"` in
+//! one session has the second refused as a duplicate.
+//!
+//! Only stdio is wired up here ([`McpServer::serve_stdio`]); [`McpServer::serve`] takes any
+//! rmcp transport, and since `McpServer` is an [`rmcp::ServerHandler`] it also plugs into
+//! rmcp's streamable HTTP service when the application enables that rmcp feature.
+//!
+//! # Importing: what a server is trusted with
+//!
+//! [`McpClient::register_tools`] lists the server's tools (every page) and registers each as a
+//! dynamic tool: its `inputSchema` (and `outputSchema`, when given) compiled with the
+//! `jsonschema` crate, so arguments are checked locally before anything is sent. A tool whose
+//! schema does not compile, whose name the registry refuses, or whose name is taken is skipped
+//! and reported in [`Imported::skipped`], never an error for the whole import. A server's
+//! annotations are hints from a party the application may not trust: every imported tool is
+//! [`Effect::NonIdempotent`](crate::Effect::NonIdempotent) unless the application names it in
+//! [`McpImport::trust_hints`]. Descriptions come from the server too and reach the model as
+//! written.
+//!
+//! A forwarded call's result becomes the handler's output: `structuredContent` when present,
+//! otherwise the text blocks joined by newlines as a JSON string, otherwise the content blocks
+//! as a JSON array. A result with `isError: true` is an `execution_failed` outcome whose public
+//! message is the server's text (cut to 2,000 bytes); a JSON-RPC error or a broken connection is
+//! an `execution_failed` outcome with the reason as operator detail only.
+
+mod advertise;
+mod client;
+mod cursor;
+mod error;
+mod reply;
+mod server;
+
+pub use client::{Imported, McpClient, McpImport, SkippedTool};
+pub use error::McpError;
+pub use server::McpServer;
+
+/// The MCP SDK this module is built on, for its transports and wire types.
+pub use rmcp;

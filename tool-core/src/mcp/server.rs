@@ -1,0 +1,195 @@
+//! The MCP server: a [`Runtime`]'s registry served to MCP clients.
+
+use std::fmt;
+use std::pin::pin;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
+    NumberOrString, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::IntoTransport;
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use super::McpError;
+use crate::context::Context;
+use crate::runtime::Runtime;
+
+type ContextFactory = dyn Fn() -> Context + Send + Sync;
+
+/// Serves a [`Runtime`]'s tools over MCP: `tools/list` advertises them and every `tools/call`
+/// runs through [`Runtime::invoke`] with a trusted [`Context`] the application builds. The
+/// [module docs](super) say exactly what goes over the wire.
+///
+/// ```no_run
+/// use tool_core::mcp::McpServer;
+/// use tool_core::{Context, Registry, Runtime};
+///
+/// # async fn serve(registry: Registry) -> Result<(), tool_core::mcp::McpError> {
+/// let runtime = Runtime::new(registry);
+/// // The client on the other end of stdio is whoever launched this process: the
+/// // application decides who that is, never the client.
+/// McpServer::new(runtime, || Context::builder("local-user").build())
+///     .serve_stdio()
+///     .await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    runtime: Runtime,
+    context: Arc<ContextFactory>,
+    tools: Arc<[Tool]>,
+    page_size: usize,
+    implementation: Implementation,
+    instructions: Option<String>,
+}
+
+impl McpServer {
+    /// Default number of tools in one `tools/list` page.
+    pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+    /// A server for `runtime`'s registry. `context` is called once per `tools/call` and
+    /// builds the trusted context the call runs with (principal, tenant, deadline...).
+    pub fn new(runtime: Runtime, context: impl Fn() -> Context + Send + Sync + 'static) -> Self {
+        let tools: Arc<[Tool]> = runtime
+            .registry()
+            .tools()
+            .map(super::advertise::tool)
+            .collect();
+        McpServer {
+            runtime,
+            context: Arc::new(context),
+            tools,
+            page_size: McpServer::DEFAULT_PAGE_SIZE,
+            implementation: Implementation::new("tool-core", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+        }
+    }
+
+    /// How many tools one `tools/list` page holds (default 50; 0 counts as 1).
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// The name and version sent as `serverInfo` (default `tool-core` and its version).
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.implementation = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client, sent in the `initialize` result.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The tools as advertised, in registration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The runtime calls run through.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Serves one client over this process's stdin and stdout until the client closes them.
+    /// Nothing else may write to stdout meanwhile: log to stderr.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        self.serve(rmcp::transport::stdio()).await
+    }
+
+    /// Serves one client over `transport` (any rmcp transport: a pair of async reader and
+    /// writer, a duplex stream...) until it closes.
+    pub async fn serve<T, E, A>(self, transport: T) -> Result<(), McpError>
+    where
+        T: IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running =
+            ServiceExt::serve(self, transport)
+                .await
+                .map_err(|error| McpError::Initialize {
+                    reason: error.to_string(),
+                })?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|error| McpError::Serve {
+                reason: error.to_string(),
+            })
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.implementation.clone());
+        match &self.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
+        let tools = &self.tools;
+        let Some((range, next)) = super::cursor::page(cursor, self.page_size, tools.len()) else {
+            return Err(ErrorData::invalid_params("Invalid cursor", None));
+        };
+        let mut result = ListToolsResult::with_all_items(tools[range].to_vec());
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call_id = match &context.id {
+            NumberOrString::Number(number) => number.to_string(),
+            NumberOrString::String(string) => string.to_string(),
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // The application's context, with a child token the client's cancellation can fire
+        // without cancelling anything else of the application's.
+        let base = (self.context)();
+        let token = base.cancellation().child_token();
+        let cx = base.with_cancellation(token.clone());
+        let mut invoke = pin!(
+            self.runtime
+                .invoke(&call_id, &request.name, &arguments, &cx)
+        );
+        let outcome = tokio::select! {
+            outcome = &mut invoke => outcome,
+            () = context.ct.cancelled() => {
+                token.cancel();
+                invoke.await
+            }
+        };
+        super::reply::reply(outcome).map(CallToolResponse::from)
+    }
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("runtime", &self.runtime)
+            .field("page_size", &self.page_size)
+            .field("server_info", &self.implementation.name)
+            .finish_non_exhaustive()
+    }
+}
