@@ -6,7 +6,10 @@
 use std::time::Duration;
 
 use examples::{CreateInvoice, GetWeather, SearchFlights, create_invoice, get_weather};
-use tool_core::{Context, Denied, Effect, Outcome, Registry, Runtime, Tool, ToolDef, ToolInfo};
+use tool_core::{
+    Context, Denied, Effect, Metrics, Outcome, Registry, RepairLoop, Repaired, Runtime,
+    ScriptedModel, Tool, ToolDef, ToolInfo,
+};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -112,6 +115,89 @@ async fn main() {
         println!("\n{call_id} {tool} as {}: {raw}", cx.principal());
         print_outcome(&runtime.invoke(call_id, tool, raw, cx).await);
     }
+
+    // 4. Repair. A model that gets a call wrong is told exactly which fields were wrong and
+    //    tries again, a bounded number of times (3 by default, the first included). The
+    //    handler runs at most once, on valid arguments. A scripted model stands in for the
+    //    provider here; it answers the repair requests in order.
+    heading("Repairing calls");
+    let mut registry = Registry::new();
+    let registered = registry
+        .register(ToolDef::new(get_weather).effect(Effect::ReadOnly))
+        .and_then(|registry| registry.register(ToolDef::new(create_invoice)));
+    if let Err(error) = registered {
+        eprintln!("could not register the tools: {error}");
+        return;
+    }
+    let model = ScriptedModel::new()
+        .answer(r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#)
+        .answer(r#"{"customerId":"cus_42","amount":0,"currency":"EUR"}"#)
+        .answer(r#"{"customerId":"cus_42","amount":-5.5,"currency":"EUR"}"#);
+    let metrics = Metrics::new();
+    let repair = RepairLoop::new(Runtime::new(registry), model).metrics(metrics.clone());
+    let cx = Context::builder("alice").tenant("acme").build();
+
+    println!("\nget_weather, valid:");
+    let result = repair
+        .call(
+            "r1",
+            "get_weather",
+            r#"{"city":"Paris","units":"celsius"}"#,
+            &cx,
+        )
+        .await;
+    print_repaired(&result);
+
+    let prose = "Sure! Here are the arguments:\n```json\n{\"customerId\":\"cus_42\",\"amount\":\"120.5\",\"currency\":\"dollars\"}\n```";
+    println!("\ncreate_invoice, inside the model's prose:\n{prose}");
+    let result = repair
+        .call_free_text("r2", "create_invoice", prose, &cx)
+        .await;
+    print_repaired(&result);
+
+    println!("\ncreate_invoice, with an amount the model never fixes:");
+    let result = repair
+        .call(
+            "r3",
+            "create_invoice",
+            r#"{"customerId":"cus_42","amount":-5,"currency":"EUR"}"#,
+            &cx,
+        )
+        .await;
+    print_repaired(&result);
+
+    for request in repair.model().requests() {
+        println!(
+            "\n(sent to the model about {}, asking for attempt {}):\n{}",
+            request.tool, request.attempt, request.feedback
+        );
+    }
+
+    let overall = metrics.snapshot().overall;
+    println!("\nmetrics:");
+    println!(
+        "  calls {}, first pass {}, repaired {}, failed {}, attempts {}",
+        overall.calls, overall.first_pass, overall.repaired, overall.failed, overall.attempts
+    );
+    println!(
+        "  first-pass rate {:.2}, repair rate {:.2}, failure rate {:.2}, {:.1} attempts per call",
+        overall.first_pass_rate(),
+        overall.repaired_rate(),
+        overall.failure_rate(),
+        overall.mean_attempts()
+    );
+}
+
+fn print_repaired(result: &Repaired) {
+    println!(
+        "-> {:?} after {} attempt(s)",
+        result.end(),
+        result.attempts()
+    );
+    if let Some(arguments) = result.repaired_arguments() {
+        println!("   ran with {arguments}");
+    }
+    print_outcome(result.outcome());
 }
 
 fn print_outcome(outcome: &Outcome) {

@@ -309,3 +309,106 @@ async fn metrics_count_per_tool_and_overall_and_reach_the_exporter() {
 }
 
 use std::future::Future as _;
+
+#[tokio::test]
+async fn arguments_in_free_text_are_extracted_then_repaired() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new().answer(format!("Sorry! Fixed:\n```json\n{FIXED}\n```"));
+    let repair = RepairLoop::new(runtime(&runs), model);
+    let text = format!("Sure! Here are the arguments:\n```json\n{BROKEN}\n```");
+    let result = repair
+        .call_free_text("c1", "create_invoice", &text, &user())
+        .await;
+    assert_eq!(result.end(), &RepairEnd::Repaired);
+    assert_eq!(result.attempts(), 2);
+    assert_eq!(result.repaired_arguments(), Some(FIXED));
+    let request = &repair.model().requests()[0];
+    assert_eq!(
+        request.errors.len(),
+        2,
+        "the fenced JSON was checked, not the prose"
+    );
+}
+
+#[tokio::test]
+async fn ambiguous_free_text_is_sent_back_not_guessed() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let repair = RepairLoop::new(runtime(&runs), ScriptedModel::new().answer(FIXED));
+    let text = format!("Either {FIXED} or {BROKEN}");
+    let result = repair
+        .call_free_text("c1", "create_invoice", &text, &user())
+        .await;
+    assert_eq!(result.end(), &RepairEnd::Repaired);
+    let request = &repair.model().requests()[0];
+    assert_eq!(request.errors.violations()[0].keyword(), Keyword::Syntax);
+    assert!(
+        request.feedback.contains("found 2 JSON values"),
+        "{}",
+        request.feedback
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// The quickstart's scenario, with the figures it prints.
+#[tokio::test]
+async fn the_seed_scenario_gives_the_documented_metrics() {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(examples::get_weather))
+        .unwrap();
+    registry.register(ToolDef::new(create_invoice)).unwrap();
+    let model = ScriptedModel::new()
+        .answer(r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#)
+        .answer(r#"{"customerId":"cus_42","amount":0,"currency":"EUR"}"#)
+        .answer(r#"{"customerId":"cus_42","amount":-5.5,"currency":"EUR"}"#);
+    let metrics = Metrics::new();
+    let repair = RepairLoop::new(Runtime::new(registry), model).metrics(metrics.clone());
+    let cx = user();
+    let weather = repair
+        .call(
+            "r1",
+            "get_weather",
+            r#"{"city":"Paris","units":"celsius"}"#,
+            &cx,
+        )
+        .await;
+    let prose = format!("Sure! Here are the arguments:\n```json\n{BROKEN}\n```");
+    let invoice = repair
+        .call_free_text("r2", "create_invoice", &prose, &cx)
+        .await;
+    let never = repair
+        .call(
+            "r3",
+            "create_invoice",
+            r#"{"customerId":"cus_42","amount":-5,"currency":"EUR"}"#,
+            &cx,
+        )
+        .await;
+    assert_eq!(
+        [weather.end(), invoice.end(), never.end()],
+        [
+            &RepairEnd::FirstPass,
+            &RepairEnd::Repaired,
+            &RepairEnd::Exhausted
+        ]
+    );
+    assert_eq!(
+        never.outcome().failure().unwrap().message(),
+        "- /amount: must be > 0; got -5.5"
+    );
+    let overall = metrics.snapshot().overall;
+    assert_eq!(
+        (
+            overall.calls,
+            overall.first_pass,
+            overall.repaired,
+            overall.failed,
+            overall.attempts
+        ),
+        (3, 1, 1, 1, 6)
+    );
+    assert_eq!(overall.first_pass_rate(), 1.0 / 3.0);
+    assert_eq!(overall.repaired_rate(), 1.0 / 3.0);
+    assert_eq!(overall.failure_rate(), 1.0 / 3.0);
+    assert_eq!(overall.mean_attempts(), 2.0);
+}

@@ -365,6 +365,21 @@ impl<M: RepairModel> RepairLoop<M> {
             .await
     }
 
+    /// Runs one proposed call whose arguments are inside a model's free text (prose, a
+    /// ```` ```json ```` fence, a `<tool_call>` tag): the JSON value is found with
+    /// [`extract_json`](crate::extract_json) on each attempt, and text with no single JSON
+    /// value is refused like invalid arguments, with the reason sent back to the model.
+    pub async fn call_free_text(
+        &self,
+        call_id: &str,
+        tool: &str,
+        text: &str,
+        cx: &Context,
+    ) -> Repaired {
+        self.drive(call_id, tool, Arguments::Text(text), Mode::FreeText, cx)
+            .await
+    }
+
     async fn drive(
         &self,
         call_id: &str,
@@ -525,6 +540,8 @@ async fn deadline(cx: &Context) {
 enum Mode {
     /// A provider's structured arguments: the text must be exactly one JSON value.
     Strict,
+    /// A model's free text: the one JSON value in it is the arguments.
+    FreeText,
 }
 
 impl Mode {
@@ -532,6 +549,9 @@ impl Mode {
     fn prepare(self, text: &str) -> Result<&str, ArgumentErrors> {
         match self {
             Mode::Strict => Ok(text),
+            Mode::FreeText => crate::extract_json(text)
+                .map(|found| found.json())
+                .map_err(|error| not_json(error.to_string())),
         }
     }
 }
@@ -569,7 +589,6 @@ fn feedback(
 }
 
 /// An argument error for text that holds no usable JSON value.
-#[allow(dead_code)]
 pub(crate) fn not_json(message: String) -> ArgumentErrors {
     ArgumentErrors::new(vec![Violation::new(
         String::new(),
