@@ -7,52 +7,19 @@ use std::time::{Duration, Instant};
 use benches::INVOICE_VALID;
 use criterion::{Criterion, criterion_group, criterion_main};
 use examples::CreateInvoice;
-use tool_core::{
-    Argument, Context, ModelError, Registry, RepairLoop, RepairModel, RepairRequest, Runtime, Tool,
-    ToolDef, ToolError, ToolInfo,
-};
+use tool_core::{Context, RepairLoop, Tool};
 
-/// Always answers with the valid arguments, recording nothing.
-struct Fixed;
+#[path = "pipeline.rs"]
+mod pipeline;
 
-impl RepairModel for Fixed {
-    fn repair(
-        &self,
-        _: &RepairRequest<'_>,
-    ) -> impl std::future::Future<Output = Result<String, ModelError>> + Send {
-        std::future::ready(Ok(INVOICE_VALID.to_owned()))
-    }
-}
-
-const INVOICE_BROKEN: &str = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;
-
-#[derive(Argument, serde::Serialize)]
-struct Ack {
-    ok: bool,
-}
-
-async fn no_op(args: CreateInvoice, _cx: &Context) -> Result<Ack, ToolError> {
-    Ok(Ack {
-        ok: black_box(args).amount > 0.0,
-    })
-}
-
-fn runtime(registry: &std::sync::Arc<Registry>) -> Runtime {
-    Runtime::builder(std::sync::Arc::clone(registry))
-        .authorize(|_: &ToolInfo, _: &Context| Ok(()))
-        .build()
-}
+use pipeline::{Fixed, INVOICE_BROKEN, registry, runtime};
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a Tokio runtime");
-    let mut registry = Registry::new();
-    registry
-        .register(ToolDef::new(no_op).authorize(|_: &CreateInvoice, _: &Context| Ok(())))
-        .expect("registers");
-    let registry = std::sync::Arc::new(registry);
+    let registry = registry();
     let cx = Context::builder("bench").build();
     let check = rt.block_on(runtime(&registry).invoke("c", "create_invoice", INVOICE_VALID, &cx));
     assert!(check.is_ok(), "{check:?}");

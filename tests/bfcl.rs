@@ -28,52 +28,6 @@ async fn never(_: Value, _: &Context) -> Result<Value, ToolError> {
     Err(ToolError::public("not callable in this test"))
 }
 
-/// BFCL's dialect to JSON Schema 2020-12.
-fn convert(schema: &Value) -> Value {
-    let Value::Object(map) = schema else {
-        return schema.clone();
-    };
-    let mut out = Map::new();
-    for (key, value) in map {
-        match (key.as_str(), value) {
-            ("optional", _) => {}
-            ("type", Value::String(name)) => match name.as_str() {
-                "any" => {}
-                "dict" => drop(out.insert(key.clone(), Value::from("object"))),
-                "float" => drop(out.insert(key.clone(), Value::from("number"))),
-                "tuple" => drop(out.insert(key.clone(), Value::from("array"))),
-                _ => drop(out.insert(key.clone(), value.clone())),
-            },
-            (
-                "properties" | "patternProperties" | "$defs" | "definitions",
-                Value::Object(props),
-            ) => {
-                let props = props
-                    .iter()
-                    .map(|(name, schema)| (name.clone(), convert(schema)));
-                out.insert(key.clone(), Value::Object(props.collect()));
-            }
-            ("items" | "additionalProperties" | "not" | "additionalItems", _) => match value {
-                Value::Array(items) => {
-                    out.insert(
-                        key.clone(),
-                        Value::Array(items.iter().map(convert).collect()),
-                    );
-                }
-                _ => drop(out.insert(key.clone(), convert(value))),
-            },
-            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
-                out.insert(
-                    key.clone(),
-                    Value::Array(items.iter().map(convert).collect()),
-                );
-            }
-            _ => drop(out.insert(key.clone(), value.clone())),
-        }
-    }
-    Value::Object(out)
-}
-
 fn read_lines(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap();
     text.lines()
@@ -185,7 +139,7 @@ async fn bfcl_definitions_and_ground_truth_calls() {
             for function in functions {
                 report.definitions += 1;
                 let name = function["name"].as_str().unwrap_or_default().to_owned();
-                let parameters = convert(&function["parameters"]);
+                let parameters = tests::bfcl_to_json_schema(&function["parameters"]);
                 let key = tool_core::canonical_json(&serde_json::json!([name, parameters]));
                 let compiled = runtimes.entry(key.clone()).or_insert_with(|| {
                     report.distinct += 1;

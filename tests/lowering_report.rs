@@ -37,52 +37,6 @@ fn corpora() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora")
 }
 
-/// BFCL's dialect to JSON Schema 2020-12 (as `tests/bfcl.rs`).
-fn convert(schema: &Value) -> Value {
-    let Value::Object(map) = schema else {
-        return schema.clone();
-    };
-    let mut out = Map::new();
-    for (key, value) in map {
-        match (key.as_str(), value) {
-            ("optional", _) => {}
-            ("type", Value::String(name)) => match name.as_str() {
-                "any" => {}
-                "dict" => drop(out.insert(key.clone(), Value::from("object"))),
-                "float" => drop(out.insert(key.clone(), Value::from("number"))),
-                "tuple" => drop(out.insert(key.clone(), Value::from("array"))),
-                _ => drop(out.insert(key.clone(), value.clone())),
-            },
-            (
-                "properties" | "patternProperties" | "$defs" | "definitions",
-                Value::Object(props),
-            ) => {
-                let props = props
-                    .iter()
-                    .map(|(name, schema)| (name.clone(), convert(schema)));
-                out.insert(key.clone(), Value::Object(props.collect()));
-            }
-            ("items" | "additionalProperties" | "not" | "additionalItems", _) => match value {
-                Value::Array(items) => {
-                    out.insert(
-                        key.clone(),
-                        Value::Array(items.iter().map(convert).collect()),
-                    );
-                }
-                _ => drop(out.insert(key.clone(), convert(value))),
-            },
-            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
-                out.insert(
-                    key.clone(),
-                    Value::Array(items.iter().map(convert).collect()),
-                );
-            }
-            _ => drop(out.insert(key.clone(), value.clone())),
-        }
-    }
-    Value::Object(out)
-}
-
 struct Tool {
     name: String,
     description: String,
@@ -146,7 +100,7 @@ fn bfcl(root: &Path) -> Vec<Tool> {
                         .as_str()
                         .unwrap_or_default()
                         .to_owned(),
-                    schema: convert(&function["parameters"]),
+                    schema: tests::bfcl_to_json_schema(&function["parameters"]),
                 });
             }
         }

@@ -6,34 +6,12 @@ use std::hint::black_box;
 
 use benches::INVOICE_VALID;
 use examples::CreateInvoice;
-use tool_core::{
-    Argument, Context, ModelError, Registry, RepairLoop, RepairModel, RepairRequest, Runtime, Tool,
-    ToolDef, ToolError, ToolInfo,
-};
+use tool_core::{Context, RepairLoop, Tool};
 
-struct Fixed;
+#[path = "../pipeline.rs"]
+mod pipeline;
 
-impl RepairModel for Fixed {
-    fn repair(
-        &self,
-        _: &RepairRequest<'_>,
-    ) -> impl std::future::Future<Output = Result<String, ModelError>> + Send {
-        std::future::ready(Ok(INVOICE_VALID.to_owned()))
-    }
-}
-
-const BROKEN: &str = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;
-
-#[derive(Argument, serde::Serialize)]
-struct Ack {
-    ok: bool,
-}
-
-async fn no_op(args: CreateInvoice, _cx: &Context) -> Result<Ack, ToolError> {
-    Ok(Ack {
-        ok: black_box(args).amount > 0.0,
-    })
-}
+use pipeline::{Fixed, INVOICE_BROKEN, registry, runtime};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -43,13 +21,7 @@ fn main() {
         .enable_time()
         .build()
         .expect("a Tokio runtime");
-    let mut registry = Registry::new();
-    registry
-        .register(ToolDef::new(no_op).authorize(|_: &CreateInvoice, _: &Context| Ok(())))
-        .expect("registers");
-    let runtime = Runtime::builder(registry)
-        .authorize(|_: &ToolInfo, _: &Context| Ok(()))
-        .build();
+    let runtime = runtime(&registry());
     let repair = RepairLoop::new(runtime.clone(), Fixed);
     let cx = Context::builder("bench").build();
     let ids: Vec<String> = (0..n).map(|i| format!("call_{i}")).collect();
@@ -61,7 +33,7 @@ fn main() {
                     .await
                     .is_ok(),
                 "repair" => repair
-                    .call(id, "create_invoice", black_box(BROKEN), &cx)
+                    .call(id, "create_invoice", black_box(INVOICE_BROKEN), &cx)
                     .await
                     .outcome()
                     .is_ok(),

@@ -21,6 +21,7 @@ use crate::context::Context;
 use crate::policy::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use crate::registry::Registry;
 use crate::runtime::Runtime;
+use crate::sync::lock;
 
 /// A call waiting for approval: what the approver is shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -292,11 +293,4 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
         .collect()
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match mutex.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
-    }
 }

@@ -291,10 +291,7 @@ impl CallScope {
             return false;
         }
         // Held while the event is delivered, so no report can follow `close`.
-        let mut state = match self.progress.lock() {
-            Ok(state) => state,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut state = crate::sync::lock(&self.progress);
         if state.closed || state.last.is_some_and(|last| progress <= last) {
             return false;
         }
@@ -324,10 +321,7 @@ impl CallScope {
         if self.observer.is_none() {
             return;
         }
-        let mut state = match self.progress.lock() {
-            Ok(state) => state,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut state = crate::sync::lock(&self.progress);
         state.closed = true;
     }
 }

@@ -27,6 +27,7 @@ mod registry;
 mod repair;
 pub mod runtime;
 mod schema;
+mod sync;
 mod tool;
 mod untyped;
 mod validate;

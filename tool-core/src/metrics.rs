@@ -104,18 +104,12 @@ impl Metrics {
 
     /// The counts now.
     pub fn snapshot(&self) -> MetricsSnapshot {
-        match self.state.lock() {
-            Ok(state) => state.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        crate::sync::lock(&self.state).clone()
     }
 
     pub(crate) fn record(&self, call: &CallRecord<'_>) {
         {
-            let mut state = match self.state.lock() {
-                Ok(state) => state,
-                Err(poisoned) => poisoned.into_inner(),
-            };
+            let mut state = crate::sync::lock(&self.state);
             state.overall.add(call);
             state
                 .tools

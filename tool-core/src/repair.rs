@@ -16,6 +16,7 @@ use crate::error::{Keyword, Violation};
 use crate::metrics::{CallRecord, Metrics};
 use crate::outcome::{Code, Outcome};
 use crate::runtime::{Arguments, Runtime};
+use crate::sync::lock;
 
 /// The model side of the repair loop: given what was wrong, return new argument text.
 ///
@@ -666,13 +667,6 @@ impl ScriptedModel {
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.requests).clone()
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match mutex.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
     }
 }
 

@@ -288,10 +288,7 @@ impl Runtime {
     ) -> Result<Output, Failure> {
         let shared = &*self.shared;
         if !call_id.is_empty() {
-            let fresh = match shared.seen.lock() {
-                Ok(mut seen) => seen.insert(Arc::clone(call_id)),
-                Err(poisoned) => poisoned.into_inner().insert(Arc::clone(call_id)),
-            };
+            let fresh = crate::sync::lock(&shared.seen).insert(Arc::clone(call_id));
             if !fresh {
                 return Err(Failure::new(
                     Code::DuplicateCallId,
@@ -357,19 +354,30 @@ fn record(span: &tracing::Span, outcome: &Outcome) {
         Some(failure) => {
             let code = failure.code().as_str();
             if let Some(errors) = failure.errors() {
-                let fields: Vec<String> = errors
-                    .iter()
-                    .map(|v| format!("{} {}", v.pointer(), v.keyword()))
-                    .collect();
-                tracing::info!(parent: span, code, violations = ?fields, "tool call refused");
-            } else if code == Code::ExecutionFailed.as_str()
-                || code == Code::OutcomeUnknown.as_str()
-            {
+                // Rendered only if a subscriber takes the event.
+                let violations = Locations(errors);
+                tracing::info!(parent: span, code, violations = ?violations, "tool call refused");
+            } else if matches!(failure.code(), Code::ExecutionFailed | Code::OutcomeUnknown) {
                 tracing::warn!(parent: span, code, detail = failure.detail(), "tool call failed");
             } else {
                 tracing::info!(parent: span, code, detail = failure.detail(), "tool call refused");
             }
         }
+    }
+}
+
+/// The pointer and keyword of each violation, without the values: `["/units enum"]`.
+struct Locations<'a>(&'a crate::ArgumentErrors);
+
+impl std::fmt::Debug for Locations<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.0
+                    .iter()
+                    .map(|v| format!("{} {}", v.pointer(), v.keyword())),
+            )
+            .finish()
     }
 }
 

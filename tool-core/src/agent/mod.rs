@@ -19,7 +19,6 @@ pub use transcript::{Message, ProposedCall, ToolResult, Turn, Usage};
 
 use crate::CancellationToken;
 use crate::approval::{Approvals, PendingApproval};
-use crate::canonical::canonical_text;
 use crate::context::Context;
 use crate::outcome::Outcome;
 use crate::repair::{ModelError, RepairLoop, RepairModel, RepairPolicy, RepairRequest};
@@ -429,12 +428,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 slots.push(Slot::Done(recorded.clone()));
                 continue;
             }
-            let key = format!(
-                "{}\u{0}{}",
-                call.name,
-                canonical_text(&call.arguments).unwrap_or_else(|| call.arguments.trim().to_owned())
-            );
-            let times = run.identical.entry(key).or_default();
+            let times = run.identical.entry(call.identity()).or_default();
             *times += 1;
             if let Some(limit) = self.max_identical_calls
                 && *times > limit
@@ -634,13 +628,7 @@ impl Run {
                         *run.per_tool.entry(result.tool.clone()).or_default() += 1;
                     }
                     if let Some(call) = proposed.get(result.call_id.as_str()) {
-                        let key = format!(
-                            "{}\u{0}{}",
-                            call.name,
-                            canonical_text(&call.arguments)
-                                .unwrap_or_else(|| call.arguments.trim().to_owned())
-                        );
-                        *run.identical.entry(key).or_default() += 1;
+                        *run.identical.entry(call.identity()).or_default() += 1;
                     }
                 }
                 Message::User { .. } => {}

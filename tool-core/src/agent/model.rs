@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use super::transcript::{Message, Turn};
 use crate::registry::ToolInfo;
 use crate::repair::ModelError;
+use crate::sync::lock;
 
 /// A chat model that can propose tool calls. One method: given the transcript and the tools it
 /// may call, return the next assistant turn.
@@ -120,12 +121,5 @@ impl Model for ScriptedTurns {
             .pop_front()
             .ok_or_else(|| ModelError::new("the script has no more turns"));
         std::future::ready(turn)
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match mutex.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
     }
 }

@@ -54,6 +54,14 @@ impl ProposedCall {
             arguments: arguments.into(),
         }
     }
+
+    /// What makes two calls the same call: the tool and the canonical arguments (the trimmed
+    /// text when it is not JSON).
+    pub(crate) fn identity(&self) -> String {
+        let arguments = crate::canonical::canonical_text(&self.arguments)
+            .unwrap_or_else(|| self.arguments.trim().to_owned());
+        format!("{}\u{0}{}", self.name, arguments)
+    }
 }
 
 /// The result of a proposed call: its output or a refusal the model can read.
