@@ -829,3 +829,21 @@ fn codes_are_stable_strings() {
         ]
     );
 }
+
+#[tokio::test]
+async fn concurrency_caps_out_of_range_neither_hang_nor_panic() {
+    for cap in [0, usize::MAX] {
+        let mut registry = Registry::new();
+        registry
+            .register(ToolDef::new(get_weather).max_concurrency(cap))
+            .unwrap();
+        let runtime = Runtime::builder(registry).max_concurrency(cap).build();
+        let cx = Context::builder("user-1")
+            .timeout(Duration::from_secs(5))
+            .build();
+        let outcome = runtime
+            .invoke("c1", "get_weather", VALID_WEATHER, &cx)
+            .await;
+        assert!(outcome.is_ok(), "cap {cap}: {outcome:?}");
+    }
+}

@@ -183,6 +183,10 @@ fn compile(
 
 /// Every error `validator` finds in `instance`, as violations.
 pub(crate) fn check(validator: &Validator, instance: &Value) -> Result<(), ArgumentErrors> {
+    // The common case, without building an error iterator.
+    if validator.is_valid(instance) {
+        return Ok(());
+    }
     let mut violations = Vec::new();
     for error in validator.iter_errors(instance) {
         let location = error.instance_path().as_str().to_owned();

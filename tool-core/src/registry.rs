@@ -331,7 +331,8 @@ impl<A> ToolDef<A> {
         self
     }
 
-    /// At most `limit` calls of this tool run at once; others wait their turn.
+    /// At most `limit` calls of this tool run at once; others wait their turn. A limit of 0
+    /// is taken as 1.
     pub fn max_concurrency(mut self, limit: usize) -> Self {
         self.info.settings.max_concurrency = Some(limit);
         self

@@ -782,7 +782,8 @@ impl RuntimeBuilder {
     }
 
     /// At most `limit` calls run at once across all tools; others wait their turn (bounded
-    /// by the run's deadline and cancellation).
+    /// by the run's deadline and cancellation). A limit of 0 is taken as 1, so calls cannot
+    /// wait forever.
     pub fn max_concurrency(mut self, limit: usize) -> Self {
         self.max_concurrency = Some(limit);
         self
@@ -818,7 +819,7 @@ impl RuntimeBuilder {
             .registry
             .tools()
             .map(|info| ToolState {
-                concurrency: info.settings.max_concurrency.map(Semaphore::new),
+                concurrency: info.settings.max_concurrency.map(permits),
                 calls: AtomicU64::new(0),
             })
             .collect();
@@ -835,7 +836,7 @@ impl RuntimeBuilder {
                 timeout: self.timeout,
                 max_input_bytes: self.max_input_bytes,
                 max_output_bytes: self.max_output_bytes,
-                concurrency: self.max_concurrency.map(Semaphore::new),
+                concurrency: self.max_concurrency.map(permits),
                 max_calls: self.max_calls,
                 calls: AtomicU64::new(0),
                 seen: Mutex::new(HashSet::default()),
@@ -847,6 +848,12 @@ impl RuntimeBuilder {
             }),
         }
     }
+}
+
+/// A concurrency cap as a semaphore: at least one slot (a cap of 0 would make every call wait
+/// for ever) and at most what a semaphore can count.
+fn permits(limit: usize) -> Semaphore {
+    Semaphore::new(limit.clamp(1, Semaphore::MAX_PERMITS))
 }
 
 impl std::fmt::Debug for RuntimeBuilder {

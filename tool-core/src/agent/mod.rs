@@ -244,8 +244,8 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
         self
     }
 
-    /// The same call (tool and canonical arguments) may be proposed at most `times` times;
-    /// one more proposal is refused and ends the run.
+    /// The same call (tool and canonical arguments) may be proposed at most `times` times
+    /// (at least 1); one more proposal is refused and ends the run.
     pub fn max_identical_calls(mut self, times: u32) -> Self {
         self.max_identical_calls = Some(times.max(1));
         self
