@@ -502,8 +502,10 @@ impl<M: RepairModel> RepairLoop<M> {
 
     fn finish(&self, tool: &str, outcome: Outcome, attempts: u32, end: RepairEnd) -> Repaired {
         if let Some(metrics) = &self.metrics {
+            // Only registered names become labels: invented names would each add series.
+            let registered = self.runtime.registry().get(tool).is_some();
             metrics.record(&CallRecord {
-                tool,
+                tool: registered.then_some(tool),
                 attempts,
                 first_pass: end == RepairEnd::FirstPass,
                 repaired: end == RepairEnd::Repaired,
