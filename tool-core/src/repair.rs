@@ -61,12 +61,15 @@ impl<'a> RepairRequest<'a> {
         self.previous
     }
 
-    /// Every violation, with its JSON Pointer and keyword.
+    /// The violations, with their JSON Pointers and keywords (all of them counted, the first
+    /// held in full: see [`ArgumentErrors`]).
     pub fn errors(&self) -> &'a ArgumentErrors {
         self.errors
     }
 
-    /// The violations rendered as a short message for the model, with the hint, if any.
+    /// The violations rendered as a short message for the model, with the hint, if any. The
+    /// violations take at most [`ArgumentErrors::MAX_SHOWN`] lines, then one line counting the
+    /// rest by keyword.
     pub fn feedback(&self) -> &'a str {
         self.feedback
     }
