@@ -285,7 +285,7 @@ async fn metrics_count_per_tool_and_overall_and_reach_the_exporter() {
     assert_eq!(overall.failed_by.get("unknown_tool"), Some(&1));
     assert_eq!(overall.mean_attempts(), 7.0 / 4.0);
     assert_eq!(snapshot.tools["create_invoice"].calls, 3);
-    assert_eq!(snapshot.tools["nope"].failed, 1);
+    assert_eq!(snapshot.tools[Metrics::UNREGISTERED].failed, 1);
 
     let exported = snapshotter.snapshot().into_vec();
     let counter = |name: &str, tool: &str| {
@@ -305,10 +305,78 @@ async fn metrics_count_per_tool_and_overall_and_reach_the_exporter() {
     assert_eq!(counter("tool_calls_first_pass_total", "create_invoice"), 1);
     assert_eq!(counter("tool_calls_repaired_total", "create_invoice"), 1);
     assert_eq!(counter("tool_call_attempts_total", "create_invoice"), 6);
-    assert_eq!(counter("tool_calls_failed_total", "nope"), 1);
+    assert_eq!(counter("tool_calls_failed_total", Metrics::UNREGISTERED), 1);
 }
 
 use std::future::Future as _;
+
+/// Polls `future` to completion with `recorder` as the `metrics` facade's recorder (set for
+/// this thread only, around each synchronous poll).
+async fn with_recorder<F: std::future::Future>(
+    recorder: &metrics_util::debugging::DebuggingRecorder,
+    future: F,
+) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    loop {
+        let polled = metrics::with_local_recorder(recorder, || {
+            let waker = std::task::Waker::noop();
+            future
+                .as_mut()
+                .poll(&mut std::task::Context::from_waker(waker))
+        });
+        if let std::task::Poll::Ready(output) = polled {
+            return output;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// A model inventing a new tool name on every call must not grow the metrics: each invented
+/// name used to become a snapshot entry and four exporter series of its own.
+#[tokio::test]
+async fn metrics_give_unregistered_tool_names_one_shared_label() {
+    let recorder = metrics_util::debugging::DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let metrics = Metrics::new();
+    let repair = RepairLoop::new(runtime(&runs), ScriptedModel::new()).metrics(metrics.clone());
+    let cx = user();
+    with_recorder(&recorder, repair.call("c0", "create_invoice", FIXED, &cx)).await;
+    for i in 1..=2_000 {
+        let name = format!("invented_tool_{i}");
+        let result =
+            with_recorder(&recorder, repair.call(&format!("c{i}"), &name, "{}", &cx)).await;
+        assert_eq!(result.outcome().code(), "unknown_tool");
+    }
+
+    let snapshot = metrics.snapshot();
+    assert_eq!(snapshot.overall.calls, 2_001);
+    assert_eq!(snapshot.overall.failed_by.get("unknown_tool"), Some(&2_000));
+    assert_eq!(
+        snapshot.tools.keys().take(5).collect::<Vec<_>>(),
+        ["<unregistered tool>", "create_invoice"]
+    );
+    assert_eq!(snapshot.tools["create_invoice"].calls, 1);
+    let unregistered = &snapshot.tools[Metrics::UNREGISTERED];
+    assert_eq!((unregistered.calls, unregistered.failed), (2_000, 2_000));
+
+    let exported = snapshotter.snapshot().into_vec();
+    let tools: std::collections::BTreeSet<String> = exported
+        .iter()
+        .flat_map(|(key, ..)| {
+            key.key()
+                .labels()
+                .filter(|label| label.key() == "tool")
+                .map(|label| label.value().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(
+        tools.iter().take(5).collect::<Vec<_>>(),
+        ["<unregistered tool>", "create_invoice"]
+    );
+    assert!(exported.len() <= 10, "{} series", exported.len());
+}
 
 #[tokio::test]
 async fn arguments_in_free_text_are_extracted_then_repaired() {

@@ -209,6 +209,11 @@ impl Violation {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The bytes of text this violation holds.
+    fn held_bytes(&self) -> usize {
+        self.location.len() + self.property.as_ref().map_or(0, |p| p.len()) + self.message.len()
+    }
 }
 
 impl fmt::Display for Violation {
@@ -225,31 +230,66 @@ impl fmt::Display for Violation {
     }
 }
 
-/// Every violation found in a tool call's arguments; never empty.
+/// The violations found in a tool call's arguments; never empty.
 ///
-/// `Display` renders one line per violation, in document order with missing fields last:
+/// Every violation is counted, but arguments can break rules many times over (a megabyte of
+/// wrong array items is half a million violations), so only the first ones are held in full:
+/// at most [`MAX_KEPT`](Self::MAX_KEPT) of them, and no more once their pointers and messages
+/// take [`MAX_KEPT_BYTES`](Self::MAX_KEPT_BYTES) (the first violation is always held, however
+/// long). Violations found beyond that are counted by keyword, and not held:
+/// [`total`](Self::total) and [`counts`](Self::counts) cover every violation,
+/// [`violations`](Self::violations) the ones held.
+///
+/// `Display` renders one line per violation, in document order with an object's missing
+/// fields after its other violations:
 ///
 /// ```text
 /// - /amount: expected number, got string "120.5"
 /// - /currency: must be one of "USD", "EUR", "GBP"; got "dollars"
 /// ```
+///
+/// It renders at most [`MAX_SHOWN`](Self::MAX_SHOWN) such lines, then one line counting the
+/// rest by keyword, `- and 519981 more: 519977 type, 4 required`. A pointer longer than 100
+/// bytes and a message longer than 500 bytes are cut, marked `…`. So the rendering stays under
+/// 14 KB whatever the arguments; it is the public message of an `invalid_arguments` failure
+/// and the body of the repair loop's feedback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgumentErrors {
     violations: Vec<Violation>,
+    /// Violations found but not held, by keyword, in the order each keyword was first found.
+    omitted: Vec<(Keyword, usize)>,
 }
 
 impl ArgumentErrors {
+    /// The most violations held in full; more are only counted.
+    pub const MAX_KEPT: usize = 1_000;
+
+    /// Once the pointers and messages of the violations held take this many bytes, further
+    /// violations are only counted.
+    pub const MAX_KEPT_BYTES: usize = 64 * 1024;
+
+    /// The most violations `Display` renders as lines; the rest are counted on one more line.
+    pub const MAX_SHOWN: usize = 20;
+
     pub(crate) fn new(violations: Vec<Violation>) -> Self {
         debug_assert!(!violations.is_empty());
-        ArgumentErrors { violations }
+        let mut collector = Collector::default();
+        for violation in violations {
+            collector.push(violation);
+        }
+        ArgumentErrors {
+            violations: collector.kept,
+            omitted: collector.omitted,
+        }
     }
 
-    /// The violations, in the order they were found.
+    /// The violations held, in the order they were found: every violation, unless there were
+    /// more than the limits described [above](Self) allow.
     pub fn violations(&self) -> &[Violation] {
         &self.violations
     }
 
-    /// How many violations there are (at least one).
+    /// How many violations are held (at least one); [`total`](Self::total) counts them all.
     pub fn len(&self) -> usize {
         self.violations.len()
     }
@@ -257,6 +297,42 @@ impl ArgumentErrors {
     /// Always `false`: an `ArgumentErrors` holds at least one violation.
     pub fn is_empty(&self) -> bool {
         self.violations.is_empty()
+    }
+
+    /// How many violations were found, those not held included.
+    pub fn total(&self) -> usize {
+        self.omitted
+            .iter()
+            .fold(self.violations.len(), |total, (_, n)| {
+                total.saturating_add(*n)
+            })
+    }
+
+    /// Every violation found, those not held included, counted by keyword, in the order each
+    /// keyword was first found.
+    ///
+    /// ```
+    /// use tool_core::{Keyword, Tool};
+    /// # /// Tags things.
+    /// # #[derive(Tool, Debug)]
+    /// # struct Tag { tags: Vec<String> }
+    ///
+    /// let items = vec!["0"; 5_000].join(",");
+    /// let errors = Tag::parse_arguments(&format!(r#"{{"tags":[{items}],"x":1}}"#)).unwrap_err();
+    /// assert_eq!(errors.total(), 5_001);
+    /// assert_eq!(errors.len(), 1_000);
+    /// assert_eq!(errors.counts(), [(Keyword::Type, 5_000), (Keyword::AdditionalProperties, 1)]);
+    /// assert!(errors.to_string().ends_with("\n- and 4981 more: 4980 type, 1 additionalProperties"));
+    /// ```
+    pub fn counts(&self) -> Vec<(Keyword, usize)> {
+        let mut counts = Vec::new();
+        for violation in &self.violations {
+            add_count(&mut counts, violation.keyword, 1);
+        }
+        for &(keyword, n) in &self.omitted {
+            add_count(&mut counts, keyword, n);
+        }
+        counts
     }
 
     /// Iterates over the violations.
@@ -271,21 +347,130 @@ impl ArgumentErrors {
             .any(|violation| violation.keyword == Keyword::Syntax)
     }
 
-    /// Takes the violations out.
+    /// Takes the violations held out.
     pub fn into_violations(self) -> Vec<Violation> {
         self.violations
     }
 }
 
+/// The longest pointer `Display` renders in full, in bytes.
+const SHOWN_POINTER_BYTES: usize = 100;
+
+/// The longest message `Display` renders in full, in bytes.
+const SHOWN_MESSAGE_BYTES: usize = 500;
+
 impl fmt::Display for ArgumentErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, violation) in self.violations.iter().enumerate() {
+        let shown = self.violations.len().min(Self::MAX_SHOWN);
+        for (i, violation) in self.violations[..shown].iter().enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
             }
-            write!(f, "- {violation}")?;
+            f.write_str("- ")?;
+            let pointer = violation.pointer();
+            if pointer.is_empty() {
+                f.write_str("(root)")?;
+            } else {
+                write_cut(f, &pointer, SHOWN_POINTER_BYTES)?;
+            }
+            f.write_str(": ")?;
+            write_cut(f, &violation.message, SHOWN_MESSAGE_BYTES)?;
+        }
+        let mut rest = Vec::new();
+        for violation in &self.violations[shown..] {
+            add_count(&mut rest, violation.keyword, 1);
+        }
+        for &(keyword, n) in &self.omitted {
+            add_count(&mut rest, keyword, n);
+        }
+        if !rest.is_empty() {
+            let more = rest
+                .iter()
+                .fold(0usize, |sum, (_, n)| sum.saturating_add(*n));
+            write!(f, "\n- and {more} more: ")?;
+            for (i, (keyword, n)) in rest.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{n} {keyword}")?;
+            }
         }
         Ok(())
+    }
+}
+
+/// Writes `text`, cut to at most `limit` bytes on a character boundary and marked `…` if cut.
+fn write_cut(f: &mut fmt::Formatter<'_>, text: &str, limit: usize) -> fmt::Result {
+    if text.len() <= limit {
+        return f.write_str(text);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    f.write_str(&text[..end])?;
+    f.write_str("…")
+}
+
+/// Adds `n` to the count of `keyword`, or appends it.
+fn add_count(counts: &mut Vec<(Keyword, usize)>, keyword: Keyword, n: usize) {
+    match counts.iter_mut().find(|(k, _)| *k == keyword) {
+        Some((_, count)) => *count = count.saturating_add(n),
+        None => counts.push((keyword, n)),
+    }
+}
+
+/// Gathers the violations of one check: holds them while within the limits of
+/// [`ArgumentErrors`], and only counts the rest.
+#[derive(Debug, Default)]
+pub(crate) struct Collector {
+    kept: Vec<Violation>,
+    kept_bytes: usize,
+    omitted: Vec<(Keyword, usize)>,
+}
+
+impl Collector {
+    /// Whether the next violation will be held. When not, the caller should [`omit`](Self::omit)
+    /// it without building it: its pointer may be as long as the input.
+    #[inline]
+    pub(crate) fn has_room(&self) -> bool {
+        self.kept.len() < ArgumentErrors::MAX_KEPT
+            && self.kept_bytes < ArgumentErrors::MAX_KEPT_BYTES
+    }
+
+    /// Holds `violation`, or counts it when there is no room.
+    pub(crate) fn push(&mut self, violation: Violation) {
+        if self.has_room() {
+            self.kept_bytes = self.kept_bytes.saturating_add(violation.held_bytes());
+            self.kept.push(violation);
+        } else {
+            self.omit(violation.keyword);
+        }
+    }
+
+    /// Counts a violation that is not held.
+    pub(crate) fn omit(&mut self, keyword: Keyword) {
+        add_count(&mut self.omitted, keyword, 1);
+    }
+
+    /// The violations held so far.
+    pub(crate) fn kept(&self) -> &[Violation] {
+        &self.kept
+    }
+
+    /// Whether no violation was found.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.omitted.is_empty()
+    }
+
+    /// The violations found, if any.
+    pub(crate) fn finish(self) -> Option<ArgumentErrors> {
+        // The first violation is always held, so counts alone never make an error.
+        (!self.kept.is_empty()).then_some(ArgumentErrors {
+            violations: self.kept,
+            omitted: self.omitted,
+        })
     }
 }
 

@@ -11,6 +11,11 @@ use std::sync::{Arc, Mutex};
 /// `tool_calls_total`, `tool_calls_first_pass_total`, `tool_calls_repaired_total`,
 /// `tool_call_attempts_total`, and `tool_calls_failed_total` (also labelled with `reason`, the
 /// outcome code); and the histogram `tool_call_attempts`.
+///
+/// Only the names of registered tools become `tool` labels and snapshot entries. A call to any
+/// other name (a model may invent a new one on every call) is counted under the one shared
+/// name [`Metrics::UNREGISTERED`], so the number of series and entries is bounded by the
+/// registry: at most one per registered tool, plus one.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
     state: Arc<Mutex<MetricsSnapshot>>,
@@ -21,7 +26,8 @@ pub struct Metrics {
 pub struct MetricsSnapshot {
     /// Every tool together.
     pub overall: Counts,
-    /// Per tool name, including names that were not registered tools.
+    /// Per registered tool name. Calls to names that are not registered tools are counted
+    /// together under [`Metrics::UNREGISTERED`].
     pub tools: BTreeMap<String, Counts>,
 }
 
@@ -89,7 +95,8 @@ fn ratio(part: u64, whole: u64) -> f64 {
 
 /// What the repair loop reports about one call.
 pub(crate) struct CallRecord<'a> {
-    pub(crate) tool: &'a str,
+    /// The tool's name, `None` when the call named no registered tool.
+    pub(crate) tool: Option<&'a str>,
     pub(crate) attempts: u32,
     pub(crate) first_pass: bool,
     pub(crate) repaired: bool,
@@ -97,6 +104,11 @@ pub(crate) struct CallRecord<'a> {
 }
 
 impl Metrics {
+    /// The `tool` label and snapshot key shared by every call to a name that is not a
+    /// registered tool. It holds a space, which a registered tool's name cannot, so it never
+    /// mixes with a real tool.
+    pub const UNREGISTERED: &'static str = "<unregistered tool>";
+
     /// Empty counts.
     pub fn new() -> Self {
         Metrics::default()
@@ -108,16 +120,16 @@ impl Metrics {
     }
 
     pub(crate) fn record(&self, call: &CallRecord<'_>) {
+        let tool = call.tool.unwrap_or(Metrics::UNREGISTERED);
         {
             let mut state = crate::sync::lock(&self.state);
             state.overall.add(call);
-            state
-                .tools
-                .entry(call.tool.to_owned())
-                .or_default()
-                .add(call);
+            match state.tools.get_mut(tool) {
+                Some(counts) => counts.add(call),
+                None => state.tools.entry(tool.to_owned()).or_default().add(call),
+            }
         }
-        let tool = call.tool.to_owned();
+        let tool = tool.to_owned();
         ::metrics::counter!("tool_calls_total", "tool" => tool.clone()).increment(1);
         ::metrics::counter!("tool_call_attempts_total", "tool" => tool.clone())
             .increment(u64::from(call.attempts));

@@ -151,7 +151,9 @@ impl Failure {
     }
 
     /// The public message, safe to show the model. For `invalid_arguments` it is one line per
-    /// violation (`- /amount: expected number, got string "120.5"`).
+    /// violation (`- /amount: expected number, got string "120.5"`), at most
+    /// [`ArgumentErrors::MAX_SHOWN`] of them, then one line counting the rest by keyword: the
+    /// [`ArgumentErrors`] rendering, under 14 KB whatever the arguments.
     pub fn message(&self) -> &str {
         &self.message
     }

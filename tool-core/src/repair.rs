@@ -61,12 +61,15 @@ impl<'a> RepairRequest<'a> {
         self.previous
     }
 
-    /// Every violation, with its JSON Pointer and keyword.
+    /// The violations, with their JSON Pointers and keywords (all of them counted, the first
+    /// held in full: see [`ArgumentErrors`]).
     pub fn errors(&self) -> &'a ArgumentErrors {
         self.errors
     }
 
-    /// The violations rendered as a short message for the model, with the hint, if any.
+    /// The violations rendered as a short message for the model, with the hint, if any. The
+    /// violations take at most [`ArgumentErrors::MAX_SHOWN`] lines, then one line counting the
+    /// rest by keyword.
     pub fn feedback(&self) -> &'a str {
         self.feedback
     }
@@ -502,8 +505,10 @@ impl<M: RepairModel> RepairLoop<M> {
 
     fn finish(&self, tool: &str, outcome: Outcome, attempts: u32, end: RepairEnd) -> Repaired {
         if let Some(metrics) = &self.metrics {
+            // Only registered names become labels: invented names would each add series.
+            let registered = self.runtime.registry().get(tool).is_some();
             metrics.record(&CallRecord {
-                tool,
+                tool: registered.then_some(tool),
                 attempts,
                 first_pass: end == RepairEnd::FirstPass,
                 repaired: end == RepairEnd::Repaired,

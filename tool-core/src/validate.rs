@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::constraints::{ConstConstraints, Num, Unconstrained};
-use crate::error::{ArgumentErrors, Keyword, Violation};
+use crate::error::{ArgumentErrors, Collector, Keyword, Violation};
 use crate::path::Path;
 use crate::untyped::Untyped;
 use crate::{Argument, Constraints};
@@ -24,10 +24,11 @@ use crate::{Argument, Constraints};
 /// containers); an already-parsed value is held to the same bound here.
 pub const MAX_DEPTH: u32 = 127;
 
-/// Collects violations during one checked parse.
+/// Collects violations during one checked parse, within the limits of [`ArgumentErrors`]:
+/// beyond them a violation is counted without building its pointer or message.
 #[derive(Debug, Default)]
 pub struct Cx {
-    violations: Vec<Violation>,
+    violations: Collector,
 }
 
 impl Cx {
@@ -39,8 +40,20 @@ impl Cx {
         keyword: Keyword,
         message: impl Into<Cow<'static, str>>,
     ) {
+        if self.counted_only(keyword) {
+            return;
+        }
         self.violations
             .push(Violation::new(at.pointer(), keyword, message));
+    }
+
+    /// Counts a violation of `keyword` and answers `true` when there is no room to hold it.
+    fn counted_only(&mut self, keyword: Keyword) -> bool {
+        let full = !self.violations.has_room();
+        if full {
+            self.violations.omit(keyword);
+        }
+        full
     }
 
     /// Records a violation naming the field `name` of the object at `at`.
@@ -52,6 +65,9 @@ impl Cx {
         keyword: Keyword,
         message: impl Into<Cow<'static, str>>,
     ) {
+        if self.counted_only(keyword) {
+            return;
+        }
         self.violations
             .push(Violation::on_property(at.pointer(), name, keyword, message));
     }
@@ -62,17 +78,31 @@ impl Cx {
         self.report_property(at, name, Keyword::Required, "missing required field");
     }
 
-    /// Records a field the object's schema does not list.
+    /// Records a field the object's schema does not list. The known fields are named on the
+    /// object's first unknown field only.
     #[cold]
     pub fn unknown_field(&mut self, at: &Path<'_>, name: &str, known: &[&str]) {
+        if self.counted_only(Keyword::AdditionalProperties) {
+            return;
+        }
+        let location = at.pointer();
+        let listed = self.violations.kept().iter().any(|violation| {
+            violation.keyword() == Keyword::AdditionalProperties
+                && violation.instance_location() == location
+        });
         let mut message = String::from("unknown field");
         if known.is_empty() {
             message.push_str("; this object takes no fields");
-        } else {
+        } else if !listed {
             message.push_str("; expected one of ");
             push_quoted_list(&mut message, known.iter().copied());
         }
-        self.report_property(at, name, Keyword::AdditionalProperties, message);
+        self.violations.push(Violation::on_property(
+            location,
+            name,
+            Keyword::AdditionalProperties,
+            message,
+        ));
     }
 
     /// Records a key that appears twice in one object.
@@ -89,6 +119,9 @@ impl Cx {
     /// Records a value of the wrong JSON type.
     #[cold]
     pub fn type_mismatch(&mut self, at: &Path<'_>, expected: &str, got: Got<'_>) {
+        if self.counted_only(Keyword::Type) {
+            return;
+        }
         let mut message = String::with_capacity(40);
         message.push_str("expected ");
         message.push_str(expected);
@@ -100,6 +133,9 @@ impl Cx {
     /// Records a value outside an `enum`.
     #[cold]
     pub fn not_in_enum(&mut self, at: &Path<'_>, allowed: &[&str], nullable: bool, got: Got<'_>) {
+        if self.counted_only(Keyword::Enum) {
+            return;
+        }
         let mut message = String::with_capacity(64);
         message.push_str("must be one of ");
         push_quoted_list(&mut message, allowed.iter().copied());
@@ -116,7 +152,7 @@ impl Cx {
     }
 
     pub(crate) fn into_errors(self) -> Option<ArgumentErrors> {
-        (!self.violations.is_empty()).then(|| ArgumentErrors::new(self.violations))
+        self.violations.finish()
     }
 }
 

@@ -73,7 +73,10 @@ pub struct ToolResult {
     pub tool: String,
     /// `"ok"` or a stable failure code (`"invalid_arguments"`, `"budget_exhausted"`, …).
     pub code: String,
-    /// The output JSON text, or the failure's public message.
+    /// The output JSON text, or the failure's public message ([`Failure::message`], which
+    /// stays short however many violations the arguments have).
+    ///
+    /// [`Failure::message`]: crate::Failure::message
     pub content: String,
     /// When the repair loop fixed the proposed arguments: the arguments that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
