@@ -1,7 +1,9 @@
 //! MCP: the server on the wire (raw JSON-RPC lines over an in-memory pipe), the client importing
 //! tools (from the server, and from a scripted server with broken schemas), both ends over a
-//! child process, and the official Python SDK against the example server.
+//! child process, and the official Python and TypeScript SDK clients against the example server
+//! (skipped, and said so, where an SDK is not installed, unless `REQUIRE_MCP_CLIENT=1`).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 use std::sync::OnceLock;
@@ -253,27 +255,81 @@ async fn invalid_arguments_are_an_error_result_with_every_violation() {
         "- /amount: expected number, got string \"120.5\"\n\
          - /currency: must be one of \"USD\", \"EUR\", \"GBP\"; got \"dollars\""
     );
-    let error = &result["structuredContent"]["error"];
-    assert_eq!(error["code"], "invalid_arguments");
     assert_eq!(
-        error["violations"],
-        json!([
-            { "pointer": "/amount", "keyword": "type", "message": "expected number, got string \"120.5\"" },
-            { "pointer": "/currency", "keyword": "enum", "message": "must be one of \"USD\", \"EUR\", \"GBP\"; got \"dollars\"" }
-        ])
+        result["_meta"],
+        json!({ "tool-core/error": { "code": "invalid_arguments" } })
     );
+    assert_eq!(result.get("structuredContent"), None, "{reply}");
 
     // Absent arguments are `{}`: every required field is missing.
     let reply = wire
         .request(json!(2), "tools/call", json!({ "name": "get_weather" }))
         .await;
-    let pointers: Vec<&Value> = reply["result"]["structuredContent"]["error"]["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| &v["pointer"])
-        .collect();
-    assert_eq!(pointers, [&json!("/city"), &json!("/units")]);
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "- /city: missing required field\n- /units: missing required field"
+    );
+}
+
+/// The official TypeScript SDK client refused every refusal of `create_invoice`: the error
+/// result carried `structuredContent: {"error": ...}`, which is not an instance of the tool's
+/// advertised `outputSchema`, so the client threw and the model never saw the violations.
+#[tokio::test]
+async fn every_result_matches_the_advertised_output_schema() {
+    let runtime = Runtime::builder(example_registry())
+        .max_input_bytes(8 * 1024)
+        .build();
+    let mut wire = Wire::connect(McpServer::new(runtime, local)).await;
+    let listing = wire.request(json!(0), "tools/list", json!({})).await;
+    let calls = [
+        (
+            "get_weather",
+            json!({ "city": "Paris", "units": "celsius" }),
+        ),
+        ("get_weather", json!({})),
+        (
+            "get_weather",
+            json!({ "city": "x".repeat(10_000), "units": "celsius" }),
+        ),
+        (
+            "create_invoice",
+            json!({ "customerId": "cus_42", "amount": 1, "currency": "EUR" }),
+        ),
+        (
+            "create_invoice",
+            json!({ "customerId": "cus_42", "amount": "120.5", "currency": "dollars" }),
+        ),
+        (
+            "create_invoice",
+            json!({ "customerId": "cus_closed", "amount": 1, "currency": "EUR" }),
+        ),
+    ];
+    let mut errors = 0;
+    for (id, (tool, arguments)) in (1..).zip(calls) {
+        let advertised = listing["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|advertised| advertised["name"] == tool)
+            .unwrap();
+        let schema = jsonschema::validator_for(&advertised["outputSchema"]).unwrap();
+        let reply = wire.call(json!(id), tool, arguments).await;
+        let result = &reply["result"];
+        if let Some(structured) = result.get("structuredContent") {
+            assert!(schema.is_valid(structured), "{tool}: {reply}");
+        }
+        if result["isError"] == true {
+            errors += 1;
+            assert_eq!(result.get("structuredContent"), None, "{tool}: {reply}");
+            assert!(
+                result["content"][0]["text"]
+                    .as_str()
+                    .is_some_and(|text| !text.is_empty()),
+                "{tool}: {reply}"
+            );
+        }
+    }
+    assert_eq!(errors, 4);
 }
 
 #[tokio::test]
@@ -302,7 +358,7 @@ async fn arguments_over_the_cap_are_an_error_result() {
     let result = &reply["result"];
     assert_eq!(result["isError"], true, "{reply}");
     assert_eq!(
-        result["structuredContent"]["error"]["code"],
+        result["_meta"]["tool-core/error"]["code"],
         "input_too_large"
     );
     assert_eq!(
@@ -332,7 +388,7 @@ async fn the_context_comes_from_the_application_and_detail_stays_home() {
         .await;
     let result = &reply["result"];
     assert_eq!(result["isError"], true);
-    assert_eq!(result["structuredContent"]["error"]["code"], "unauthorized");
+    assert_eq!(result["_meta"]["tool-core/error"]["code"], "unauthorized");
     let line = reply.to_string();
     assert!(
         line.contains("not authorized to call `create_invoice`"),
@@ -764,61 +820,139 @@ async fn rust_client_and_rust_server_over_stdio() {
     client.close().await.unwrap();
 }
 
-/// Whether the official Python SDK is importable, or why not.
-fn python_sdk() -> Result<(), String> {
-    let probe = StdCommand::new("python3")
-        .args(["-c", "import mcp"])
-        .output()
-        .map_err(|error| format!("python3 could not be run ({error})"))?;
-    if probe.status.success() {
-        return Ok(());
+// --- The official SDK clients against the example server ---
+
+/// A check of the example server by an official MCP SDK's client: a script in `tests/mcp/` that
+/// launches the server over stdio, prints one line per check and exits 0 when all pass.
+struct ClientCheck {
+    /// Which SDK, for messages.
+    sdk: &'static str,
+    /// What runs the script.
+    program: &'static str,
+    /// The script, from the repository root.
+    script: &'static str,
+    /// How to install the SDK, from the repository root.
+    install: &'static str,
+}
+
+const PYTHON_CHECK: ClientCheck = ClientCheck {
+    sdk: "the MCP Python SDK",
+    program: "python3",
+    script: "tests/mcp/client_check.py",
+    install: "python3 -m pip install \"mcp>=1.12\"",
+};
+
+const TYPESCRIPT_CHECK: ClientCheck = ClientCheck {
+    sdk: "the MCP TypeScript SDK",
+    program: "node",
+    script: "tests/mcp/client_check.mjs",
+    install: "npm ci --prefix tests/mcp",
+};
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+impl ClientCheck {
+    /// Whether the SDK loads, or why not. The script itself answers (`--probe` imports what the
+    /// check imports, from where the check runs), so nothing that merely shares the SDK's name
+    /// (such as the folder `tests/mcp/`, a namespace package `mcp` to a python3 started in
+    /// `tests/`) passes for it. `options` go to the program before the script.
+    fn probe(&self, options: &[&str]) -> Result<(), String> {
+        let probe = StdCommand::new(self.program)
+            .args(options)
+            .args([self.script, "--probe"])
+            .current_dir(repository())
+            .output()
+            .map_err(|error| format!("{} could not be run ({error})", self.program))?;
+        if probe.status.success() {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&probe.stderr);
+        Err(match stderr.trim().lines().last() {
+            Some(last) => last.to_owned(),
+            None => format!(
+                "`{} {} --probe` ended with {}",
+                self.program, self.script, probe.status
+            ),
+        })
     }
-    let mut reason =
-        "the `mcp` Python package cannot be imported (python3 -m pip install \"mcp>=1.12\")"
-            .to_owned();
-    let stderr = String::from_utf8_lossy(&probe.stderr);
-    if let Some(last) = stderr.trim().lines().last() {
-        reason.push_str(": ");
-        reason.push_str(last);
+
+    /// Runs the check against the example server. Without the SDK the check is skipped, and says
+    /// so on the terminal, unless `REQUIRE_MCP_CLIENT=1` (as in CI) makes that a failure.
+    fn run(&self) {
+        if let Err(reason) = self.probe(&[]) {
+            assert!(
+                std::env::var_os("REQUIRE_MCP_CLIENT").is_none_or(|v| v != "1"),
+                "REQUIRE_MCP_CLIENT=1 but {} is missing: {reason}",
+                self.sdk
+            );
+            let reason = reason.strip_prefix("client_check: ").unwrap_or(&reason);
+            let install = if reason.contains(self.install) {
+                String::new()
+            } else {
+                format!("; to run it: {}", self.install)
+            };
+            // Straight to stderr: libtest captures `eprintln!` of a passing test.
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: the check of the example MCP server with {}: {reason}{install} \
+                 (REQUIRE_MCP_CLIENT=1 makes a missing SDK a failure)",
+                self.sdk,
+            );
+            return;
+        }
+        let output = StdCommand::new(self.program)
+            .arg(self.script)
+            .current_dir(repository())
+            .env("MCP_SERVER_BIN", example_binary())
+            .env("MCP_CHECK_TIMEOUT", "120")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{} failed:\n{stdout}\n{}",
+            self.script,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("client_check: all checks passed"),
+            "{stdout}"
+        );
+        println!("{stdout}");
     }
-    Err(reason)
+}
+
+/// The probe once ran `python3 -c "import mcp"` with `tests/` as its working directory, where the
+/// folder `tests/mcp/` imports as an empty namespace package: the check ran instead of being
+/// skipped, and failed on `No module named 'anyio'`. `python3 -S` sees no site-packages, so it
+/// stands for a python3 without the SDK even where the SDK is installed.
+#[test]
+fn the_python_probe_is_not_fooled_by_the_tests_mcp_folder() {
+    let probe = PYTHON_CHECK.probe(&["-S"]);
+    assert!(probe.is_err(), "python3 -S passed the probe");
+}
+
+#[test]
+fn the_schemas_the_client_checks_expect_are_the_rust_types() {
+    let path = repository().join("tests/mcp/expected_schemas.json");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(
+        file,
+        json!({
+            "get_weather": GetWeather::input_schema(),
+            "create_invoice": CreateInvoice::input_schema(),
+        })
+    );
 }
 
 #[test]
 fn the_official_python_sdk_accepts_the_example_server() {
-    if let Err(reason) = python_sdk() {
-        if std::env::var_os("REQUIRE_MCP_CLIENT").is_some_and(|v| v == "1") {
-            panic!("REQUIRE_MCP_CLIENT=1 but {reason}");
-        }
-        eprintln!("skipped: {reason}; set REQUIRE_MCP_CLIENT=1 to make this a failure");
-        return;
-    }
-    // The expected schemas come from the Rust types, not from a copy.
-    let expected = json!({
-        "get_weather": GetWeather::input_schema(),
-        "create_invoice": CreateInvoice::input_schema(),
-    });
-    let schemas = std::env::temp_dir().join(format!("mcp-expected-{}.json", std::process::id()));
-    std::fs::write(&schemas, expected.to_string()).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let output = StdCommand::new("python3")
-        .arg(root.join("tests/mcp/client_check.py"))
-        .current_dir(&root)
-        .env("MCP_SERVER_BIN", example_binary())
-        .env("MCP_EXPECTED_SCHEMAS", &schemas)
-        .env("MCP_CHECK_TIMEOUT", "120")
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(&schemas);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "client_check.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains("client_check: all checks passed"),
-        "{stdout}"
-    );
-    println!("{stdout}");
+    PYTHON_CHECK.run();
+}
+
+#[test]
+fn the_official_typescript_sdk_accepts_the_example_server() {
+    TYPESCRIPT_CHECK.run();
 }

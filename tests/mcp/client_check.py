@@ -8,72 +8,74 @@ Usage (from the repository root):
 
 The server is launched through the SDK's stdio client: `cargo run -q --example mcp_server`,
 or the binary named by MCP_SERVER_BIN (as `cargo test --test mcp` does). The expected input
-schemas are the canonical ones of `examples/src/lib.rs`, copied below; MCP_EXPECTED_SCHEMAS may
-name a JSON file `{"tool name": schema, ...}` to use instead (`cargo test` writes one from the
-Rust types).
+schemas are read from tests/mcp/expected_schemas.json (`cargo test` checks that file against
+the Rust types), or from the file MCP_EXPECTED_SCHEMAS names.
 
-It checks, through the SDK's own parsing of every message:
+It checks, through the SDK's own parsing and output-schema validation of every message:
 - tools/list: both tools, over more than one page (the example serves one tool per page), each
   inputSchema equal to the canonical schema, an object outputSchema, and annotations matching
   the declared effects; an invalid cursor is a JSON-RPC error -32602;
+- every result: its structuredContent, when there is one, matches the tool's outputSchema, and an
+  error result has none;
 - a valid call: structuredContent, and a text block holding the same JSON;
-- an invalid call: isError, with every field path in the text and in structuredContent;
+- an invalid call: isError, one text line per violation with its field path, the code in _meta;
 - a handler's refusal: isError with the handler's public message;
 - an unknown tool: a JSON-RPC error -32602 "Unknown tool";
 - arguments over the server's 8 KiB input cap: isError with code input_too_large.
 
-Exits 0 when every check passes, 1 listing the failed checks, 2 when the SDK is missing.
+With --probe it only imports the SDK and checks its version. Exits 0 when every check passes,
+1 listing the failed checks, 2 when the SDK is missing or older than 1.12.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import itertools
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+INSTALL = 'python3 -m pip install "mcp>=1.12"'
+
 try:
     import anyio
+    import jsonschema
     from mcp import ClientSession, StdioServerParameters
     from mcp import types
     from mcp.client.stdio import stdio_client
 except ImportError as error:  # pragma: no cover - depends on the environment
-    print(f"client_check: the MCP Python SDK could not be imported ({error}); "
-          'run: python3 -m pip install "mcp>=1.12"', file=sys.stderr)
+    print(f"client_check: the MCP Python SDK could not be imported ({error}); run: {INSTALL}", file=sys.stderr)
     sys.exit(2)
 
-REPO = Path(__file__).resolve().parents[2]
 
-# The canonical schemas of `GetWeather` and `CreateInvoice` (examples/src/lib.rs), as
-# `Tool::input_schema()` builds them.
-CANONICAL_INPUT_SCHEMAS: dict[str, Any] = {
-    "get_weather": {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": {
-            "city": {"type": "string", "minLength": 1, "description": 'City name, e.g. "Paris".'},
-            "units": {"enum": ["celsius", "fahrenheit"], "description": "Temperature units."},
-        },
-        "required": ["city", "units"],
-        "additionalProperties": False,
-    },
-    "create_invoice": {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": {
-            "customerId": {"type": "string", "minLength": 1, "description": 'The customer\'s id, e.g. "cus_42".'},
-            "amount": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "Amount in the currency's major unit, e.g. 120.5.",
-            },
-            "currency": {"enum": ["USD", "EUR", "GBP"], "description": "ISO 4217 currency code."},
-        },
-        "required": ["customerId", "amount", "currency"],
-        "additionalProperties": False,
-    },
-}
+def sdk_version() -> str:
+    try:
+        return importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+def too_old(version: str) -> bool:
+    """Whether `version` is before 1.12, which cannot page through tools/list."""
+    numbers = []
+    for part in version.split(".")[:2]:
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        numbers.append(int(digits) if digits else 0)
+    return tuple(numbers) < (1, 12)
+
+
+if sdk_version() != "(version unknown)" and too_old(sdk_version()):
+    print(f"client_check: the MCP Python SDK is version {sdk_version()}, older than 1.12; run: {INSTALL}",
+          file=sys.stderr)
+    sys.exit(2)
+
+if "--probe" in sys.argv[1:]:
+    print(f"client_check: mcp {sdk_version()} imports")
+    sys.exit(0)
+
+REPO = Path(__file__).resolve().parents[2]
 
 EXPECTED_ANNOTATIONS = {
     # Effect::ReadOnly
@@ -83,6 +85,8 @@ EXPECTED_ANNOTATIONS = {
 }
 
 INVALID_PARAMS = -32602
+# Where the server puts a refusal's stable code.
+ERROR_META = "tool-core/error"
 
 
 class Checks:
@@ -116,9 +120,7 @@ def server_parameters() -> StdioServerParameters:
 
 
 def expected_schemas() -> dict[str, Any]:
-    path = os.environ.get("MCP_EXPECTED_SCHEMAS")
-    if not path:
-        return CANONICAL_INPUT_SCHEMAS
+    path = os.environ.get("MCP_EXPECTED_SCHEMAS") or Path(__file__).with_name("expected_schemas.json")
     with open(path, encoding="utf-8") as file:
         return json.load(file)
 
@@ -191,8 +193,32 @@ async def run(checks: Checks) -> None:
             code, message = await rpc_error(list_page(session, "not-a-cursor"))
             checks.check(code == INVALID_PARAMS, "an invalid cursor is JSON-RPC error -32602", (code, message))
 
+            output_schemas = {tool["name"]: tool["outputSchema"] for tool in tools if "outputSchema" in tool}
+
+            async def call(what: str, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+                """A tools/call through the SDK, whose result must match the tool's outputSchema."""
+                try:
+                    result = wire(await session.call_tool(name, arguments))
+                except Exception as error:  # the SDK refused the result
+                    checks.check(False, f"{what}: the SDK accepts the result", f"{type(error).__name__}: {error}")
+                    return {}
+                checks.check(True, f"{what}: the SDK accepts the result")
+                schema = output_schemas.get(name)
+                structured = result.get("structuredContent")
+                if schema is not None and structured is not None:
+                    problem = jsonschema.exceptions.best_match(
+                        jsonschema.validators.validator_for(schema)(schema).iter_errors(structured))
+                    checks.check(problem is None, f"{what}: structuredContent matches the outputSchema",
+                                 problem and problem.message)
+                if schema is not None and result.get("isError") is True:
+                    checks.check(structured is None, f"{what}: an error result has no structuredContent", structured)
+                return result
+
+            def error_code(result: dict[str, Any]) -> Any:
+                return (result.get("_meta") or {}).get(ERROR_META, {}).get("code")
+
             # A valid call.
-            result = wire(await session.call_tool("get_weather", {"city": "Paris", "units": "celsius"}))
+            result = await call("get_weather", "get_weather", {"city": "Paris", "units": "celsius"})
             structured = result.get("structuredContent")
             checks.check(result.get("isError") is not True, "get_weather: a valid call is not an error", result)
             checks.check(isinstance(structured, dict) and structured.get("city") == "Paris"
@@ -205,29 +231,34 @@ async def run(checks: Checks) -> None:
                 text_json = None
             checks.check(text_json == structured, "get_weather: the text block is the same JSON", text_of(result))
 
-            result = wire(await session.call_tool(
-                "create_invoice", {"customerId": "cus_42", "amount": 120.5, "currency": "EUR"}))
+            result = await call("create_invoice", "create_invoice",
+                                {"customerId": "cus_42", "amount": 120.5, "currency": "EUR"})
             invoice = result.get("structuredContent") or {}
             checks.check(result.get("isError") is not True and str(invoice.get("invoiceId", "")).startswith("inv_")
                          and invoice.get("amount") == 120.5,
                          "create_invoice: a valid call returns the invoice", result)
 
-            # An invalid call: every violation, each with its field path.
-            result = wire(await session.call_tool(
-                "create_invoice", {"customerId": "cus_42", "amount": "120.5", "currency": "dollars"}))
-            text = text_of(result)
-            checks.check(result.get("isError") is True, "invalid arguments: isError is true", result)
-            checks.check("/amount" in text and "/currency" in text,
-                         "invalid arguments: the text names /amount and /currency", text)
-            error = (result.get("structuredContent") or {}).get("error", {})
-            pointers = [v.get("pointer") for v in error.get("violations", [])]
-            checks.check(error.get("code") == "invalid_arguments" and pointers == ["/amount", "/currency"],
-                         "invalid arguments: structuredContent lists the violations", error)
+            # Invalid calls: every violation, each on its own line with its field path.
+            result = await call("invalid create_invoice", "create_invoice",
+                                {"customerId": "cus_42", "amount": "120.5", "currency": "dollars"})
+            lines = text_of(result).split("\n")
+            checks.check(result.get("isError") is True, "invalid create_invoice: isError is true", result)
+            checks.check(len(lines) == 2 and lines[0].startswith("- /amount: ") and lines[1].startswith("- /currency: "),
+                         "invalid create_invoice: one text line per violation, /amount then /currency", lines)
+            checks.check(error_code(result) == "invalid_arguments",
+                         "invalid create_invoice: _meta carries the code invalid_arguments", result.get("_meta"))
+
+            result = await call("get_weather without arguments", "get_weather", None)
+            lines = text_of(result).split("\n")
+            checks.check(result.get("isError") is True and len(lines) == 2 and lines[0].startswith("- /city: ")
+                         and lines[1].startswith("- /units: "),
+                         "get_weather without arguments: isError naming /city and /units", result)
 
             # The handler refuses: its public message reaches the client.
-            result = wire(await session.call_tool(
-                "create_invoice", {"customerId": "cus_closed", "amount": 10, "currency": "USD"}))
-            checks.check(result.get("isError") is True and "that customer account is closed" in text_of(result),
+            result = await call("refused create_invoice", "create_invoice",
+                                {"customerId": "cus_closed", "amount": 10, "currency": "USD"})
+            checks.check(result.get("isError") is True and "that customer account is closed" in text_of(result)
+                         and error_code(result) == "execution_failed",
                          "a handler's refusal: isError with its public message", result)
 
             # An unknown tool: a protocol error.
@@ -236,9 +267,8 @@ async def run(checks: Checks) -> None:
                          "an unknown tool is JSON-RPC error -32602 Unknown tool", (code, message))
 
             # Over the input cap: a tool error the model can fix by sending less.
-            result = wire(await session.call_tool("get_weather", {"city": "x" * 10_000, "units": "celsius"}))
-            error = (result.get("structuredContent") or {}).get("error", {})
-            checks.check(result.get("isError") is True and error.get("code") == "input_too_large"
+            result = await call("oversized get_weather", "get_weather", {"city": "x" * 10_000, "units": "celsius"})
+            checks.check(result.get("isError") is True and error_code(result) == "input_too_large"
                          and "8192 bytes" in text_of(result),
                          "arguments over the 8 KiB cap: isError with input_too_large", result)
 
@@ -265,6 +295,7 @@ def main() -> int:
         for failure in checks.failures:
             print(f"  - {failure}", file=sys.stderr)
         return 1
+    print(f"client_check: mcp {sdk_version()}")
     print("client_check: all checks passed")
     return 0
 

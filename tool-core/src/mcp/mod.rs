@@ -36,19 +36,21 @@
 //!
 //! | outcome | MCP reply |
 //! |---|---|
-//! | an output | a result: `content` holds one text block, the output's JSON text; `structuredContent` is the output when it is a JSON object |
+//! | an output | a result: `content` holds one text block, the output's JSON text; `structuredContent` is the output when it is a JSON object (then an instance of the advertised `outputSchema`, if any, since outputs are checked against it) |
 //! | `unknown_tool` | JSON-RPC error `-32602`, `Unknown tool: <name>` (a protocol error, as the spec lists it) |
 //! | `duplicate_call_id` | JSON-RPC error `-32600` (MCP forbids reusing a request id within a session) |
 //! | any other failure | a result with `isError: true` (see below) |
 //!
 //! Every other failure is a tool execution error, which MCP says clients should show the model
-//! so it can correct itself: since revision 2025-11-25 that includes invalid arguments. The text
-//! block is the failure's public [`message`](crate::Failure::message), which for
+//! so it can correct itself: since revision 2025-11-25 that includes invalid arguments. Its one
+//! text block is the failure's public [`message`](crate::Failure::message), which for
 //! `invalid_arguments` is one line per violation (`- /amount: expected number, got string
-//! "120.5"`); `structuredContent` repeats it as data: `{"error": {"code": "invalid_arguments",
-//! "message": "...", "violations": [{"pointer": "/amount", "keyword": "type", "message":
-//! "..."}]}}` (`violations` only when there are any). Arguments over the runtime's input cap
-//! are such a result too, with code `input_too_large`: the model can fix them by sending less.
+//! "120.5"`), and its `_meta` holds the stable code: `{"tool-core/error": {"code":
+//! "invalid_arguments"}}`. It has no `structuredContent`: MCP requires structured content to
+//! match the tool's `outputSchema`, which describes outputs, and clients enforce it (the
+//! official TypeScript SDK's client throws on a mismatch, so the model would never see the
+//! violations). Arguments over the runtime's input cap are such a result too, with code
+//! `input_too_large`: the model can fix them by sending less.
 //! (A request longer than the stdio transport's own line limit, 16 MiB in rmcp, is discarded
 //! by the transport before any of this runs, and gets no reply.) Operator detail ([`Failure::detail`](crate::Failure::detail))
 //! never goes over the wire.

@@ -1,10 +1,13 @@
 //! How an [`Outcome`] is answered over MCP: a result, a result with `isError`, or a JSON-RPC
 //! error (the table is in the module docs).
 
-use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData};
-use serde_json::{Map, Value, json};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, ErrorData, MetaObject};
+use serde_json::{Map, json};
 
 use crate::outcome::{Code, Failure, Outcome};
+
+/// The `_meta` key of an error result that holds the failure's stable code.
+const ERROR_META: &str = "tool-core/error";
 
 /// The reply to the `tools/call` that ended in `outcome`.
 pub(crate) fn reply(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
@@ -35,25 +38,18 @@ pub(crate) fn reply(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
     }
 }
 
-/// A failure as a tool execution error the model can act on.
+/// A failure as a tool execution error the model can act on: the public message as text (for
+/// `invalid_arguments`, one line per violation), and the stable code in `_meta`. There is no
+/// `structuredContent`: MCP requires it to match the tool's `outputSchema`, which describes
+/// outputs, not refusals (the TypeScript SDK's client throws on a mismatch, and the model then
+/// sees nothing).
 fn tool_error(failure: &Failure) -> CallToolResult {
-    let mut error = Map::new();
-    error.insert("code".to_owned(), Value::from(failure.code().as_str()));
-    error.insert("message".to_owned(), Value::from(failure.message()));
-    if let Some(errors) = failure.errors() {
-        let violations = errors
-            .iter()
-            .map(|violation| {
-                json!({
-                    "pointer": violation.pointer(),
-                    "keyword": violation.keyword().as_str(),
-                    "message": violation.message(),
-                })
-            })
-            .collect();
-        error.insert("violations".to_owned(), Value::Array(violations));
-    }
+    let mut meta = Map::new();
+    meta.insert(
+        ERROR_META.to_owned(),
+        json!({ "code": failure.code().as_str() }),
+    );
     let mut result = CallToolResult::error(vec![ContentBlock::text(failure.message().to_owned())]);
-    result.structured_content = Some(json!({ "error": error }));
+    result.meta = Some(MetaObject(meta));
     result
 }
