@@ -569,6 +569,8 @@ async fn receipts_are_bound_to_the_exact_call() {
     let again = Runtime::builder(registry(&runs, true))
         .approver(approvals.verifier())
         .build();
+    // A used receipt is forgotten; bringing a copy back does not make it usable again.
+    approvals.submit(receipt.clone());
     let reused = again.invoke("i1", "create_invoice", INVOICE, &user()).await;
     assert_eq!(
         reused.failure().unwrap().detail(),
@@ -607,6 +609,281 @@ async fn receipts_are_bound_to_the_exact_call() {
             .is_err()
     );
     assert!(Approvals::new(b"short".to_vec(), &Registry::new()).is_err());
+}
+
+/// Deletes a post.
+#[derive(Tool, Debug)]
+struct DeletePost {
+    /// The post: a 64-bit snowflake id.
+    post_id: u64,
+    /// A signed offset.
+    shift: i64,
+}
+
+#[derive(Argument, serde::Serialize)]
+struct Deleted {
+    post_id: u64,
+    shift: i64,
+}
+
+/// A runtime whose `delete_post` needs a receipt and records what its handler received.
+fn snowflakes(received: &Arc<Mutex<Vec<(u64, i64)>>>) -> (Runtime, Arc<Approvals>) {
+    let received = Arc::clone(received);
+    let handler = move |args: DeletePost, _: &Context| {
+        received.lock().unwrap().push((args.post_id, args.shift));
+        async move {
+            Ok::<_, ToolError>(Deleted {
+                post_id: args.post_id,
+                shift: args.shift,
+            })
+        }
+    };
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(handler).requires_approval())
+        .unwrap();
+    let approvals = Arc::new(Approvals::new(KEY, &registry).unwrap());
+    let runtime = Runtime::builder(registry)
+        .approver(approvals.verifier())
+        .build();
+    (runtime, approvals)
+}
+
+#[tokio::test]
+async fn receipts_bind_large_integers_exactly() {
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let (runtime, approvals) = snowflakes(&received);
+    let post = |id: &str, shift: &str| format!(r#"{{"post_id":{id},"shift":{shift}}}"#);
+    // (approved, then called): as doubles each pair is one number.
+    let refused = [
+        // A 64-bit snowflake id and one 100 above it.
+        (
+            post("1800000000000000000", "0"),
+            post("1800000000000000100", "0"),
+        ),
+        // 2^53 and 2^53 + 1, both ways.
+        (post("9007199254740992", "0"), post("9007199254740993", "0")),
+        (post("9007199254740993", "0"), post("9007199254740992", "0")),
+        (
+            post("1", "-9007199254740993"),
+            post("1", "-9007199254740992"),
+        ),
+        (
+            post("18446744073709551615", "0"),
+            post("18446744073709551614", "0"),
+        ),
+    ];
+    for (i, (approved, called)) in refused.iter().enumerate() {
+        let call_id = format!("p{i}");
+        let pending = tool_core::PendingApproval {
+            call_id: call_id.clone(),
+            tool: "delete_post".into(),
+            arguments: approved.clone(),
+            principal: "alice".into(),
+        };
+        let receipt = approvals
+            .approve(&runtime, &pending, "bob", Duration::from_secs(600))
+            .unwrap();
+        approvals.submit(receipt);
+        let outcome = runtime
+            .invoke(&call_id, "delete_post", called.as_str(), &user())
+            .await;
+        assert_eq!(
+            outcome.failure().and_then(|f| f.detail()),
+            Some("the arguments differ from the approved ones"),
+            "approved {approved}, called {called}: {outcome:?}"
+        );
+    }
+    assert!(received.lock().unwrap().is_empty(), "no handler ran");
+
+    // The same values run, however they are spelled.
+    let same = [
+        (
+            post("1800000000000000000", "0"),
+            post("1800000000000000000", "0"),
+            (1_800_000_000_000_000_000, 0),
+        ),
+        (
+            post("9007199254740993", "-9007199254740993"),
+            r#"{ "shift": -9007199254740993, "post_id": 9007199254740993 }"#.to_owned(),
+            (9_007_199_254_740_993, -9_007_199_254_740_993),
+        ),
+        (
+            post("1800000000000000000", "0"),
+            post("1.8e18", "0.0"),
+            (1_800_000_000_000_000_000, 0),
+        ),
+    ];
+    for (i, (approved, called, values)) in same.iter().enumerate() {
+        let call_id = format!("s{i}");
+        let pending = tool_core::PendingApproval {
+            call_id: call_id.clone(),
+            tool: "delete_post".into(),
+            arguments: approved.clone(),
+            principal: "alice".into(),
+        };
+        let receipt = approvals
+            .approve(&runtime, &pending, "bob", Duration::from_secs(600))
+            .unwrap();
+        approvals.submit(receipt);
+        let outcome = runtime
+            .invoke(&call_id, "delete_post", called.as_str(), &user())
+            .await;
+        assert!(
+            outcome.is_ok(),
+            "approved {approved}, called {called}: {outcome:?}"
+        );
+        assert_eq!(received.lock().unwrap().pop(), Some(*values));
+    }
+}
+
+#[tokio::test]
+async fn calls_differing_only_in_a_large_integer_are_not_repeats() {
+    // As doubles the two ids are one number: the repeated-call guard refused the second call.
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&received);
+    let handler = move |args: DeletePost, _: &Context| {
+        seen.lock().unwrap().push((args.post_id, args.shift));
+        async move {
+            Ok::<_, ToolError>(Deleted {
+                post_id: args.post_id,
+                shift: args.shift,
+            })
+        }
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let model = ScriptedTurns::new()
+        .turn(Turn::calls([
+            call(
+                "a",
+                "delete_post",
+                r#"{"post_id":1800000000000000000,"shift":0}"#,
+            ),
+            call(
+                "b",
+                "delete_post",
+                r#"{"post_id":1800000000000000100,"shift":0}"#,
+            ),
+        ]))
+        .turn(Turn::answer("Deleted both."));
+    let report = Agent::new(Runtime::new(registry), model)
+        .max_identical_calls(1)
+        .run(start(), &user())
+        .await;
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(
+        *received.lock().unwrap(),
+        [
+            (1_800_000_000_000_000_000, 0),
+            (1_800_000_000_000_000_100, 0)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn approvals_forget_a_decision_once_it_is_used_or_expired() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (runtime, approvals) = approved(&runs);
+    let pending = tool_core::PendingApproval {
+        call_id: "i1".into(),
+        tool: "create_invoice".into(),
+        arguments: INVOICE.into(),
+        principal: "alice".into(),
+    };
+    let receipt = approvals
+        .approve(&runtime, &pending, "bob", Duration::from_secs(600))
+        .unwrap();
+    approvals.submit(receipt.clone());
+    assert!(approvals.has_decision("i1"));
+    let outcome = runtime
+        .invoke("i1", "create_invoice", INVOICE, &user())
+        .await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert!(!approvals.has_decision("i1"), "a used receipt is gone");
+
+    // A copy of the used receipt brought back later is still refused.
+    approvals.submit(receipt);
+    let fresh = Runtime::builder(registry(&runs, true))
+        .approver(approvals.verifier())
+        .build();
+    let replayed = fresh.invoke("i1", "create_invoice", INVOICE, &user()).await;
+    assert_eq!(
+        replayed.failure().and_then(|f| f.detail()),
+        Some("the receipt was already used")
+    );
+    assert!(!approvals.has_decision("i1"));
+
+    // A denial is gone once the call it refused was dispatched.
+    approvals.deny("d1", "not this month");
+    assert!(approvals.has_decision("d1"));
+    let denied = runtime
+        .invoke("d1", "create_invoice", INVOICE, &user())
+        .await;
+    assert_eq!(
+        denied.failure().and_then(|f| f.detail()),
+        Some("not this month")
+    );
+    assert!(!approvals.has_decision("d1"), "a used denial is gone");
+
+    // An expired receipt is no decision: the call has to be approved again.
+    let short = approvals
+        .approve(
+            &runtime,
+            &tool_core::PendingApproval {
+                call_id: "e1".into(),
+                ..pending
+            },
+            "bob",
+            Duration::ZERO,
+        )
+        .unwrap();
+    approvals.submit(short);
+    assert!(!approvals.has_decision("e1"), "an expired receipt is gone");
+}
+
+/// The resident set size of this process, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Memory over a million approve, submit and run cycles (Linux; run it with
+/// `cargo test -p tests --test agent -- --ignored --nocapture approvals_memory`).
+#[tokio::test]
+#[ignore = "a measurement: a million approvals take a while"]
+async fn approvals_memory_stays_flat_over_a_million_approvals() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (runtime, approvals) = approved(&runs);
+    let cx = user();
+    let mut marks = Vec::new();
+    for i in 0..1_000_000u32 {
+        let pending = tool_core::PendingApproval {
+            call_id: format!("call_{i}"),
+            tool: "create_invoice".into(),
+            arguments: INVOICE.into(),
+            principal: "alice".into(),
+        };
+        let receipt = approvals
+            .approve(&runtime, &pending, "bob", Duration::from_secs(600))
+            .unwrap();
+        approvals.submit(receipt);
+        let outcome = runtime
+            .invoke(&pending.call_id, "create_invoice", INVOICE, &cx)
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        if matches!(i + 1, 50_000 | 100_000 | 250_000 | 500_000 | 1_000_000) {
+            marks.push((i + 1, rss_kib()));
+            println!("after {:>9} approvals: VmRSS {:>7} KiB", i + 1, rss_kib());
+        }
+    }
+    let (_, warm) = marks[1];
+    let (_, end) = marks[marks.len() - 1];
+    assert!(
+        end.saturating_sub(warm) < 8 * 1024,
+        "memory grew from {warm} KiB after 100k approvals to {end} KiB after 1M"
+    );
 }
 
 #[tokio::test]

@@ -509,6 +509,100 @@ async fn cancellation_reaches_the_handler_and_what_it_started() {
     assert_eq!(outcome.code(), "cancelled");
 }
 
+/// What the task a handler left behind saw when it woke up after the call had ended.
+#[derive(Debug, PartialEq)]
+enum Afterwards {
+    /// It saw the call stopped and did nothing.
+    Stopped,
+    /// It did not see the call stopped and committed its work.
+    Committed,
+}
+
+/// A non-idempotent tool whose handler hands a clone of its context to a task that commits
+/// 5 s later unless it sees the call stopped. The handler never asks for the token itself:
+/// the attack is work that commits after the runtime already reported `outcome_unknown`.
+fn committing(timeout: Duration) -> (Runtime, tokio::sync::mpsc::UnboundedReceiver<Afterwards>) {
+    let (report, seen) = tokio::sync::mpsc::unbounded_channel();
+    let handler = move |args: Wait, cx: &Context| {
+        let cx = cx.clone();
+        let report = report.clone();
+        async move {
+            let task_cx = cx.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                let afterwards = if task_cx.is_cancelled() {
+                    Afterwards::Stopped
+                } else {
+                    Afterwards::Committed
+                };
+                let _ = report.send(afterwards);
+            });
+            tokio::time::sleep(Duration::from_secs(u64::from(args.seconds))).await;
+            Ok::<_, ToolError>(Waited {
+                seconds: args.seconds,
+            })
+        }
+    };
+    let mut registry = Registry::new();
+    registry
+        .register(
+            ToolDef::new(handler)
+                .effect(Effect::NonIdempotent)
+                .timeout(timeout),
+        )
+        .unwrap();
+    (Runtime::new(registry), seen)
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_context_clone_observes_the_call_timeout() {
+    let (runtime, mut seen) = committing(Duration::from_secs(1));
+    let outcome = runtime
+        .invoke("c1", "wait", r#"{"seconds":20}"#, &user())
+        .await;
+    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_context_clone_observes_the_run_deadline() {
+    let (runtime, mut seen) = committing(Duration::from_secs(30));
+    let cx = Context::builder("user-1")
+        .timeout(Duration::from_secs(2))
+        .build();
+    let outcome = runtime.invoke("c1", "wait", r#"{"seconds":20}"#, &cx).await;
+    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_context_clone_observes_an_explicit_cancellation() {
+    let (runtime, mut seen) = committing(Duration::from_secs(30));
+    let token = tool_core::CancellationToken::new();
+    let cx = Context::builder("user-1")
+        .cancellation(token.clone())
+        .build();
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        token.cancel();
+    });
+    let outcome = runtime.invoke("c1", "wait", r#"{"seconds":20}"#, &cx).await;
+    cancel.await.unwrap();
+    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clone_of_a_finished_call_context_is_cancelled() {
+    // A handler that returns at once still leaves its task behind: the call is over for it too.
+    let (runtime, mut seen) = committing(Duration::from_secs(30));
+    let outcome = runtime
+        .invoke("c1", "wait", r#"{"seconds":0}"#, &user())
+        .await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
+}
+
 #[tokio::test]
 async fn handler_errors_have_a_public_and_an_operator_face() {
     let runtime = {
@@ -653,6 +747,118 @@ async fn a_repeated_call_id_is_refused_without_execution() {
         .invoke("", "create_invoice", VALID_INVOICE, &cx)
         .await;
     assert!(a.is_ok() && b.is_ok());
+}
+
+#[tokio::test]
+async fn an_overlong_call_id_is_refused_and_not_remembered() {
+    let runtime = weather_runtime(|t| t);
+    let cx = user();
+    // The limit is 256 bytes: an id of exactly that length runs.
+    let longest = "x".repeat(256);
+    let outcome = runtime
+        .invoke(&longest, "get_weather", VALID_WEATHER, &cx)
+        .await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+
+    // 100 calls with 1 MiB ids to a tool that does not exist were all kept for the runtime's
+    // life; the same shape arrives over MCP, where the JSON-RPC request id becomes the call
+    // id (40 requests with 8 MiB string ids to an unknown tool added 354 MiB to the server).
+    for len in [257, 1 << 20, 8 << 20] {
+        let id = "y".repeat(len);
+        for _ in 0..2 {
+            let outcome = runtime.invoke(&id, "no_such_tool", "{}", &cx).await;
+            let failure = outcome.failure().unwrap();
+            // Refused before anything else, the second time too: it was not remembered.
+            assert_eq!(failure.code().as_str(), "call_id_too_long", "{len} bytes");
+            assert_eq!(
+                failure.message(),
+                format!(
+                    "the call id is {len} bytes long, over the limit of 256 bytes; this call was not run"
+                )
+            );
+            assert_eq!(
+                outcome.call_id().len(),
+                len,
+                "the outcome still answers the call"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn call_ids_are_remembered_for_the_documented_retention() {
+    let runtime = weather_runtime(|t| t);
+    let cx = user();
+    let first = runtime
+        .invoke("call_0", "get_weather", VALID_WEATHER, &cx)
+        .await;
+    assert!(first.is_ok());
+    // Within the retention (the 16,384 most recent ids) a reuse is refused...
+    for i in 1..16_384 {
+        let outcome = runtime
+            .invoke(&format!("call_{i}"), "no_such_tool", "{}", &cx)
+            .await;
+        assert_eq!(outcome.code(), "unknown_tool");
+    }
+    let again = runtime
+        .invoke("call_0", "get_weather", VALID_WEATHER, &cx)
+        .await;
+    assert_eq!(again.code(), "duplicate_call_id");
+    // ...and once 16,384 newer ids were seen, the oldest is forgotten and its id runs again.
+    let newer = runtime
+        .invoke("call_16384", "no_such_tool", "{}", &cx)
+        .await;
+    assert_eq!(newer.code(), "unknown_tool");
+    let forgotten = runtime
+        .invoke("call_0", "get_weather", VALID_WEATHER, &cx)
+        .await;
+    assert!(forgotten.is_ok(), "{forgotten:?}");
+    let recent = runtime
+        .invoke("call_16384", "get_weather", VALID_WEATHER, &cx)
+        .await;
+    assert_eq!(recent.code(), "duplicate_call_id");
+}
+
+/// The resident set size of this process, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Memory held for call ids (Linux; run it with
+/// `cargo test -p tests --test runtime -- --ignored --nocapture call_id_memory`).
+#[tokio::test]
+#[ignore = "a measurement: a million calls take a while"]
+async fn call_id_memory_is_bounded_by_the_retention() {
+    let runtime = weather_runtime(|t| t);
+    let cx = user();
+    let before = rss_kib();
+    // The reported attack: 100 calls to a tool that does not exist with 1 MiB ids.
+    for i in 0..100u8 {
+        let id = char::from(b'a' + i % 26).to_string().repeat(1 << 20);
+        let outcome = runtime.invoke(&id, "no_such_tool", "{}", &cx).await;
+        assert_eq!(outcome.code(), "call_id_too_long");
+    }
+    let after_long = rss_kib();
+    println!("100 calls with 1 MiB ids: VmRSS {before} -> {after_long} KiB");
+    // A million distinct ids of the maximum length: only the retention is kept.
+    let mut marks = Vec::new();
+    for i in 0..1_000_000u32 {
+        let id = format!("{i:0>256}");
+        let outcome = runtime.invoke(&id, "no_such_tool", "{}", &cx).await;
+        assert_eq!(outcome.code(), "unknown_tool");
+        if matches!(i + 1, 16_384 | 100_000 | 500_000 | 1_000_000) {
+            marks.push(rss_kib());
+            println!(
+                "after {:>9} ids of 256 bytes: VmRSS {:>7} KiB",
+                i + 1,
+                rss_kib()
+            );
+        }
+    }
+    assert!(after_long.saturating_sub(before) < 16 * 1024);
+    assert!(marks[3].saturating_sub(marks[1]) < 8 * 1024);
 }
 
 #[tokio::test]
@@ -825,7 +1031,8 @@ fn codes_are_stable_strings() {
             "invalid_output",
             "output_too_large",
             "duplicate_call_id",
-            "outcome_unknown"
+            "outcome_unknown",
+            "call_id_too_long"
         ]
     );
 }

@@ -2,11 +2,11 @@
 //! the runtime when the call is dispatched.
 //!
 //! A receipt is an HMAC-SHA256 over the tool name, a hash of the tool's contract (its input
-//! schema), the RFC 8785 canonical arguments, the principal, the call id, an expiry and a
+//! schema), the exact canonical arguments, the principal, the call id, an expiry and a
 //! one-time nonce. Changed arguments, another principal or call, a changed contract, an expired
 //! receipt or one used before are all refused.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::canonical::canonical_json;
+use crate::canonical::exact_json;
 use crate::context::Context;
 use crate::policy::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+use crate::recent::Recent;
 use crate::registry::Registry;
 use crate::runtime::Runtime;
 use crate::sync::lock;
@@ -43,7 +44,13 @@ pub struct Receipt {
     pub tool: String,
     /// SHA-256 (hex) of the tool's canonical input schema when approved.
     pub contract: String,
-    /// The approved arguments, RFC 8785 canonical JSON.
+    /// The approved arguments in exact canonical form: RFC 8785 (sorted keys, no whitespace),
+    /// except that every number keeps the exact value the handler receives. RFC 8785 writes
+    /// numbers as doubles, which would let a receipt for `9007199254740992` approve
+    /// `9007199254740993`; here integers keep all their digits, a float with no fractional
+    /// part below 10^21 is written as the integer it is, negative zero as `-0`, and any other
+    /// float as ECMAScript prints it. So `1.8e18` and `1800000000000000000` are one value (a
+    /// handler receives the same number), `1800000000000000100` another.
     pub arguments: String,
     /// The principal the call runs as.
     pub principal: String,
@@ -96,16 +103,78 @@ impl std::error::Error for ReceiptError {}
 /// Share one (`Arc<Approvals>`) between the code that asks a human and the runtime: install
 /// [`Approvals::verifier`] as the runtime's [`Approver`], [`submit`](Self::submit) each
 /// receipt (or [`deny`](Self::deny) the call), then run or resume the call.
-#[derive(Debug)]
+///
+/// # What is remembered, and for how long
+///
+/// Memory does not grow with the number of approvals made and used: every decision is
+/// forgotten once it is used or void.
+///
+/// - An issued receipt is remembered (its nonce and expiry, a few dozen bytes) until it is
+///   used or expires. A receipt is valid only at the `Approvals` that issued it: one it does
+///   not remember (used before, issued by another instance or before a restart) is refused as
+///   already used, never run. After a restart, approve the call again.
+/// - A submitted receipt is kept until its call is dispatched (then it is used or refused) or
+///   until it expires. [`submit`](Self::submit) checks the signature, the expiry and whether
+///   the receipt can still be used; one that cannot is kept as a refusal of its call instead.
+/// - A denial (or such a refusal) is kept until its call is dispatched, for at most the
+///   [`DENIAL_RETENTION`](Self::DENIAL_RETENTION) most recent ones. A call whose denial was
+///   forgotten is still refused when it is dispatched (it has no receipt), but
+///   [`has_decision`](Self::has_decision) no longer reports it, so an agent asks again.
 pub struct Approvals {
     key: Hmac<Sha256>,
     contracts: HashMap<String, String>,
-    receipts: Mutex<HashMap<String, Receipt>>,
-    denials: Mutex<HashMap<String, String>>,
-    used: Mutex<HashSet<String>>,
+    state: Mutex<State>,
+}
+
+/// The decisions waiting to be used, under one lock so a check and its removal are one step.
+struct State {
+    /// Nonce → expiry of each receipt issued and not yet used.
+    issued: HashMap<String, u64, foldhash::fast::RandomState>,
+    /// Call id → the receipt submitted for it.
+    submitted: HashMap<String, Receipt, foldhash::fast::RandomState>,
+    /// Call id → why it will be refused.
+    refused: Recent<Refusal>,
+    /// Expired receipts are swept when `issued` reaches this size, so sweeping costs O(1) per
+    /// approval.
+    sweep_at: usize,
+}
+
+/// A decision that refuses its call when it is dispatched.
+enum Refusal {
+    /// Denied, with the reason for the operator.
+    Denied(String),
+    /// The receipt submitted for it had expired.
+    Expired,
+}
+
+/// The least size of `issued` at which expired receipts are swept.
+const SWEEP_FLOOR: usize = 1024;
+
+impl State {
+    /// Forgets the receipts that expired, issued or submitted.
+    fn sweep(&mut self, now: u64) {
+        self.issued.retain(|_, expires_at| now < *expires_at);
+        self.submitted.retain(|_, receipt| now < receipt.expires_at);
+        self.sweep_at = (self.issued.len() * 2).max(SWEEP_FLOOR);
+    }
+}
+
+impl fmt::Debug for Approvals {
+    /// Shows the tools and how many decisions are held, never the key.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.state);
+        f.debug_struct("Approvals")
+            .field("tools", &self.contracts.len())
+            .field("issued", &state.issued.len())
+            .field("submitted", &state.submitted.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Approvals {
+    /// How many denials are kept waiting for their calls: the most recent 10,000.
+    pub const DENIAL_RETENTION: usize = 10_000;
+
     /// Receipts signed with `key` (at least 32 bytes, kept secret) for the tools of
     /// `registry`.
     pub fn new(key: impl Into<Vec<u8>>, registry: &Registry) -> Result<Self, ReceiptError> {
@@ -121,14 +190,18 @@ impl Approvals {
         Ok(Approvals {
             key,
             contracts,
-            receipts: Mutex::new(HashMap::new()),
-            denials: Mutex::new(HashMap::new()),
-            used: Mutex::new(HashSet::new()),
+            state: Mutex::new(State {
+                issued: HashMap::default(),
+                submitted: HashMap::default(),
+                refused: Recent::new(Approvals::DENIAL_RETENTION),
+                sweep_at: SWEEP_FLOOR,
+            }),
         })
     }
 
     /// Approves `pending` as `approver`, valid for `ttl`. The arguments are checked against
-    /// the tool's contract again first.
+    /// the tool's contract again first. The receipt is remembered until it is used or expires
+    /// (see [`Approvals`]).
     pub fn approve(
         &self,
         runtime: &Runtime,
@@ -143,9 +216,11 @@ impl Approvals {
         runtime
             .check(&pending.tool, pending.arguments.as_str())
             .map_err(|failure| ReceiptError::InvalidArguments(failure.message().to_owned()))?;
-        let arguments = serde_json::from_str::<Value>(&pending.arguments)
-            .map(|value| canonical_json(&value))
+        let value = serde_json::from_str::<Value>(&pending.arguments)
             .map_err(|error| ReceiptError::InvalidArguments(error.to_string()))?;
+        let arguments = exact_json(&value).ok_or_else(|| {
+            ReceiptError::InvalidArguments("the arguments nest too deeply".to_owned())
+        })?;
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).map_err(|error| ReceiptError::Random(error.to_string()))?;
         let mut receipt = Receipt {
@@ -160,23 +235,91 @@ impl Approvals {
             mac: String::new(),
         };
         receipt.mac = hex(&self.mac(&receipt).finalize().into_bytes());
+        let now = now();
+        let mut state = lock(&self.state);
+        if state.issued.len() >= state.sweep_at {
+            state.sweep(now);
+        }
+        state
+            .issued
+            .insert(receipt.nonce.clone(), receipt.expires_at);
         Ok(receipt)
     }
 
-    /// Hands a receipt to the runtime for the call it names.
+    /// Hands a receipt to the runtime for the call it names. It is kept until that call is
+    /// dispatched or the receipt expires.
+    ///
+    /// A receipt that can no longer be used is not kept: its call is refused instead, as
+    /// `approval_expired` if it expired, otherwise as `approval_denied` with the reason in the
+    /// operator detail (its signature does not match, or this instance does not remember
+    /// issuing it: used before, or issued elsewhere). Such refusals are kept like denials.
     pub fn submit(&self, receipt: Receipt) {
-        lock(&self.receipts).insert(receipt.call_id.clone(), receipt);
+        let signed = self.signed(&receipt);
+        let now = now();
+        let mut state = lock(&self.state);
+        let refusal = if !signed {
+            Some(Refusal::Denied(
+                "the receipt's signature does not match".into(),
+            ))
+        } else if now >= receipt.expires_at {
+            state.issued.remove(&receipt.nonce);
+            Some(Refusal::Expired)
+        } else if !state.issued.contains_key(&receipt.nonce) {
+            Some(Refusal::Denied("the receipt was already used".into()))
+        } else {
+            None
+        };
+        match refusal {
+            // A forged receipt names any call id it likes, of any length: only one a runtime
+            // could be asked to run is worth remembering.
+            Some(_) if !signed && receipt.call_id.len() > Runtime::DEFAULT_MAX_CALL_ID_BYTES => {}
+            Some(refusal) => {
+                state.submitted.remove(&receipt.call_id);
+                state
+                    .refused
+                    .insert(receipt.call_id.as_str().into(), refusal);
+            }
+            None => {
+                state.refused.remove(&receipt.call_id);
+                state.submitted.insert(receipt.call_id.clone(), receipt);
+            }
+        }
     }
 
     /// Records that the call was refused; it ends as `approval_denied` with `reason` in the
-    /// operator detail.
+    /// operator detail. The denial is kept until the call is dispatched, among the
+    /// [`DENIAL_RETENTION`](Self::DENIAL_RETENTION) most recent ones.
     pub fn deny(&self, call_id: impl Into<String>, reason: impl Into<String>) {
-        lock(&self.denials).insert(call_id.into(), reason.into());
+        let call_id: String = call_id.into();
+        let mut state = lock(&self.state);
+        state.submitted.remove(&call_id);
+        state
+            .refused
+            .insert(call_id.into(), Refusal::Denied(reason.into()));
     }
 
-    /// Whether a receipt or a denial was given for `call_id`.
+    /// Whether a receipt or a denial is waiting for `call_id`. Both are forgotten once the
+    /// call is dispatched; an expired receipt is no decision (and is forgotten here).
     pub fn has_decision(&self, call_id: &str) -> bool {
-        lock(&self.receipts).contains_key(call_id) || lock(&self.denials).contains_key(call_id)
+        let mut state = lock(&self.state);
+        match state.refused.get(call_id) {
+            Some(Refusal::Denied(_)) => return true,
+            Some(Refusal::Expired) => {
+                state.refused.remove(call_id);
+                return false;
+            }
+            None => {}
+        }
+        match state.submitted.get(call_id) {
+            Some(receipt) if now() >= receipt.expires_at => {
+                if let Some(receipt) = state.submitted.remove(call_id) {
+                    state.issued.remove(&receipt.nonce);
+                }
+                false
+            }
+            Some(_) => true,
+            None => false,
+        }
     }
 
     /// The [`Approver`] to install in the runtime: it verifies the receipt submitted for each
@@ -188,7 +331,8 @@ impl Approvals {
     fn mac(&self, receipt: &Receipt) -> Hmac<Sha256> {
         let mut mac = self.key.clone();
         for field in [
-            "tool-core receipt v1",
+            // v2: the arguments are in exact canonical form (v1 rounded numbers to doubles).
+            "tool-core receipt v2",
             &receipt.tool,
             &receipt.contract,
             &receipt.arguments,
@@ -205,21 +349,35 @@ impl Approvals {
         mac
     }
 
-    /// Why `receipt` does not authorize `request` by `principal`, if it does not.
+    /// Whether the receipt's signature is ours over its fields.
+    fn signed(&self, receipt: &Receipt) -> bool {
+        self.mac(receipt)
+            .verify_slice(&unhex(&receipt.mac).unwrap_or_default())
+            .is_ok()
+    }
+
+    /// Whether the decision for `request` authorizes it when run by `principal`. The decision
+    /// is used up either way: the call id runs once.
     fn verify(&self, request: &ApprovalRequest, principal: &str) -> Approval {
-        if let Some(reason) = lock(&self.denials).get(request.call_id()) {
-            return Approval::Denied(reason.clone());
+        let (refused, receipt) = {
+            let mut state = lock(&self.state);
+            (
+                state.refused.remove(request.call_id()),
+                state.submitted.remove(request.call_id()),
+            )
+        };
+        match refused {
+            Some(Refusal::Denied(reason)) => return Approval::Denied(reason),
+            Some(Refusal::Expired) => return Approval::Expired,
+            None => {}
         }
-        let Some(receipt) = lock(&self.receipts).get(request.call_id()).cloned() else {
+        let Some(receipt) = receipt else {
             return Approval::Denied("no approval receipt for this call".into());
         };
-        let signed = self
-            .mac(&receipt)
-            .verify_slice(&unhex(&receipt.mac).unwrap_or_default())
-            .is_ok();
-        if !signed {
+        if !self.signed(&receipt) {
             return Approval::Denied("the receipt's signature does not match".into());
         }
+        let arguments = exact_json(request.arguments());
         let checks = [
             (
                 receipt.tool == request.tool(),
@@ -230,7 +388,7 @@ impl Approvals {
                 "the tool's contract changed since approval",
             ),
             (
-                receipt.arguments == canonical_json(request.arguments()),
+                arguments.as_deref() == Some(receipt.arguments.as_str()),
                 "the arguments differ from the approved ones",
             ),
             (
@@ -245,10 +403,13 @@ impl Approvals {
         if let Some((_, reason)) = checks.iter().find(|(ok, _)| !ok) {
             return Approval::Denied((*reason).into());
         }
-        if now() >= receipt.expires_at {
+        let now = now();
+        if now >= receipt.expires_at {
+            lock(&self.state).issued.remove(&receipt.nonce);
             return Approval::Expired;
         }
-        if !lock(&self.used).insert(receipt.nonce.clone()) {
+        // Taken out as it is checked, so two calls cannot both use it.
+        if lock(&self.state).issued.remove(&receipt.nonce).is_none() {
             return Approval::Denied("the receipt was already used".into());
         }
         Approval::Approved
@@ -266,9 +427,11 @@ impl Approver for ReceiptVerifier {
     }
 }
 
-/// SHA-256 (hex) of a schema's canonical form.
+/// SHA-256 (hex) of a schema's exact canonical form, so a changed bound is a changed contract
+/// however large its number.
 pub(crate) fn contract_hash(schema: &Value) -> String {
-    hex(&Sha256::digest(canonical_json(schema).as_bytes()))
+    let text = exact_json(schema).unwrap_or_else(|| schema.to_string());
+    hex(&Sha256::digest(text.as_bytes()))
 }
 
 fn now() -> u64 {

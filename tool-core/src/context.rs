@@ -98,8 +98,10 @@ impl Context {
     }
 
     /// The cancellation signal. Inside a handler this is the call's own token: it fires when
-    /// the run is cancelled and when the call times out, so work the handler started (tasks,
-    /// requests) can stop cooperatively.
+    /// the run is cancelled, when the call times out or the run's deadline passes, and when the
+    /// call ends, so work the handler started (tasks, requests) can stop cooperatively. Every
+    /// clone of the handler's context sees it, whenever it first asks: a task that is handed a
+    /// clone and checks only after the call timed out finds it cancelled.
     pub fn cancellation(&self) -> &CancellationToken {
         match &self.call {
             // Made on first use: most handlers never ask.
@@ -309,10 +311,19 @@ impl CallScope {
         true
     }
 
-    /// Tells work the handler started that the call is over, if it asked for the token.
-    pub(crate) fn cancel(&self) {
-        if let Some(token) = self.token.get() {
-            token.cancel();
+    /// Tells work the handler started that the call is over: every context of this call,
+    /// including clones that have not asked for the token yet, sees it cancelled from now on.
+    /// `scope` is the runtime's handle; the handler's own context must be dropped first.
+    pub(crate) fn cancel(scope: &Arc<CallScope>) {
+        match scope.token.get() {
+            Some(token) => token.cancel(),
+            // A clone still alive may ask later: it must find the token already cancelled.
+            None if Arc::strong_count(scope) > 1 => {
+                scope.token.get_or_init(CancellationToken::new).cancel();
+            }
+            // Nothing else holds this call's context, so nobody can ask (and most handlers
+            // never do): no token to make.
+            None => {}
         }
     }
 

@@ -23,6 +23,7 @@ mod outcome;
 mod path;
 mod policy;
 pub mod providers;
+mod recent;
 mod registry;
 mod repair;
 pub mod runtime;

@@ -46,11 +46,14 @@ pub enum Code {
     /// A handler with non-idempotent effects was stopped (timeout or cancellation) after it
     /// started: its work may or may not have happened. Never retried automatically.
     OutcomeUnknown,
+    /// The call id is longer than the runtime's limit (256 bytes by default). Nothing ran,
+    /// and the id was not remembered.
+    CallIdTooLong,
 }
 
 impl Code {
     /// Every code, in pipeline order.
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::UnknownTool,
         Code::InputTooLarge,
         Code::InvalidArguments,
@@ -65,6 +68,7 @@ impl Code {
         Code::OutputTooLarge,
         Code::DuplicateCallId,
         Code::OutcomeUnknown,
+        Code::CallIdTooLong,
     ];
 
     /// The stable snake_case code, e.g. `"invalid_arguments"`.
@@ -84,6 +88,7 @@ impl Code {
             Code::OutputTooLarge => "output_too_large",
             Code::DuplicateCallId => "duplicate_call_id",
             Code::OutcomeUnknown => "outcome_unknown",
+            Code::CallIdTooLong => "call_id_too_long",
         }
     }
 

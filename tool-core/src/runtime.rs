@@ -3,7 +3,7 @@
 //!
 //! | # | stage | refuses with |
 //! |---|---|---|
-//! | 0 | correlate: the call id was not used before in this runtime | `duplicate_call_id` |
+//! | 0 | correlate: the call id is short enough and was not used in this runtime (within the retention) | `call_id_too_long`, `duplicate_call_id` |
 //! | 1 | resolve the name in the [`Registry`] (the allow-list) | `unknown_tool` |
 //! | 2 | input byte cap | `input_too_large` |
 //! | 3 | parse and validate into the tool's argument type, every violation | `invalid_arguments` |
@@ -18,7 +18,6 @@
 //! authorized, an unauthorized one never approved or run. From stage 3 on, stages receive the
 //! typed value, never the model's text.
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
@@ -38,6 +37,7 @@ use crate::context::{CallScope, Context};
 use crate::observe::{Event, Observer};
 use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::policy::{Approval, ApprovalRequest, Approver, Authorize, Denied};
+use crate::recent::Recent;
 use crate::registry::{Effect, Entry, Kind, OutputError, Registry, ToolInfo};
 
 /// A proposed call's arguments: JSON text (OpenAI sends a string) or an already-parsed JSON
@@ -119,6 +119,22 @@ fn json_len(value: &Value, limit: usize) -> usize {
 /// `Arc<Registry>`; cloning a runtime shares its state. It must be used inside a Tokio runtime
 /// (timeouts use Tokio's timer).
 ///
+/// # Call ids
+///
+/// A call id is at most [`DEFAULT_MAX_CALL_ID_BYTES`](Self::DEFAULT_MAX_CALL_ID_BYTES) (256)
+/// bytes long unless [`RuntimeBuilder::max_call_id_bytes`] says otherwise; a longer one ends
+/// as `call_id_too_long` before anything else is looked at, and is not remembered. Provider
+/// ids are far shorter (OpenAI allows 64 characters); over MCP the JSON-RPC request id is the
+/// call id, so the same limit holds there.
+///
+/// To refuse a reused id, the runtime remembers the most recent
+/// [`DEFAULT_CALL_ID_RETENTION`](Self::DEFAULT_CALL_ID_RETENTION) (16,384) distinct call ids
+/// ([`RuntimeBuilder::call_id_retention`]): at most about 4 MiB with ids of the maximum length.
+/// An id is forgotten once that many newer ids were seen; a duplicate of a forgotten id is not
+/// recognized and runs as a new call. The check catches a provider or client resending a
+/// recent call, not a replay from long ago: a tool whose effect must happen once per id
+/// needs its own durable record (an idempotency key in its store).
+///
 /// ```
 /// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
 /// # use tool_core::{Argument, Tool};
@@ -159,7 +175,8 @@ pub(crate) struct Shared {
     concurrency: Option<Semaphore>,
     max_calls: Option<u64>,
     calls: AtomicU64,
-    seen: Mutex<HashSet<Arc<str>, foldhash::fast::RandomState>>,
+    max_call_id_bytes: usize,
+    seen: Mutex<Recent<()>>,
     authorize: Option<Box<dyn Authorize>>,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
@@ -184,6 +201,11 @@ impl Runtime {
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
     /// Default cap on arguments and on outputs, as JSON text: 1 MiB.
     pub const DEFAULT_MAX_BYTES: usize = 1 << 20;
+    /// Default cap on the length of a call id: 256 bytes.
+    pub const DEFAULT_MAX_CALL_ID_BYTES: usize = 256;
+    /// Default number of distinct call ids remembered to refuse a reuse: the most recent
+    /// 16,384.
+    pub const DEFAULT_CALL_ID_RETENTION: usize = 16_384;
 
     /// A runtime with the default limits and no policies (every valid call is authorized,
     /// tools requiring approval are refused).
@@ -200,6 +222,8 @@ impl Runtime {
             max_output_bytes: Runtime::DEFAULT_MAX_BYTES,
             max_concurrency: None,
             max_calls: None,
+            max_call_id_bytes: Runtime::DEFAULT_MAX_CALL_ID_BYTES,
+            call_id_retention: Runtime::DEFAULT_CALL_ID_RETENTION,
             authorize: None,
             approver: None,
             observer: None,
@@ -214,8 +238,10 @@ impl Runtime {
     /// Runs one proposed call through every stage (see the [module docs](self)) and returns
     /// its single outcome. Never panics, whatever the input or the handler does.
     ///
-    /// `call_id` is the provider's id for the call, echoed in the outcome; each non-empty id
-    /// is accepted once per runtime. An empty id (providers that send none) is not checked.
+    /// `call_id` is the provider's id for the call, echoed in the outcome. A non-empty id is
+    /// accepted once among the recent ids the runtime remembers, and only up to its length
+    /// limit (see [Call ids](Runtime#call-ids)). An empty id (providers that send none) is not
+    /// checked.
     pub async fn invoke<'a>(
         &self,
         call_id: &str,
@@ -233,7 +259,7 @@ impl Runtime {
         let span = tracing::info_span!(
             "tool_call",
             tool = %tool,
-            call_id = %call_id,
+            call_id = %truncate(call_id, shared.max_call_id_bytes),
             id = %id,
             outcome = tracing::field::Empty,
             elapsed_us = tracing::field::Empty,
@@ -287,14 +313,26 @@ impl Runtime {
         cx: &Context,
     ) -> Result<Output, Failure> {
         let shared = &*self.shared;
+        if call_id.len() > shared.max_call_id_bytes {
+            // Refused before it is remembered or echoed in a message.
+            return Err(Failure::new(
+                Code::CallIdTooLong,
+                format!(
+                    "the call id is {} bytes long, over the limit of {} bytes; this call was not run",
+                    call_id.len(),
+                    shared.max_call_id_bytes
+                ),
+            ));
+        }
         if !call_id.is_empty() {
-            let fresh = crate::sync::lock(&shared.seen).insert(Arc::clone(call_id));
-            if !fresh {
+            let mut seen = crate::sync::lock(&shared.seen);
+            if seen.contains(call_id) {
                 return Err(Failure::new(
                     Code::DuplicateCallId,
                     format!("call id {call_id:?} was already used; this call was not run"),
                 ));
             }
+            seen.insert(Arc::clone(call_id), ());
         }
         let Some(index) = index else {
             return Err(unknown_tool(&shared.registry, tool));
@@ -684,7 +722,8 @@ async fn execute<K: Kind>(
         }
     };
     // The call is over: tell anything the handler started, and accept no more progress.
-    scope.cancel();
+    drop(call_cx);
+    CallScope::cancel(&scope);
     scope.close();
 
     let stopped = |code: Code, what: &str| {
@@ -756,6 +795,8 @@ pub struct RuntimeBuilder {
     max_output_bytes: usize,
     max_concurrency: Option<usize>,
     max_calls: Option<u64>,
+    max_call_id_bytes: usize,
+    call_id_retention: usize,
     authorize: Option<Box<dyn Authorize>>,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
@@ -792,6 +833,22 @@ impl RuntimeBuilder {
     /// At most `limit` calls run over the runtime's life; later ones are `budget_exhausted`.
     pub fn max_calls(mut self, limit: u64) -> Self {
         self.max_calls = Some(limit);
+        self
+    }
+
+    /// Cap on the length of a call id in bytes (default 256); a longer id ends as
+    /// `call_id_too_long` and is not remembered.
+    pub fn max_call_id_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_id_bytes = bytes;
+        self
+    }
+
+    /// How many distinct call ids are remembered to refuse a reuse (default 16,384, the most
+    /// recent ones). A reused id that was already forgotten runs as a new call; 0 turns the
+    /// check off. Memory is at most `count` ids of up to
+    /// [`max_call_id_bytes`](Self::max_call_id_bytes) each.
+    pub fn call_id_retention(mut self, count: usize) -> Self {
+        self.call_id_retention = count;
         self
     }
 
@@ -839,7 +896,8 @@ impl RuntimeBuilder {
                 concurrency: self.max_concurrency.map(permits),
                 max_calls: self.max_calls,
                 calls: AtomicU64::new(0),
-                seen: Mutex::new(HashSet::default()),
+                max_call_id_bytes: self.max_call_id_bytes,
+                seen: Mutex::new(Recent::new(self.call_id_retention)),
                 authorize: self.authorize,
                 approver: self.approver,
                 observer: self.observer,
