@@ -219,9 +219,9 @@ struct Open {
 /// opens a call, `partialArgs` entries (JSONPath, typed value, `willContinue` to concatenate
 /// strings) fill its arguments, and a `functionCall` with nothing more to say closes it.
 ///
-/// A `partialArgs` path may be at most [`MAX_DEPTH`](crate::MAX_DEPTH) segments long, so
-/// the arguments built are never nested deeper than the runtime's parser accepts; a longer
-/// path ends the stream with [`StreamError::Protocol`].
+/// A `partialArgs` path may be at most [`MAX_DEPTH`] segments long, so the arguments built
+/// are never nested deeper than the runtime's parser accepts; a longer path ends the stream
+/// with [`StreamError::Protocol`].
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
