@@ -6,7 +6,7 @@
 use examples::{GetWeather, Units};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use tool_core::{ExtractError, Source, Tool, extract_json};
+use tool_core::{ExtractError, Source, Tool, extract_json, extract_json_object};
 
 /// The value found, with its source; checks that the span and the slice agree.
 fn found(text: &str) -> (&str, Source) {
@@ -152,7 +152,7 @@ fn two_values_in_prose_are_ambiguous() {
 
 #[test]
 fn an_array_beside_an_object_is_ambiguous() {
-    assert_eq!(ambiguous_count(r#"As in [1], send {"a": 1}"#), 2);
+    assert_eq!(ambiguous_count(r#"As in [{"a": 0}], send {"a": 1}"#), 2);
 }
 
 #[test]
@@ -189,6 +189,149 @@ fn a_value_cut_short_is_unterminated() {
     assert_eq!(
         error.to_string(),
         "the `{` at byte 9 is never closed; send one complete JSON value"
+    );
+}
+
+// Real outputs cut at a stop sequence: a Hermes-style envelope one `}` short. Its inner
+// `arguments` object used to come back as the call, from inside a value that never closed.
+#[test]
+fn a_tag_one_brace_short_is_unterminated_not_its_inner_object() {
+    let unterminated = Err(ExtractError::Unterminated {
+        opener: '{',
+        at: 12,
+    });
+    let cut = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}";
+    assert_eq!(extract_json(cut), unterminated);
+    assert_eq!(extract_json(&format!("{cut}\n</tool_call>")), unterminated);
+    // A tag holds a call, so any bracket left open in it means a value cut short.
+    let unquoted = "<tool_call> {name: get_weather, arguments: {\"city\": \"Paris\"}</tool_call>";
+    assert_eq!(extract_json(unquoted), unterminated);
+}
+
+#[test]
+fn a_value_cut_short_in_prose_hides_its_parts() {
+    let text = r#"Calling: {"name": "get_weather", "arguments": {"city": "Paris"}"#;
+    assert_eq!(
+        extract_json(text),
+        Err(ExtractError::Unterminated { opener: '{', at: 9 })
+    );
+    let text = r#"Calls: [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}"#;
+    assert_eq!(
+        extract_json(text),
+        Err(ExtractError::Unterminated { opener: '[', at: 7 })
+    );
+    // The bracket named is the one that starts the value, not a smiley before it.
+    let text = r#":-{ calling {"name": "f", "arguments": {"a": 1}"#;
+    assert_eq!(
+        extract_json(text),
+        Err(ExtractError::Unterminated {
+            opener: '{',
+            at: 12
+        })
+    );
+}
+
+// Python-style calls seen in real outputs: `[f(..)][0]` gave `[0]`, `k=[n, n]` gave `[n, n]`.
+#[test]
+fn an_index_after_a_call_list_is_not_a_value() {
+    for text in [
+        r#"[get_weather(city="Paris")][0]"#,
+        r#"[{"city": "Paris"}][0]"#,
+        r#"results = search(q="rust")[{"k": 1}]"#,
+    ] {
+        assert_eq!(extract_json(text), Err(ExtractError::NotFound), "{text}");
+    }
+}
+
+#[test]
+fn keyword_argument_values_are_not_values() {
+    for text in [
+        r#"get_coordinates(city="Paris", bbox=[2, 48])"#,
+        r#"search(query="rust", filters={"lang": "en"})"#,
+        r#"search(query="rust", filters = [{"lang": "en"}])"#,
+        "```python\nx = 1\n```\n```\nsearch(filters={\"lang\": \"en\"})\n```",
+        r#"<tool_call>search(filters={"lang": "en"})</tool_call>"#,
+    ] {
+        assert_eq!(extract_json(text), Err(ExtractError::NotFound), "{text}");
+    }
+}
+
+#[test]
+fn values_used_as_operands_in_code_do_not_count() {
+    for text in [
+        r#"keys = {"a": 1}.keys()"#,
+        r#"rows[{"id": 1}]"#,
+        r#"{"a": 1}["a"]"#,
+    ] {
+        assert_eq!(extract_json(text), Err(ExtractError::NotFound), "{text}");
+    }
+}
+
+#[test]
+fn a_value_passed_to_a_call_in_prose_still_counts() {
+    let text = r#"I will call get_weather({"city": "Paris"}) now."#;
+    assert_eq!(found(text), (r#"{"city": "Paris"}"#, Source::Prose));
+}
+
+#[test]
+fn empty_and_scalar_arrays_in_prose_do_not_count() {
+    for text in [
+        "The answer is [1, 2].",
+        "Nothing to do: []",
+        r#"Tags: ["a", "b"]"#,
+        "See [1] and [2]",
+        "```\n[1, 2]\n```",
+    ] {
+        assert_eq!(extract_json(text), Err(ExtractError::NotFound), "{text:?}");
+    }
+    let text = r#"As in [1], send {"a": 1}"#;
+    assert_eq!(found(text), (r#"{"a": 1}"#, Source::Prose));
+    let text = r#"Calls: [{"name": "a"}]"#;
+    assert_eq!(found(text), (r#"[{"name": "a"}]"#, Source::Prose));
+    let text = "Matrix: [[1, 2], [3, 4]]";
+    assert_eq!(found(text), ("[[1, 2], [3, 4]]", Source::Prose));
+}
+
+#[test]
+fn a_place_marked_as_json_keeps_any_array() {
+    assert_eq!(found("```json\n[1, 2]\n```"), ("[1, 2]", Source::Fence));
+    assert_eq!(found("<tool_call>[]</tool_call>"), ("[]", Source::Tag));
+    assert_eq!(found(" [] "), ("[]", Source::Whole));
+}
+
+// A caller after a tool's arguments: an array, or an object inside one, is never handed over.
+#[test]
+fn extract_json_object_gives_a_whole_object_or_a_refusal() {
+    let text = r#"Sure: {"city": "Paris"}"#;
+    let found = extract_json_object(text).unwrap();
+    assert_eq!(
+        (found.json(), found.source()),
+        (r#"{"city": "Paris"}"#, Source::Prose)
+    );
+    let list = r#"Calls: [{"city": "Paris"}]"#;
+    let error = extract_json_object(list).unwrap_err();
+    assert_eq!(error, ExtractError::NotAnObject { span: 7..26 });
+    assert_eq!(
+        error.to_string(),
+        "found a JSON array at bytes 7..26; send one JSON object"
+    );
+    assert_eq!(
+        extract_json_object("<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}"),
+        Err(ExtractError::Unterminated {
+            opener: '{',
+            at: 11
+        })
+    );
+    assert_eq!(
+        extract_json_object(r#"f(filters={"a": 1})"#),
+        Err(ExtractError::NotFound)
+    );
+    assert_eq!(
+        extract_json_object(r#"[{"a": 1}] or {"a": 2}"#),
+        Err(ExtractError::Ambiguous {
+            count: 2,
+            spans: vec![0..10, 14..22]
+        })
     );
 }
 
@@ -245,7 +388,7 @@ fn adversarial_megabytes_get_the_right_answer() {
 #[test]
 fn adversarial_megabytes_of_candidates_are_counted() {
     assert_eq!(ambiguous_count(&mebibyte("{} ")), (1 << 20) / 3);
-    assert_eq!(ambiguous_count(&mebibyte("[]")), 1 << 19);
+    assert_eq!(ambiguous_count(&mebibyte("[{}] ")), (1 << 20) / 5);
     assert_eq!(ambiguous_count(&mebibyte("```\n{}\n```\n")), (1 << 20) / 11);
 }
 
@@ -289,8 +432,9 @@ fn json_object(values: impl Strategy<Value = Value>) -> impl Strategy<Value = Va
         .prop_map(|map| Value::Object(map.into_iter().collect::<Map<_, _>>()))
 }
 
-/// Prose with none of the characters that open a candidate, a fence or a tag.
-const PROSE: &str = "[^{}\\[\\]`<]{0,40}";
+/// Prose with none of the characters that open a candidate, a fence or a tag, nor an `=` that
+/// would make a value after it an assignment's.
+const PROSE: &str = "[^{}\\[\\]`<=]{0,40}";
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
@@ -307,9 +451,37 @@ proptest! {
         } else {
             serde_json::to_string(&object).unwrap()
         };
-        let text = format!("{prefix}{json}{suffix}");
+        // Separated from the prose, as a value is in a sentence.
+        let text = format!("{prefix} {json} {suffix}");
         let found = extract_json(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(found.json(), json.as_str());
-        prop_assert_eq!(found.span().start, prefix.len());
+        prop_assert_eq!(found.span().start, prefix.len() + 1);
+    }
+
+    /// A reply cut short anywhere inside an object, in prose or in a tag, gives a refusal,
+    /// never one of the object's parts.
+    #[test]
+    fn an_object_cut_short_never_yields_a_part(
+        prefix in PROSE,
+        object in json_object(json_value()),
+        cut in any::<prop::sample::Index>(),
+        tagged in any::<bool>(),
+        pretty in any::<bool>(),
+    ) {
+        let json = if pretty {
+            serde_json::to_string_pretty(&object).unwrap()
+        } else {
+            serde_json::to_string(&object).unwrap()
+        };
+        let ends: Vec<usize> = (1..json.len()).filter(|&i| json.is_char_boundary(i)).collect();
+        prop_assume!(!ends.is_empty());
+        let part = &json[..ends[cut.index(ends.len())]];
+        let text = if tagged {
+            format!("{prefix}<tool_call>{part}")
+        } else {
+            format!("{prefix}{part}")
+        };
+        let result = extract_json(&text);
+        prop_assert!(result.is_err(), "{:?} gave {:?}", text, result);
     }
 }

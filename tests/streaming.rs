@@ -93,3 +93,124 @@ async fn a_stream_longer_than_its_time_cap_is_abandoned() {
     assert_eq!(error.code(), Some(Code::Timeout));
     assert_eq!(error.to_string(), "the stream ran longer than 5000 ms");
 }
+
+/// Runs `f` on a thread with a 2 MiB stack, a Tokio worker's default. A stack overflow
+/// aborts the whole test binary.
+fn on_a_worker_sized_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// `{"a": {"a": … {}}}`, `depth` objects deep, built without recursion.
+fn nested_objects(depth: usize) -> Value {
+    let mut value = Value::Object(serde_json::Map::new());
+    for _ in 1..depth {
+        let mut map = serde_json::Map::new();
+        map.insert("a".to_owned(), value);
+        value = Value::Object(map);
+    }
+    value
+}
+
+/// How many objects and arrays deep `value` is, counted without recursion.
+fn depth_of(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            _ => continue,
+        }
+        deepest = deepest.max(depth);
+    }
+    deepest
+}
+
+/// Drops `value` one level at a time, as serde_json's own drop recurses.
+fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(mut value) = stack.pop() {
+        match &mut value {
+            Value::Object(map) => stack.extend(std::mem::take(map).into_iter().map(|(_, v)| v)),
+            Value::Array(items) => stack.append(items),
+            _ => {}
+        }
+    }
+}
+
+/// A Vertex chunk that opens and closes a call with one `partialArgs` entry at `$` followed
+/// by `.a` `depth` times.
+fn gemini_chunk_with_path_depth(depth: usize) -> Value {
+    json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {
+        "name": "lookup",
+        "partialArgs": [{"jsonPath": format!("${}", ".a".repeat(depth)), "stringValue": "x"}],
+        "willContinue": false
+    }}]}}]})
+}
+
+// The attack: one ~28 KB chunk whose JSONPath is `$` and 14,000 `.a` built a 14,000-deep
+// value, and dropping that call on a Tokio worker's 2 MiB stack overflowed it.
+#[test]
+fn a_gemini_path_deeper_than_the_parser_limit_is_a_protocol_error() {
+    use tool_core::MAX_DEPTH;
+    use tool_core::providers::gemini;
+
+    let limit = MAX_DEPTH as usize;
+    on_a_worker_sized_stack(move || {
+        let chunk = gemini_chunk_with_path_depth(14_000);
+        let mut stream = gemini::Stream::new(&NameMap::default());
+        let error = stream.push(&chunk).map(|calls| calls.len()).unwrap_err();
+        assert!(matches!(error, StreamError::Protocol { .. }), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "stream protocol error: partialArgs path nests deeper than 127 levels"
+        );
+        let mut stream = gemini::Stream::new(&NameMap::default());
+        let beyond = stream.push(&gemini_chunk_with_path_depth(limit + 1));
+        assert!(matches!(beyond, Err(StreamError::Protocol { .. })));
+
+        let mut stream = gemini::Stream::new(&NameMap::default());
+        let calls = stream.push(&gemini_chunk_with_path_depth(limit)).unwrap();
+        let arguments = calls[0].arguments_value().unwrap();
+        assert_eq!(depth_of(&arguments), limit);
+    });
+}
+
+// A deep value handed to `invoke` used to be serialized recursively to measure it, which
+// aborted the process from about 22,000 levels.
+#[test]
+fn a_value_deeper_than_the_parser_limit_is_refused_by_invoke_without_overflow() {
+    use examples::get_weather;
+    use tool_core::{Context, MAX_DEPTH, Registry, Runtime, ToolDef};
+
+    let limit = MAX_DEPTH as usize;
+    on_a_worker_sized_stack(move || {
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let mut registry = Registry::new();
+        registry.register(ToolDef::new(get_weather)).unwrap();
+        let runtime = Runtime::new(registry);
+        let cx = Context::builder("user-1").build();
+        let first_message = |depth: usize| {
+            let value = nested_objects(depth);
+            let outcome = tokio.block_on(runtime.invoke("", "get_weather", &value, &cx));
+            dismantle(value);
+            let failure = outcome.failure().expect("refused");
+            assert_eq!(failure.code(), Code::InvalidArguments, "depth {depth}");
+            failure.errors().unwrap().violations()[0]
+                .message()
+                .to_owned()
+        };
+        let refused = "nesting deeper than 127 levels";
+        assert_eq!(first_message(100_000), refused);
+        assert_eq!(first_message(limit + 1), refused);
+        assert_ne!(first_message(limit), refused);
+    });
+}

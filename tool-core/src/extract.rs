@@ -1,6 +1,6 @@
 //! Finding the one JSON value a model meant in its free text: the whole reply, a
 //! `<tool_call>` tag, a Markdown fence or a span of prose, and refusing to guess when there
-//! is more than one.
+//! is more than one, or to hand back a part of a larger value.
 //!
 //! This is for tool calls a model writes into its text. Arguments a provider delivers in a
 //! structured field are already one JSON text and go straight to
@@ -8,7 +8,6 @@
 
 mod scan;
 
-use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
@@ -71,12 +70,18 @@ pub enum ExtractError {
         spans: Vec<Range<usize>>,
     },
     /// No JSON value, and a `{` or `[` where the text was searched is never closed: the
-    /// likely cause is a value cut short.
+    /// likely cause is a value cut short. When a value was cut short, this is its first
+    /// bracket, and the values inside it, being parts of it, are not found.
     Unterminated {
         /// `'{'` or `'['`.
         opener: char,
         /// Its byte offset in the input.
         at: usize,
+    },
+    /// From [`extract_json_object`]: the one value found is an array, not an object.
+    NotAnObject {
+        /// The array's byte range in the input.
+        span: Range<usize>,
     },
 }
 
@@ -113,6 +118,11 @@ impl fmt::Display for ExtractError {
                 f,
                 "the `{opener}` at byte {at} is never closed; send one complete JSON value"
             ),
+            ExtractError::NotAnObject { span } => write!(
+                f,
+                "found a JSON array at bytes {}..{}; send one JSON object",
+                span.start, span.end
+            ),
         }
     }
 }
@@ -133,20 +143,36 @@ impl std::error::Error for ExtractError {}
 ///    of fences labelled with another language (```` ```python ````).
 ///
 /// Within a place, the candidates are the top-level balanced `{…}` and `[…]` spans that parse
-/// as JSON. Exactly one must be found, otherwise the error says what went wrong:
+/// as JSON and that the text presents as values of their own, by the rules below. Exactly one
+/// must be found, otherwise the error says what went wrong:
 /// [`Ambiguous`](ExtractError::Ambiguous) for more than one,
 /// [`Unterminated`](ExtractError::Unterminated) for none when a bracket never closes,
-/// [`NotFound`](ExtractError::NotFound) for none at all.
+/// [`NotFound`](ExtractError::NotFound) for none at all. A value found is always a whole
+/// value, never a part of a larger one.
 ///
 /// The rules:
 ///
 /// - **Nesting.** Only top-level spans count: `{"a": {"b": 1}}` is one value, not two. The
 ///   inside of a span that does not parse is not searched (`{note: {"a": 1}}` holds none).
-/// - **Stray brackets.** A `{` or `[` that never closes (a smiley, `:-{`) hides nothing after
-///   it, and a `}` or `]` with nothing to close is ignored.
+/// - **Values cut short.** A `{` or `[` that never closes starts a value cut short when it is
+///   inside a tag or a `json` fence, or, anywhere else, when it starts like JSON: `{` then
+///   `"`, or `[` then `{`, `[`, `"`, a digit or `-` (whitespace between allowed). Nothing
+///   inside it counts, as it would be a part of that value:
+///   `<tool_call>{"name": "f", "arguments": {"a": 1}` is
+///   [`Unterminated`](ExtractError::Unterminated) at its first `{`, and `{"a": 1}` is not
+///   found.
+/// - **Stray brackets.** Any other `{` or `[` that never closes (a smiley, `:-{`) hides
+///   nothing after it, and a `}` or `]` with nothing to close is ignored.
+/// - **Pieces of code.** A value that is an operand in code does not count: right after a
+///   name, a `]` or a `)` (`rows[{…}]`, `[f(x)][0]`), after an `=` (`k=[{…}]`,
+///   `f(options={…})`), or right before a `[`, a `(` or a `.name` (`{…}["a"]`,
+///   `{…}.keys()`). Passed to a call, as in `f({…})`, it counts.
 /// - **Arrays** count like objects, since a model may send a list (of calls, say) on purpose.
-///   So a bare `[1]` beside an object makes the text ambiguous: when it is unclear which one
-///   was meant, the model is asked, not second-guessed.
+///   So `[{"a": 1}]` beside an object makes the text ambiguous: when it is unclear which one
+///   was meant, the model is asked, not second-guessed. Except where the text says it holds
+///   JSON (the whole text, a tag, a `json` fence), an empty array or an array of scalars
+///   never counts: in prose `[1]`, `[0, 10]` and `[]` are citations, indices and ranges far
+///   more often than answers.
 /// - **Scalars** (numbers, strings, `true`, `false`, `null`) never count: in prose they cannot
 ///   be told apart from words.
 /// - **Strings.** Brackets, backticks and tags inside a JSON string belong to the string, and
@@ -157,6 +183,9 @@ impl std::error::Error for ExtractError {}
 ///   second `<tool_call>` ends the open one.
 /// - **Cut-off replies.** A tag or fence that is never closed runs to the end of the text, as
 ///   replies are often cut at a stop sequence: `<tool_call>{"a": 1}` is found.
+///
+/// A caller that needs an object, such as a tool's arguments, calls
+/// [`extract_json_object`] instead.
 ///
 /// Time and memory are linear in the length of the text, whatever it holds: one forward pass
 /// finds every span, fence and tag, and each byte is parsed as JSON at most once.
@@ -180,6 +209,10 @@ impl std::error::Error for ExtractError {}
 ///     extract_json(r#"<tool_call>{"city": "Par"#),
 ///     Err(ExtractError::Unterminated { opener: '{', at: 11 })
 /// );
+/// assert_eq!(
+///     extract_json(r#"get_weather(city="Paris", days=[1, 2])"#),
+///     Err(ExtractError::NotFound)
+/// );
 /// # Ok::<(), ExtractError>(())
 /// ```
 pub fn extract_json(text: &str) -> Result<Extracted<'_>, ExtractError> {
@@ -189,18 +222,18 @@ pub fn extract_json(text: &str) -> Result<Extracted<'_>, ExtractError> {
     // text is one, the scan found it as the only span; it is not parsed a second time.
     let start = text.len() - text.trim_start().len();
     let whole = start..start + text.trim().len();
-    if scan.spans.first() == Some(&whole) && candidates.is_json(0) {
+    if scan.spans.first() == Some(&whole) && candidates.kind(0) != Kind::Invalid {
         return Ok(Extracted {
             json: &text[whole.clone()],
             source: Source::Whole,
             span: whole,
         });
     }
-    let (source, places) = if !scan.tags.is_empty() {
-        (Source::Tag, Cow::Borrowed(scan.tags.as_slice()))
+    let (source, places) = if scan.tags.is_empty() {
+        fenced_or_prose(text, &scan, &mut candidates)
     } else {
-        let (source, places) = fenced_or_prose(text, &scan, &mut candidates);
-        (source, Cow::Owned(places))
+        let tags = scan.tags.iter().map(|tag| Place::marked(tag.clone()));
+        (Source::Tag, tags.collect())
     };
     let found = candidates.within(&places);
     match found.count {
@@ -227,18 +260,74 @@ pub fn extract_json(text: &str) -> Result<Extracted<'_>, ExtractError> {
     }
 }
 
+/// Finds the one JSON object a model meant in its free text, for a caller that needs an
+/// object, such as a tool's arguments.
+///
+/// The search and its refusals are those of [`extract_json`]; when the one value it finds is
+/// an array, the answer is [`ExtractError::NotAnObject`]. So an object inside an array, or
+/// inside any larger value, is never returned on its own.
+///
+/// ```
+/// use tool_core::{ExtractError, extract_json_object};
+///
+/// let found = extract_json_object(r#"Calling now: {"city": "Paris"}"#)?;
+/// assert_eq!(found.json(), r#"{"city": "Paris"}"#);
+///
+/// let error = extract_json_object(r#"[{"city": "Paris"}]"#).unwrap_err();
+/// assert_eq!(error, ExtractError::NotAnObject { span: 0..19 });
+/// assert_eq!(
+///     error.to_string(),
+///     "found a JSON array at bytes 0..19; send one JSON object"
+/// );
+/// # Ok::<(), ExtractError>(())
+/// ```
+pub fn extract_json_object(text: &str) -> Result<Extracted<'_>, ExtractError> {
+    let found = extract_json(text)?;
+    if found.json.starts_with('{') {
+        Ok(found)
+    } else {
+        Err(ExtractError::NotAnObject { span: found.span })
+    }
+}
+
+/// A range searched for candidates, and whether the text says it holds JSON (a tag or a
+/// `json` fence), where every array counts.
+struct Place {
+    range: Range<usize>,
+    marked: bool,
+}
+
+impl Place {
+    fn marked(range: Range<usize>) -> Self {
+        Place {
+            range,
+            marked: true,
+        }
+    }
+
+    fn unmarked(range: Range<usize>) -> Self {
+        Place {
+            range,
+            marked: false,
+        }
+    }
+}
+
 /// Levels 3 and 4: the fences that may hold JSON if that is where the JSON is (or if one is
 /// labelled `json`), else everything outside fences labelled with another language.
 fn fenced_or_prose(
     text: &str,
     scan: &Scan,
     candidates: &mut Candidates<'_>,
-) -> (Source, Vec<Range<usize>>) {
+) -> (Source, Vec<Place>) {
     let fenced: Vec<_> = scan
         .fences
         .iter()
         .filter(|fence| fence.kind != FenceKind::Other)
-        .map(|fence| fence.content.clone())
+        .map(|fence| Place {
+            range: fence.content.clone(),
+            marked: fence.kind == FenceKind::Json,
+        })
         .collect();
     let labelled_json = scan.fences.iter().any(|f| f.kind == FenceKind::Json);
     if labelled_json || candidates.within(&fenced).count > 0 {
@@ -247,18 +336,30 @@ fn fenced_or_prose(
     let mut prose = Vec::new();
     let mut from = 0;
     for fence in scan.fences.iter().filter(|f| f.kind == FenceKind::Other) {
-        prose.push(from..fence.content.start);
+        prose.push(Place::unmarked(from..fence.content.start));
         from = fence.content.end;
     }
-    prose.push(from..text.len());
+    prose.push(Place::unmarked(from..text.len()));
     (Source::Prose, prose)
+}
+
+/// What a span holds, once parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Not one JSON value.
+    Invalid,
+    Object,
+    /// An array holding an object or an array.
+    Array,
+    /// An empty array, or one of scalars only.
+    FlatArray,
 }
 
 /// The top-level spans of one scan, each parsed at most once, however many places ask.
 struct Candidates<'a> {
     text: &'a str,
     spans: &'a [Range<usize>],
-    parsed: Vec<Option<bool>>,
+    parsed: Vec<Option<Kind>>,
 }
 
 /// The candidates found in some places.
@@ -277,9 +378,9 @@ impl<'a> Candidates<'a> {
         }
     }
 
-    /// The spans inside `places` (ascending, disjoint) that parse. One merge of two sorted
+    /// The spans inside `places` (ascending, disjoint) that count. One merge of two sorted
     /// lists: linear in their lengths.
-    fn within(&mut self, places: &[Range<usize>]) -> Found {
+    fn within(&mut self, places: &[Place]) -> Found {
         let mut found = Found {
             count: 0,
             spans: Vec::new(),
@@ -287,11 +388,12 @@ impl<'a> Candidates<'a> {
         let spans = self.spans;
         let mut next = 0;
         for place in places {
-            while spans.get(next).is_some_and(|s| s.start < place.start) {
+            let range = &place.range;
+            while spans.get(next).is_some_and(|s| s.start < range.start) {
                 next += 1;
             }
-            while let Some(span) = spans.get(next).filter(|s| s.start < place.end) {
-                if span.end <= place.end && self.is_json(next) {
+            while let Some(span) = spans.get(next).filter(|s| s.start < range.end) {
+                if span.end <= range.end && self.counts(next, place) {
                     found.count += 1;
                     if found.spans.len() < KEPT_SPANS {
                         found.spans.push(span.clone());
@@ -303,24 +405,65 @@ impl<'a> Candidates<'a> {
         found
     }
 
-    /// Whether span `index` is one JSON value; parsed the first time only.
-    fn is_json(&mut self, index: usize) -> bool {
+    /// Whether span `index`, inside `place`, is a value the text presents as one.
+    fn counts(&mut self, index: usize, place: &Place) -> bool {
+        stands_alone(self.text.as_bytes(), &self.spans[index], &place.range)
+            && match self.kind(index) {
+                Kind::Invalid => false,
+                Kind::Object | Kind::Array => true,
+                Kind::FlatArray => place.marked,
+            }
+    }
+
+    /// What span `index` holds; parsed the first time only.
+    fn kind(&mut self, index: usize) -> Kind {
         let text = self.text;
         let span = &self.spans[index];
-        *self.parsed[index]
-            .get_or_insert_with(|| serde_json::from_str::<IgnoredAny>(&text[span.clone()]).is_ok())
+        *self.parsed[index].get_or_insert_with(|| {
+            let json = &text[span.clone()];
+            if serde_json::from_str::<IgnoredAny>(json).is_err() {
+                Kind::Invalid
+            } else if json.starts_with('{') {
+                Kind::Object
+            } else if scan::holds_container(json.as_bytes()) {
+                Kind::Array
+            } else {
+                Kind::FlatArray
+            }
+        })
     }
 }
 
+/// Whether `span` stands on its own in `place`, rather than being an operand in code: not
+/// right after a name, a `]` or a `)` (`rows[…]`, `f(x)[…]`), nor after an `=`, spaces
+/// between allowed (`k=[…]`), nor right before a `[`, a `(` or a `.name` (`{…}[0]`,
+/// `{…}.keys()`). Bytes outside the place (a fence's label) are not looked at. Looks only at
+/// the whitespace next to the span, which no other span shares.
+fn stands_alone(bytes: &[u8], span: &Range<usize>, place: &Range<usize>) -> bool {
+    let before = &bytes[place.start..span.start];
+    let after = &bytes[span.end..place.end];
+    let glued_before = match before.last() {
+        Some(&b) if b.is_ascii_alphanumeric() || matches!(b, b'_' | b']' | b')') => true,
+        _ => before.iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'='),
+    };
+    let glued_after = match after {
+        [b'[' | b'(', ..] => true,
+        [b'.', next, ..] => next.is_ascii_alphabetic() || *next == b'_',
+        _ => false,
+    };
+    !glued_before && !glued_after
+}
+
 /// The first bracket left open inside `places` (both lists ascending).
-fn first_unclosed(unclosed: &[usize], places: &[Range<usize>]) -> Option<usize> {
+fn first_unclosed(unclosed: &[usize], places: &[Place]) -> Option<usize> {
     let mut next = 0;
     for place in places {
-        while unclosed.get(next).is_some_and(|&at| at < place.start) {
+        let range = &place.range;
+        while unclosed.get(next).is_some_and(|&at| at < range.start) {
             next += 1;
         }
         match unclosed.get(next) {
-            Some(&at) if at < place.end => return Some(at),
+            Some(&at) if at < range.end => return Some(at),
             Some(_) => {}
             None => return None,
         }
@@ -417,8 +560,9 @@ mod tests {
 
     #[test]
     fn first_unclosed_looks_only_inside_places() {
-        assert_eq!(first_unclosed(&[1, 5, 9], &[2..4, 6..10]), Some(9));
-        assert_eq!(first_unclosed(&[1, 5], &[2..4, 6..10]), None);
-        assert_eq!(first_unclosed(&[], &[0..10, 20..30]), None);
+        let places = |ranges: [Range<usize>; 2]| ranges.map(Place::unmarked);
+        assert_eq!(first_unclosed(&[1, 5, 9], &places([2..4, 6..10])), Some(9));
+        assert_eq!(first_unclosed(&[1, 5], &places([2..4, 6..10])), None);
+        assert_eq!(first_unclosed(&[], &places([0..10, 20..30])), None);
     }
 }

@@ -40,7 +40,7 @@ pub use constraints::Constraints;
 pub use context::{Context, ContextBuilder};
 pub use dynamic::DynamicTool;
 pub use error::{ArgumentErrors, Keyword, Violation};
-pub use extract::{ExtractError, Extracted, Source, extract_json};
+pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
 pub use metrics::{Counts, Metrics, MetricsSnapshot};
 pub use observe::{Event, Observer, Progress};
 pub use outcome::{Code, Failure, InvocationId, Outcome, Output};

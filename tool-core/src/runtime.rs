@@ -34,6 +34,7 @@ use tokio::time::Instant;
 use tracing::Instrument as _;
 
 use crate::context::{CallScope, Context};
+use crate::error::{ArgumentErrors, Keyword, Violation};
 use crate::observe::{Event, Observer};
 use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::policy::{Approval, ApprovalRequest, Approver, Authorize, Denied};
@@ -46,7 +47,9 @@ use crate::registry::{Effect, Entry, Kind, OutputError, Registry, ToolInfo};
 pub enum Arguments<'a> {
     /// JSON text, parsed strictly.
     Text(&'a str),
-    /// A parsed value.
+    /// A parsed value. One that nests objects and arrays deeper than
+    /// [`MAX_DEPTH`](crate::MAX_DEPTH) is refused with `invalid_arguments` before anything
+    /// walks it, as the parser refuses text nested that deep.
     Json(&'a Value),
 }
 
@@ -86,6 +89,43 @@ impl Arguments<'_> {
             }
         }
     }
+}
+
+/// Whether `value` nests objects and arrays more than `limit` deep. Found without recursion,
+/// holding one iterator per level, at most `limit` of them.
+fn deeper_than(value: &Value, limit: u32) -> bool {
+    enum Children<'a> {
+        Items(std::slice::Iter<'a, Value>),
+        Values(serde_json::map::Values<'a>),
+    }
+    fn children(value: &Value) -> Option<Children<'_>> {
+        match value {
+            Value::Array(items) => Some(Children::Items(items.iter())),
+            Value::Object(map) => Some(Children::Values(map.values())),
+            _ => None,
+        }
+    }
+    let mut levels: Vec<Children<'_>> = children(value).into_iter().collect();
+    while let Some(level) = levels.last_mut() {
+        let next = match level {
+            Children::Items(items) => items.next(),
+            Children::Values(values) => values.next(),
+        };
+        match next {
+            Some(child) => {
+                if let Some(grandchildren) = children(child) {
+                    if levels.len() >= limit as usize {
+                        return true;
+                    }
+                    levels.push(grandchildren);
+                }
+            }
+            None => {
+                levels.pop();
+            }
+        }
+    }
+    false
 }
 
 /// The length of `value` as compact JSON text, counted up to just past `limit`.
@@ -494,6 +534,20 @@ pub(crate) fn check_input<K: Kind>(
         .settings
         .max_input_bytes
         .unwrap_or(shared.max_input_bytes);
+    // Measuring the length walks the value recursively, so its depth is bounded first.
+    if let Arguments::Json(value) = arguments
+        && deeper_than(value, crate::MAX_DEPTH)
+    {
+        let too_deep = Violation::new(
+            String::new(),
+            Keyword::Syntax,
+            format!("nesting deeper than {} levels", crate::MAX_DEPTH),
+        );
+        return Err(Failure::invalid(
+            Code::InvalidArguments,
+            ArgumentErrors::new(vec![too_deep]),
+        ));
+    }
     if arguments.len_up_to(limit) > limit {
         return Err(Failure::new(
             Code::InputTooLarge,

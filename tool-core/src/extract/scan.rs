@@ -25,8 +25,9 @@ pub(super) struct Scan {
     /// Tag contents, from just after `<tool_call>` to `</tool_call>` (or the next
     /// `<tool_call>`, or the end).
     pub(super) tags: Vec<Range<usize>>,
-    /// The outermost `{` or `[` still open at each boundary (a fence or tag delimiter, or the
-    /// end of the text), ascending.
+    /// One `{` or `[` still open at each boundary (a fence or tag delimiter, or the end of the
+    /// text) that has one, ascending: the first that starts a value cut short, else the
+    /// outermost.
     pub(super) unclosed: Vec<usize>,
 }
 
@@ -56,6 +57,11 @@ pub(super) enum FenceKind {
 /// backticks opens a fence, or closes the open one if it is at least as long, and `<tool_call>`
 /// and `</tool_call>` open and close tags. A fence or tag delimiter ends every bracket still
 /// open, so no span crosses one.
+///
+/// A bracket still open at a delimiter or at the end starts a value cut short if it is inside
+/// a tag or a `json` fence, where any bracket belongs to the value, or elsewhere if it starts
+/// like JSON ([`starts_value`]); the spans after it are its parts, not values, and are dropped.
+/// Any other bracket left open (a smiley, `:-{`) hides nothing.
 pub(super) fn scan(text: &str) -> Scan {
     let mut scanner = Scanner {
         bytes: text.as_bytes(),
@@ -181,19 +187,20 @@ impl Scanner<'_> {
         if run < FENCE_RUN {
             return end;
         }
-        match self.fence.take() {
+        match &self.fence {
             Some(open) if run >= open.run => {
+                // The fence is still open while its brackets are closed off: a `json` fence
+                // marks them as parts of a value.
                 self.boundary();
-                self.found.fences.push(Fence {
-                    content: open.content_start..i,
-                    kind: open.kind,
-                });
+                if let Some(open) = self.fence.take() {
+                    self.found.fences.push(Fence {
+                        content: open.content_start..i,
+                        kind: open.kind,
+                    });
+                }
                 end
             }
-            Some(open) => {
-                self.fence = Some(open);
-                end
-            }
+            Some(_) => end,
             None => {
                 self.boundary();
                 let (kind, content_start) = label(self.bytes, end);
@@ -228,10 +235,33 @@ impl Scanner<'_> {
         }
     }
 
-    /// A fence or tag delimiter: brackets open before it stay unclosed.
+    /// A fence or tag delimiter, or the end: brackets open before it stay unclosed, and the
+    /// spans inside a value cut short are dropped. Each bracket is looked at once, as the stack
+    /// is emptied.
     fn boundary(&mut self) {
-        if let Some(&outermost) = self.stack.first() {
-            self.found.unclosed.push(outermost);
+        let marked = self.tag.is_some()
+            || self
+                .fence
+                .as_ref()
+                .is_some_and(|fence| fence.kind == FenceKind::Json);
+        let cut = if marked {
+            self.stack.first().copied()
+        } else {
+            let bytes = self.bytes;
+            self.stack
+                .iter()
+                .copied()
+                .find(|&at| starts_value(bytes, at))
+        };
+        if let Some(cut) = cut {
+            // Spans recorded before this region started lie before `cut` and stay.
+            let spans = &mut self.found.spans;
+            while spans.last().is_some_and(|span| span.start > cut) {
+                spans.pop();
+            }
+        }
+        if let Some(at) = cut.or_else(|| self.stack.first().copied()) {
+            self.found.unclosed.push(at);
         }
         self.stack.clear();
         self.open_braces = 0;
@@ -239,10 +269,40 @@ impl Scanner<'_> {
     }
 }
 
+/// Whether the bracket at `at` starts like JSON: `{` then a key's quote, or `[` then a
+/// string, an object, an array or a number (whitespace between allowed). Checks only the
+/// whitespace after the bracket, which no other bracket shares.
+fn starts_value(bytes: &[u8], at: usize) -> bool {
+    let next = bytes
+        .get(at + 1..)
+        .and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()));
+    matches!(
+        (bytes.get(at), next),
+        (Some(b'{'), Some(b'"')) | (Some(b'['), Some(b'"' | b'{' | b'[' | b'-' | b'0'..=b'9'))
+    )
+}
+
+/// Whether a JSON array (`[` at its first byte, parsed already) holds an object or an array.
+/// The first `{` or `[` outside a string after the opening one is an element's, so the search
+/// stops there: at most one pass over the array.
+pub(super) fn holds_container(array: &[u8]) -> bool {
+    let mut i = 1;
+    loop {
+        i = next_stop(array, i, &STOPS_FOR_CONTAINERS);
+        match array.get(i) {
+            Some(b'"') => i = skip_string(array, i + 1),
+            Some(_) => return true,
+            None => return false,
+        }
+    }
+}
+
 /// The bytes the pass stops at in prose, where a quote is just a quote.
 static STOPS_IN_PROSE: [bool; 256] = stops(b"{}[]`<", false);
 /// The bytes it stops at inside brackets, where a quote starts a string.
 static STOPS_IN_BRACKETS: [bool; 256] = stops(b"{}[]`<\"", false);
+/// The bytes [`holds_container`] stops at: a container's opener, or a string's start.
+static STOPS_FOR_CONTAINERS: [bool; 256] = stops(b"{[\"", false);
 /// The bytes it stops at inside a string: its end, an escape, or a raw control character.
 static STOPS_IN_STRINGS: [bool; 256] = stops(b"\"\\", true);
 
@@ -354,6 +414,52 @@ mod tests {
         assert_eq!(spans(text), [r#"{"a": 1}"#]);
         let found = scan(text);
         assert_eq!(found.unclosed, [5]);
+    }
+
+    #[test]
+    fn a_value_cut_short_drops_its_parts() {
+        let text = r#"x {"a": {"b": 1}, "c": [2]"#;
+        assert!(spans(text).is_empty());
+        assert_eq!(scan(text).unclosed, [2]);
+        let text = r#"x [ {"a": 1}, {"b": 2}"#;
+        assert!(spans(text).is_empty());
+        let text = r#"x [-1, {"a": 1}"#;
+        assert!(spans(text).is_empty());
+    }
+
+    #[test]
+    fn names_the_bracket_that_starts_a_value_not_a_stray_one() {
+        let text = r#":-{ so [ see {"a": [1]"#;
+        assert!(spans(text).is_empty());
+        assert_eq!(scan(text).unclosed, [13]);
+        assert_eq!(scan(":-{ x").unclosed, [2]);
+    }
+
+    #[test]
+    fn in_a_tag_or_json_fence_any_open_bracket_cuts_a_value_short() {
+        for text in [
+            "<tool_call>{a: {\"b\": 1}</tool_call>",
+            "<tool_call>{a: {\"b\": 1}",
+            "```json\n{a: {\"b\": 1}\n```",
+        ] {
+            assert!(spans(text).is_empty(), "{text}");
+        }
+        assert_eq!(spans("```\n{a: {\"b\": 1}\n```"), ["{\"b\": 1}"]);
+        assert_eq!(spans("```py\n{a: {\"b\": 1}\n```"), ["{\"b\": 1}"]);
+    }
+
+    #[test]
+    fn finds_containers_in_arrays_outside_strings() {
+        for (array, holds) in [
+            ("[]", false),
+            ("[1, \"[{\", null]", false),
+            ("[\"a\\\"[\", 2]", false),
+            ("[1, {}]", true),
+            ("[[]]", true),
+            ("[\"x\", [1]]", true),
+        ] {
+            assert_eq!(holds_container(array.as_bytes()), holds, "{array}");
+        }
     }
 
     #[test]

@@ -29,7 +29,7 @@ use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, pair};
 use super::names::NameMap;
 use super::stream::{DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
-use crate::Outcome;
+use crate::{MAX_DEPTH, Outcome};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -218,6 +218,10 @@ struct Open {
 /// call at once. With Vertex's `streamFunctionCallArguments`, `{name, willContinue: true}`
 /// opens a call, `partialArgs` entries (JSONPath, typed value, `willContinue` to concatenate
 /// strings) fill its arguments, and a `functionCall` with nothing more to say closes it.
+///
+/// A `partialArgs` path may be at most [`MAX_DEPTH`] segments long, so the arguments built
+/// are never nested deeper than the runtime's parser accepts; a longer path ends the stream
+/// with [`StreamError::Protocol`].
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
@@ -430,12 +434,18 @@ enum Segment {
     Index(usize),
 }
 
-/// `$.a.b[0]['c d']` into segments (the RFC 9535 subset Gemini emits).
+/// `$.a.b[0]['c d']` into segments (the RFC 9535 subset Gemini emits), at most
+/// [`MAX_DEPTH`] of them: each segment is one level of the value built.
 fn parse_json_path(path: &str) -> Result<Vec<Segment>, StreamError> {
     let bad = || StreamError::protocol(format!("unsupported JSONPath {path:?}"));
     let mut rest = path.strip_prefix('$').ok_or_else(bad)?;
     let mut segments = Vec::new();
     while !rest.is_empty() {
+        if segments.len() == MAX_DEPTH as usize {
+            return Err(StreamError::protocol(format!(
+                "partialArgs path nests deeper than {MAX_DEPTH} levels"
+            )));
+        }
         if let Some(after) = rest.strip_prefix('.') {
             let end = after.find(['.', '[']).unwrap_or(after.len());
             if end == 0 {
@@ -546,6 +556,9 @@ mod tests {
         );
         assert!(parse_json_path("location").is_err());
         assert!(parse_json_path("$..a").is_err());
+        let at_limit = format!("${}", "[0]".repeat(MAX_DEPTH as usize));
+        assert_eq!(parse_json_path(&at_limit).unwrap().len(), 127);
+        assert!(parse_json_path(&format!("{at_limit}.a")).is_err());
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //!   text so far happens to parse;
 //! - each call's arguments are held under a byte cap, and a stream over it is aborted at once
 //!   with [`StreamError::TooLarge`], which maps to the runtime's `input_too_large`;
+//! - no call's arguments nest deeper than [`MAX_DEPTH`](crate::MAX_DEPTH): streamed text is
+//!   left to the runtime's parser, which refuses deeper text, and a value built from Gemini's
+//!   `partialArgs` paths is refused with [`StreamError::Protocol`] as soon as a path is longer;
 //! - the work is linear in the bytes received; unknown fields and events are ignored.
 
 use std::fmt;
