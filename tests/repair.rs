@@ -480,3 +480,38 @@ async fn the_seed_scenario_gives_the_documented_metrics() {
     assert_eq!(overall.failure_rate(), 1.0 / 3.0);
     assert_eq!(overall.mean_attempts(), 2.0);
 }
+
+/// A value nested far beyond the parser's limit, handed to the repair loop as JSON (as an
+/// Anthropic or MCP caller would), is refused without being written out recursively: the
+/// loop used to turn it into text first and overflowed a worker-sized stack.
+#[test]
+fn a_value_deeper_than_the_parser_limit_is_refused_by_the_repair_loop_without_overflow() {
+    let end = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let mut value = serde_json::Value::Object(serde_json::Map::new());
+            for _ in 1..100_000 {
+                let mut map = serde_json::Map::new();
+                map.insert("a".to_owned(), value);
+                value = serde_json::Value::Object(map);
+            }
+            let runs = Arc::new(AtomicUsize::new(0));
+            let repair = RepairLoop::new(runtime(&runs), ScriptedModel::new());
+            let result = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(repair.call("c1", "create_invoice", &value, &user()));
+            // Dropped one level at a time: serde_json's own drop recurses.
+            let mut stack = vec![value];
+            while let Some(mut value) = stack.pop() {
+                if let serde_json::Value::Object(map) = &mut value {
+                    stack.extend(std::mem::take(map).into_iter().map(|(_, v)| v));
+                }
+            }
+            (result.outcome().code(), runs.load(Ordering::SeqCst))
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(end, (Code::InvalidArguments.as_str(), 0));
+}

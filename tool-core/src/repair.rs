@@ -402,6 +402,11 @@ impl<M: RepairModel> RepairLoop<M> {
         // The current attempt: the first as given, later ones as the model's text.
         let mut current: Cow<'_, str> = match first {
             Arguments::Text(text) => Cow::Borrowed(text),
+            // Writing a value out walks it recursively: one nested beyond the parser's limit is
+            // refused by the check below, and the model is shown no text for it.
+            Arguments::Json(value) if crate::runtime::deeper_than(value, crate::MAX_DEPTH) => {
+                Cow::Borrowed("")
+            }
             Arguments::Json(value) => Cow::Owned(value.to_string()),
         };
         loop {

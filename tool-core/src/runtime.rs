@@ -93,7 +93,7 @@ impl Arguments<'_> {
 
 /// Whether `value` nests objects and arrays more than `limit` deep. Found without recursion,
 /// holding one iterator per level, at most `limit` of them.
-fn deeper_than(value: &Value, limit: u32) -> bool {
+pub(crate) fn deeper_than(value: &Value, limit: u32) -> bool {
     enum Children<'a> {
         Items(std::slice::Iter<'a, Value>),
         Values(serde_json::map::Values<'a>),
