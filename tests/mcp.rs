@@ -682,6 +682,8 @@ fn example_binary() -> &'static Path {
                 "--quiet",
                 "--example",
                 "mcp_server",
+                "--features",
+                "examples/mcp",
                 "--message-format=json",
             ])
             .arg("--manifest-path")
