@@ -5,7 +5,7 @@
 //! `ScriptedModel` for a real repair adapter to run the same loop against a provider.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use examples::{create_invoice, get_weather};
 use tool_core::agent::{
@@ -112,10 +112,14 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             "manager-bob",
             Duration::from_secs(900),
         )?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
         println!(
-            "receipt: nonce {}, expires at {}, mac {}…",
+            "receipt: nonce {}, expires at {} (in {} s), mac {}…",
             receipt.nonce,
-            receipt.expires_at,
+            rfc3339(receipt.expires_at),
+            receipt.expires_at.saturating_sub(now),
             &receipt.mac[..16]
         );
         approvals.submit(receipt);
@@ -177,4 +181,31 @@ fn print_run(report: &RunReport, skip: usize) {
         report.tool_calls,
         report.usage.total()
     );
+}
+
+/// Seconds since the Unix epoch as an RFC 3339 UTC timestamp, e.g. `2025-01-31T09:30:00Z`.
+fn rfc3339(epoch_secs: u64) -> String {
+    let (days, secs) = (epoch_secs / 86_400, epoch_secs % 86_400);
+    // Days to a proleptic Gregorian date, counted in 400-year eras from 0000-03-01
+    // (Howard Hinnant's `civil_from_days`); unsigned, since no date here is before 1970.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3_600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }

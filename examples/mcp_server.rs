@@ -1,8 +1,9 @@
 //! MCP server: the example tools served over stdio to any MCP client.
 //!
-//! Run with `cargo run --example mcp_server` as the command of an MCP client (an IDE, an
-//! agent, the Python SDK's `stdio_client`): it speaks JSON-RPC on stdin/stdout until the client
-//! closes stdin. Logs go to stderr, because anything else on stdout would break the protocol.
+//! Run with `cargo run --example mcp_server --features mcp` as the command of an MCP client (an
+//! IDE, an agent, the Python SDK's `stdio_client`): it speaks JSON-RPC on stdin/stdout until the
+//! client closes stdin. Logs go to stderr, because anything else on stdout would break the
+//! protocol.
 //!
 //! It serves `get_weather` (read-only) and `create_invoice` (not idempotent), defined in
 //! `examples/src/lib.rs`, through a `Runtime`: every `tools/call` is validated, authorized and

@@ -137,7 +137,10 @@ async fn main() {
     let repair = RepairLoop::new(Runtime::new(registry), model).metrics(metrics.clone());
     let cx = Context::builder("alice").tenant("acme").build();
 
-    println!("\nget_weather, valid:");
+    // How many of the model's recorded requests have been shown, so each call shows its own.
+    let mut shown = 0;
+
+    println!("\nr1 get_weather, valid:");
     let result = repair
         .call(
             "r1",
@@ -146,16 +149,18 @@ async fn main() {
             &cx,
         )
         .await;
+    print_requests("r1", repair.model(), &mut shown);
     print_repaired(&result);
 
     let prose = "Sure! Here are the arguments:\n```json\n{\"customerId\":\"cus_42\",\"amount\":\"120.5\",\"currency\":\"dollars\"}\n```";
-    println!("\ncreate_invoice, inside the model's prose:\n{prose}");
+    println!("\nr2 create_invoice, inside the model's prose:\n{prose}");
     let result = repair
         .call_free_text("r2", "create_invoice", prose, &cx)
         .await;
+    print_requests("r2", repair.model(), &mut shown);
     print_repaired(&result);
 
-    println!("\ncreate_invoice, with an amount the model never fixes:");
+    println!("\nr3 create_invoice, with an amount the model never fixes:");
     let result = repair
         .call(
             "r3",
@@ -164,14 +169,8 @@ async fn main() {
             &cx,
         )
         .await;
+    print_requests("r3", repair.model(), &mut shown);
     print_repaired(&result);
-
-    for request in repair.model().requests() {
-        println!(
-            "\n(sent to the model about {}, asking for attempt {}):\n{}",
-            request.tool, request.attempt, request.feedback
-        );
-    }
 
     let overall = metrics.snapshot().overall;
     println!("\nmetrics:");
@@ -186,6 +185,19 @@ async fn main() {
         overall.failure_rate(),
         overall.mean_attempts()
     );
+}
+
+/// What the repair loop sent the model while repairing `call_id`: the requests recorded since
+/// the `shown` ones.
+fn print_requests(call_id: &str, model: &ScriptedModel, shown: &mut usize) {
+    let requests = model.requests();
+    for request in requests.iter().skip(*shown) {
+        println!(
+            "\n(sent to the model about {call_id} {}, asking for attempt {} of {}):\n{}",
+            request.tool, request.attempt, request.max_attempts, request.feedback
+        );
+    }
+    *shown = requests.len();
 }
 
 fn print_repaired(result: &Repaired) {

@@ -1,6 +1,35 @@
 //! Integration tests live in this package; this library holds what several of them share.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Map, Value};
+
+/// The third-party data the tests read, vendored under `tests/data` with its licences
+/// (`tests/data/README.md` says where each file comes from).
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+/// A file or folder under [`data_dir`]. Fails the calling test when nothing is there, so a test
+/// never passes without the data it is about.
+#[track_caller]
+pub fn data(relative: &str) -> PathBuf {
+    let path = data_dir().join(relative);
+    assert!(
+        path.exists(),
+        "test data {} is missing; it is part of the repository (tests/data/README.md)",
+        path.display()
+    );
+    path
+}
+
+/// The text of a file under [`data_dir`]; a missing or unreadable file fails the calling test.
+#[track_caller]
+pub fn read_data(relative: &str) -> String {
+    let path = data(relative);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read test data {}: {error}", path.display()))
+}
 
 /// BFCL's function-definition dialect to JSON Schema 2020-12, as the corpus README says:
 /// `dict` → `object`, `float` → `number`, `tuple` → `array`, `any` → no type, the `optional`

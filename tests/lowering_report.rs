@@ -33,10 +33,6 @@ const DIALECTS: [(Target, &str); 6] = [
     (Target::GeminiOpenApi, "Gemini parameters (OpenAPI)"),
 ];
 
-fn corpora() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora")
-}
-
 struct Tool {
     name: String,
     description: String,
@@ -51,9 +47,8 @@ fn compiles(tools: &[Tool]) -> Vec<bool> {
         .collect()
 }
 
-fn livemcp(root: &Path) -> Vec<Tool> {
-    let text =
-        std::fs::read_to_string(root.join("livemcpbench-tools/LiveMCPTool/tools.json")).unwrap();
+fn livemcp() -> Vec<Tool> {
+    let text = tests::read_data("livemcpbench-tools/LiveMCPTool/tools.json");
     let servers: Vec<Value> = serde_json::from_str(&text).unwrap();
     let mut tools = Vec::new();
     for server in &servers {
@@ -74,8 +69,8 @@ fn livemcp(root: &Path) -> Vec<Tool> {
     tools
 }
 
-fn bfcl(root: &Path) -> Vec<Tool> {
-    let dir = root.join("bfcl-v4");
+fn bfcl() -> Vec<Tool> {
+    let dir = tests::data("bfcl-v4");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
@@ -204,14 +199,9 @@ fn tally(tools: &[Tool], valid: &[bool], target: Target) -> Tally {
 
 #[test]
 fn lowering_report() {
-    let root = corpora();
-    if !root.join("livemcpbench-tools").exists() || !root.join("bfcl-v4").exists() {
-        eprintln!("skipped: the corpora under {} are absent", root.display());
-        return;
-    }
     let corpora = [
-        ("LiveMCPBench MCP tools", livemcp(&root)),
-        ("BFCL v4 definitions", bfcl(&root)),
+        ("LiveMCPBench MCP tools", livemcp()),
+        ("BFCL v4 definitions", bfcl()),
     ];
     let mut report = String::new();
     let mut totals = Vec::new();

@@ -738,6 +738,8 @@ fn example_binary() -> &'static Path {
                 "--quiet",
                 "--example",
                 "mcp_server",
+                "--features",
+                "examples/mcp",
                 "--message-format=json",
             ])
             .arg("--manifest-path")

@@ -2,9 +2,9 @@
 //! order asserted), outcomes encoded back, the example tools lowered to every target with
 //! their expected losses, OpenAI strict nulls undone, provider limits, and name maps.
 //!
-//! The fixtures are the shared recordings in `shared/fixtures/providers`; tests that read
-//! them print a reason and pass when the folder is absent. YAML cassettes are read with
-//! `serde_norway` (a maintained fork of `serde_yaml`).
+//! The fixtures are real provider recordings vendored in `tests/data/providers` (their sources
+//! and licences are in `tests/data/README.md`); a missing one fails its test. YAML cassettes are
+//! read with `serde_norway` (a maintained fork of `serde_yaml`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,18 +19,15 @@ use tool_core::providers::{
 };
 use tool_core::{Code, Context, DynamicTool, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
 
-fn fixtures() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/providers");
-    if root.exists() {
-        Some(root)
-    } else {
-        eprintln!("skipped: {} is absent", root.display());
-        None
-    }
+fn fixtures() -> PathBuf {
+    tests::data("providers")
 }
 
+#[track_caller]
 fn read(root: &Path, file: &str) -> String {
-    std::fs::read_to_string(root.join(file)).unwrap()
+    let path = root.join(file);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read fixture {}: {error}", path.display()))
 }
 
 /// The JSON data of each SSE event, `[DONE]` left out.
@@ -66,7 +63,7 @@ fn none() -> NameMap {
 
 #[test]
 fn openai_chat_parallel_stream_yields_two_calls_in_index_order() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
     assert_eq!(chunks.len(), 25);
     let calls = openai_chat::Stream::collect(&none(), &chunks).unwrap();
@@ -90,7 +87,7 @@ fn openai_chat_parallel_stream_yields_two_calls_in_index_order() {
 
 #[test]
 fn openai_chat_stream_yields_nothing_before_finish_reason() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
     let finish = chunks
         .iter()
@@ -116,7 +113,7 @@ fn openai_chat_stream_yields_nothing_before_finish_reason() {
 
 #[test]
 fn openai_chat_stream_over_the_byte_cap_is_input_too_large() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let chunks = sse_json(&read(&root, "openai-chat/parallel-tool-calls.sse.txt"));
     let mut stream = openai_chat::Stream::new(&none()).max_call_bytes(16);
     let error = chunks.iter().find_map(|c| stream.push(c).err()).unwrap();
@@ -126,7 +123,7 @@ fn openai_chat_stream_over_the_byte_cap_is_input_too_large() {
 
 #[test]
 fn openai_chat_strict_and_non_strict_streams() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let strict = openai_chat::Stream::collect(
         &none(),
         &sse_json(&read(&root, "openai-chat/strict-tool.sse.txt")),
@@ -178,7 +175,7 @@ fn openai_chat_whole_response() {
 
 #[test]
 fn openai_responses_stream_uses_call_id_and_done_arguments() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let events = json_lines(&read(
         &root,
         "openai-responses/single-strict-call-gpt-5.1.chunks.txt",
@@ -203,7 +200,7 @@ fn openai_responses_stream_uses_call_id_and_done_arguments() {
 
 #[tokio::test]
 async fn openai_responses_parallel_calls_then_outputs_in_call_order() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let cassette = cassette(
         &root,
         "openai-responses/parallel-calls-then-outputs.cassette.yaml",
@@ -281,7 +278,7 @@ async fn openai_responses_parallel_calls_then_outputs_in_call_order() {
 
 #[test]
 fn openai_responses_streamed_call_then_text() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let cassette = cassette(
         &root,
         "openai-responses/streamed-call-then-text.cassette.yaml",
@@ -313,7 +310,7 @@ fn openai_responses_streamed_call_then_text() {
 
 #[tokio::test]
 async fn openai_responses_parallel_wrapper_is_never_dispatched() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     // This hand-written file is not all valid JSON: its `response.created` and
     // `response.completed` lines each lack a closing brace. Those lines are skipped (and
     // counted), as a client would drop events it cannot read.
@@ -345,7 +342,7 @@ async fn openai_responses_parallel_wrapper_is_never_dispatched() {
 
 #[test]
 fn openai_responses_nested_defs_are_refused_and_root_defs_inlined() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let error: Value = serde_json::from_str(&read(
         &root,
         "openai-responses/error-ref-to-missing-root-defs.json",
@@ -404,7 +401,7 @@ fn openai_responses_nested_defs_are_refused_and_root_defs_inlined() {
 
 #[test]
 fn anthropic_text_then_tool_use() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let events = sse_json(&read(&root, "anthropic/text-then-tool-use.sse.txt"));
     let mut stream = anthropic::Stream::new(&none());
     let mut calls = Vec::new();
@@ -428,7 +425,7 @@ fn anthropic_text_then_tool_use() {
 
 #[test]
 fn anthropic_truncated_input_is_reported_not_yielded() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let events = sse_json(&read(
         &root,
         "anthropic/truncated-tool-input-max-tokens.sse.txt",
@@ -464,7 +461,7 @@ fn anthropic_truncated_input_is_reported_not_yielded() {
 
 #[tokio::test]
 async fn anthropic_four_parallel_calls_answered_in_one_message() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let cassette = cassette(&root, "anthropic/four-parallel-tool-use.cassette.yaml");
     let response = &cassette["interactions"][0]["response"]["parsed_body"];
     let calls = anthropic::parse_response(response, &none()).unwrap();
@@ -523,7 +520,7 @@ async fn anthropic_four_parallel_calls_answered_in_one_message() {
 
 #[test]
 fn anthropic_no_args_tool_is_an_empty_object() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let events = json_lines(&read(&root, "anthropic/no-args-tool.chunks.txt")).unwrap();
     let calls = anthropic::Stream::collect(&none(), &events).unwrap();
     assert_eq!(ids(&calls), ["toolu_01QE1WLsSVp5hy5Q3GmGTmjP"]);
@@ -533,7 +530,7 @@ fn anthropic_no_args_tool_is_an_empty_object() {
 
 #[test]
 fn anthropic_root_union_gets_an_object_type() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let error: Value =
         serde_json::from_str(&read(&root, "anthropic/error-root-union-schema.json")).unwrap();
     assert_eq!(error["error"]["type"], "invalid_request_error");
@@ -569,7 +566,7 @@ fn anthropic_root_union_gets_an_object_type() {
 
 #[test]
 fn anthropic_spliced_message_start_is_a_protocol_error() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let events = json_lines(&read(
         &root,
         "anthropic/synthetic-spliced-message-start.chunks.txt",
@@ -595,7 +592,7 @@ fn anthropic_spliced_message_start_is_a_protocol_error() {
 
 #[test]
 fn gemini_vertex_partial_args_two_calls() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let chunks = json_lines(&read(
         &root,
         "gemini/vertex-partial-args-two-calls.chunks.txt",
@@ -628,7 +625,7 @@ fn gemini_vertex_partial_args_two_calls() {
 
 #[test]
 fn gemini_vertex_no_args_then_partial_args() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let chunks = json_lines(&read(
         &root,
         "gemini/vertex-no-args-then-partial-args.chunks.txt",
@@ -659,7 +656,7 @@ fn gemini_vertex_no_args_then_partial_args() {
 
 #[test]
 fn gemini_whole_call_with_signature() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let chunks = json_lines(&read(&root, "gemini/whole-call-with-signature.chunks.txt")).unwrap();
     let calls = gemini::Stream::collect(&none(), &chunks).unwrap();
     assert_eq!(names(&calls), ["weather"]);
@@ -738,7 +735,7 @@ async fn invoke_all(runtime: &Runtime, calls: &[ToolCall]) -> Vec<Outcome> {
 
 #[tokio::test]
 async fn openai_chat_stream_to_runtime_to_tool_messages() {
-    let Some(root) = fixtures() else { return };
+    let root = fixtures();
     let weather = json!({
         "type": "object",
         "properties": {

@@ -7,7 +7,7 @@
 //     npm ci --prefix tests/mcp
 //     node tests/mcp/client_check.mjs
 //
-// The server is launched through the SDK's stdio transport: `cargo run -q --example mcp_server`,
+// The server is launched through the SDK's stdio transport: `cargo run -q --example mcp_server --features mcp`,
 // or the binary named by MCP_SERVER_BIN (as `cargo test --test mcp` does). The expected input
 // schemas are read from tests/mcp/expected_schemas.json (`cargo test` checks that file against
 // the Rust types), or from the file MCP_EXPECTED_SCHEMAS names.
@@ -105,7 +105,7 @@ class Checks {
 
 function serverParameters() {
     const binary = process.env.MCP_SERVER_BIN;
-    const [command, args] = binary ? [binary, []] : ['cargo', ['run', '-q', '--example', 'mcp_server']];
+    const [command, args] = binary ? [binary, []] : ['cargo', ['run', '-q', '--example', 'mcp_server', '--features', 'mcp']];
     return { command, args, env: { ...process.env }, cwd: REPO, stderr: 'inherit' };
 }
 

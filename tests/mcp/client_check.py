@@ -6,7 +6,7 @@ Usage (from the repository root):
     python3 -m pip install "mcp>=1.12"
     python3 tests/mcp/client_check.py
 
-The server is launched through the SDK's stdio client: `cargo run -q --example mcp_server`,
+The server is launched through the SDK's stdio client: `cargo run -q --example mcp_server --features mcp`,
 or the binary named by MCP_SERVER_BIN (as `cargo test --test mcp` does). The expected input
 schemas are read from tests/mcp/expected_schemas.json (`cargo test` checks that file against
 the Rust types), or from the file MCP_EXPECTED_SCHEMAS names.
@@ -115,7 +115,7 @@ def server_parameters() -> StdioServerParameters:
     if binary:
         command, args = binary, []
     else:
-        command, args = "cargo", ["run", "-q", "--example", "mcp_server"]
+        command, args = "cargo", ["run", "-q", "--example", "mcp_server", "--features", "mcp"]
     return StdioServerParameters(command=command, args=args, env=dict(os.environ), cwd=str(REPO))
 
 

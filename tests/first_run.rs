@@ -1,0 +1,128 @@
+//! What a newcomer runs first: `cargo run --example quickstart` and `cargo run --example agent`.
+//! Each builds with only the features it uses, as cargo builds it for them (not with the features
+//! this test package unifies), and what it prints can be read.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// An example as `cargo build --example <name>` builds it from the repository root.
+#[derive(Debug)]
+struct Built {
+    executable: PathBuf,
+    /// The name of every crate compiled into it, build scripts aside.
+    crates: BTreeSet<String>,
+}
+
+fn build(example: &str) -> Built {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let output = Command::new(cargo)
+        .args(["build", "--quiet", "--example", example])
+        .arg("--message-format=json")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "building the {example} example failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut crates = BTreeSet::new();
+    let mut executable = None;
+    for message in String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["reason"] == "compiler-artifact")
+    {
+        let target = &message["target"];
+        if target["kind"] == serde_json::json!(["custom-build"]) {
+            continue;
+        }
+        if let Some(name) = target["name"].as_str() {
+            crates.insert(name.to_owned());
+        }
+        if target["name"] == example
+            && let Some(path) = message["executable"].as_str()
+        {
+            executable = Some(PathBuf::from(path));
+        }
+    }
+    let executable = executable.unwrap_or_else(|| panic!("cargo built no {example} executable"));
+    Built { executable, crates }
+}
+
+fn quickstart() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| build("quickstart"))
+}
+
+fn agent() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| build("agent"))
+}
+
+fn run(built: &Built) -> String {
+    let output = Command::new(&built.executable).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{} failed:\n{}",
+        built.executable.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn quickstart_builds_without_the_mcp_stack() {
+    let crates = &quickstart().crates;
+    assert!(
+        crates.contains("tool_core"),
+        "the build lists no tool_core: {crates:?}"
+    );
+    let unused: Vec<&str> = ["rmcp", "schemars", "chrono", "uuid", "tracing_subscriber"]
+        .into_iter()
+        .filter(|name| crates.contains(*name))
+        .collect();
+    assert_eq!(unused, Vec::<&str>::new(), "{} crates built", crates.len());
+}
+
+#[test]
+fn quickstart_names_the_call_of_each_repair_request() {
+    let stdout = run(quickstart());
+    let headings: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.contains("asking for attempt"))
+        .collect();
+    // r2 is repaired on its second attempt; r3 asks for a second and a third.
+    assert_eq!(headings.len(), 3, "{stdout}");
+    let distinct: BTreeSet<&str> = headings.iter().copied().collect();
+    assert_eq!(distinct.len(), headings.len(), "{headings:#?}");
+    for (heading, call) in headings.iter().zip(["r2", "r3", "r3"]) {
+        assert!(heading.contains(&format!(" {call} ")), "{heading}");
+    }
+}
+
+#[test]
+fn agent_prints_the_receipt_expiry_as_a_utc_date() {
+    let stdout = run(agent());
+    let receipt = stdout
+        .lines()
+        .find(|line| line.starts_with("receipt:"))
+        .unwrap_or_else(|| panic!("no receipt printed:\n{stdout}"));
+    let expiry = receipt
+        .split_once("expires at ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no expiry: {receipt}"));
+    // RFC 3339 in UTC: 2025-01-31T09:30:00Z.
+    let date: Vec<char> = expiry.chars().take(20).collect();
+    let shape: String = date
+        .iter()
+        .map(|c| if c.is_ascii_digit() { '9' } else { *c })
+        .collect();
+    assert_eq!(shape, "9999-99-99T99:99:99Z", "{receipt}");
+}
