@@ -4,7 +4,10 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use jsonschema::{Draft, Validator};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{
+    Draft, PatternOptions, ReferencingError, Retrieve, Uri, ValidationError, Validator,
+};
 use serde_json::Value;
 
 use crate::ArgumentErrors;
@@ -20,10 +23,29 @@ use crate::runtime::Arguments;
 ///
 /// The schema's dialect is read from `$schema`: Draft 2020-12 when absent; Drafts 4, 6, 7 and
 /// 2019-09 when declared; a custom meta-schema when it was added with
-/// [`resource`](Self::resource); any other dialect is refused at registration. `$ref`s reach
-/// only the schema itself and documents added with [`resource`](Self::resource): nothing is
-/// fetched. `format` is asserted by default (an `"email"` that is not an email is a
-/// violation, as the derived tools do); see [`assert_formats`](Self::assert_formats).
+/// [`resource`](Self::resource); any other dialect is refused at registration. `format` is
+/// asserted by default (an `"email"` that is not an email is a violation, as the derived tools
+/// do); see [`assert_formats`](Self::assert_formats).
+///
+/// The schemas are treated as input from a party the application may not trust (an MCP
+/// server, another team's configuration):
+///
+/// - **Nothing is fetched.** `$ref`s reach only the schema itself and the documents added with
+///   [`resource`](Self::resource). A `$ref` to anything else (`file:`, `http:`, `https:`, any
+///   other scheme, or a relative reference resolved against an `$id`) makes registration fail
+///   with a reason saying it is not fetched. This holds whatever cargo features of the
+///   `jsonschema` crate are enabled in the application's build (its `resolve-file` and
+///   `resolve-http` would otherwise read files and make requests).
+/// - **Patterns run in linear time.** `pattern` and `patternProperties` (also under
+///   `propertyNames`, and with `additionalProperties` or `unevaluatedProperties`) are compiled
+///   with the [`regex`](https://docs.rs/regex) crate, whose matching time grows linearly with
+///   the string, in the ECMA-262 dialect JSON Schema specifies. A pattern that needs a
+///   backtracking engine, that is lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) or a numbered
+///   backreference (`\1`), makes registration fail with a reason naming the pattern and where
+///   it is, unless the application opts in with [`allow_backtracking`](Self::allow_backtracking).
+///   Output schemas follow the same rules.
+/// - **Reasons are short.** The reason a schema is refused is cut to 400 bytes, and a pattern
+///   or URI quoted in it to 80.
 ///
 /// ```
 /// use serde_json::{Value, json};
@@ -58,6 +80,7 @@ pub struct DynamicTool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) resources: Vec<(String, Value)>,
     pub(crate) assert_formats: bool,
+    pub(crate) backtrack_limit: Option<usize>,
 }
 
 impl DynamicTool {
@@ -74,6 +97,7 @@ impl DynamicTool {
             output_schema: None,
             resources: Vec::new(),
             assert_formats: true,
+            backtrack_limit: None,
         }
     }
 
@@ -91,9 +115,48 @@ impl DynamicTool {
         self
     }
 
-    /// A document the schemas may `$ref` by `uri` (for example shared definitions).
+    /// A document the schemas may `$ref` by `uri` (for example shared definitions). These are
+    /// the only documents a `$ref` reaches besides the schema itself: nothing is fetched.
     pub fn resource(mut self, uri: impl Into<String>, document: Value) -> Self {
         self.resources.push((uri.into(), document));
+        self
+    }
+
+    /// Lets this tool's schemas use patterns that need a backtracking engine (lookaround,
+    /// backreferences), for schemas the application has read and vouches for. All patterns
+    /// are then compiled with [`fancy-regex`](https://docs.rs/fancy-regex), and one match
+    /// gives up after `limit` backtracking steps (the engine's own default is 1,000,000); an
+    /// argument whose match gives up is refused as `invalid_arguments`.
+    ///
+    /// The limit counts backtracking steps only, not the time the engine spends in the parts
+    /// of a pattern it runs without backtracking: `(?=.*x)y` scans the rest of the string from
+    /// every position whatever the limit, so its time grows with the square of the string's
+    /// length. Runtime timeouts and deadlines do not interrupt validation, so keep the input
+    /// cap ([`RuntimeBuilder::max_input_bytes`](crate::RuntimeBuilder::max_input_bytes)) small
+    /// for such tools.
+    ///
+    /// ```
+    /// use serde_json::{Value, json};
+    /// use tool_core::{Context, DynamicTool, Registry, ToolDef, ToolError};
+    ///
+    /// async fn run(args: Value, _cx: &Context) -> Result<Value, ToolError> {
+    ///     Ok(args)
+    /// }
+    ///
+    /// let schema = json!({
+    ///     "type": "object",
+    ///     "properties": { "password": { "type": "string", "pattern": "^(?=.*[0-9]).{8,64}$" } }
+    /// });
+    /// let mut registry = Registry::new();
+    /// let refused = DynamicTool::new("set_password", "", schema.clone());
+    /// let error = registry.register(ToolDef::dynamic(refused, run)).unwrap_err();
+    /// assert!(error.to_string().contains("needs a backtracking regex engine"));
+    ///
+    /// let vouched_for = DynamicTool::new("set_password", "", schema).allow_backtracking(10_000);
+    /// registry.register(ToolDef::dynamic(vouched_for, run)).unwrap();
+    /// ```
+    pub fn allow_backtracking(mut self, limit: usize) -> Self {
+        self.backtrack_limit = Some(limit);
         self
     }
 }
@@ -156,9 +219,15 @@ fn compile(
     let invalid = |reason: String| RegistryError::InvalidSchema {
         tool: tool.name.clone(),
         which,
-        reason,
+        reason: short(reason, MAX_REASON).into_owned(),
     };
-    let mut options = jsonschema::options();
+    let mut options = jsonschema::options().with_retriever(FetchNothing);
+    options = match tool.backtrack_limit {
+        None => options.with_pattern_options(PatternOptions::regex()),
+        Some(limit) => {
+            options.with_pattern_options(PatternOptions::fancy_regex().backtrack_limit(limit))
+        }
+    };
     // A custom meta-schema's vocabularies decide whether `format` asserts.
     if let Some(draft) = draft {
         options = options
@@ -166,19 +235,92 @@ fn compile(
             .should_validate_formats(tool.assert_formats);
     }
     if tool.resources.is_empty() {
-        return options.build(schema).map_err(|e| invalid(e.to_string()));
+        return options.build(schema).map_err(|e| invalid(build_error(&e)));
     }
-    let mut builder = jsonschema::Registry::new();
+    let mut builder = jsonschema::Registry::new().retriever(FetchNothing);
     for (uri, document) in &tool.resources {
         builder = builder
             .add(uri, document.clone())
-            .map_err(|e| invalid(e.to_string()))?;
+            .map_err(|e| invalid(referencing_error(&e)))?;
     }
-    let registry = builder.prepare().map_err(|e| invalid(e.to_string()))?;
+    let registry = builder
+        .prepare()
+        .map_err(|e| invalid(referencing_error(&e)))?;
     options
         .with_registry(&registry)
         .build(schema)
-        .map_err(|e| invalid(e.to_string()))
+        .map_err(|e| invalid(build_error(&e)))
+}
+
+/// The longest reason a refused schema is reported with, in bytes: schemas can be large and
+/// come from anyone.
+const MAX_REASON: usize = 400;
+/// The longest quote of a pattern or URI from a schema in a reason, in bytes.
+const MAX_QUOTE: usize = 80;
+
+/// The retriever of every dynamic schema: whatever `jsonschema` features the build has, a
+/// `$ref` reaches only what the application handed in.
+struct FetchNothing;
+
+impl Retrieve for FetchNothing {
+    fn retrieve(
+        &self,
+        _uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err("not fetched".into())
+    }
+}
+
+/// Why `jsonschema` refused a schema, said in terms of what the application can do about it.
+fn build_error(error: &ValidationError<'_>) -> String {
+    match error.kind() {
+        ValidationErrorKind::Referencing(error) => referencing_error(error),
+        ValidationErrorKind::Format { format } if format == "regex" => {
+            match error.instance().as_ref() {
+                Value::String(pattern) if needs_backtracking(pattern) => format!(
+                    "pattern {} at {} needs a backtracking regex engine (lookaround or a \
+                     backreference), which can take time beyond linear in the string's length; \
+                     refused unless the application allows backtracking for this tool, with a limit",
+                    quote(pattern),
+                    error.schema_path().as_str()
+                ),
+                _ => error.to_string(),
+            }
+        }
+        _ => error.to_string(),
+    }
+}
+
+fn referencing_error(error: &ReferencingError) -> String {
+    match error {
+        ReferencingError::Unretrievable { uri, .. } => format!(
+            "$ref {} is not fetched: a dynamic tool's schemas reach only themselves and the \
+             documents added with `DynamicTool::resource`",
+            quote(uri)
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Whether `pattern` is refused by the linear-time engine for lookaround or a backreference,
+/// rather than for being malformed.
+fn needs_backtracking(pattern: &str) -> bool {
+    use regex_syntax::ast::ErrorKind;
+    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+        return false;
+    };
+    match regex_syntax::ast::parse::Parser::new().parse(&translated) {
+        Ok(_) => false,
+        Err(error) => matches!(
+            error.kind(),
+            ErrorKind::UnsupportedLookAround | ErrorKind::UnsupportedBackreference
+        ),
+    }
+}
+
+/// `text` in double quotes, cut to [`MAX_QUOTE`] bytes.
+fn quote(text: &str) -> String {
+    format!("{:?}", short(text.to_owned(), MAX_QUOTE))
 }
 
 /// Every error `validator` finds in `instance`, as violations.
@@ -192,7 +334,7 @@ pub(crate) fn check(validator: &Validator, instance: &Value) -> Result<(), Argum
         let location = error.instance_path().as_str().to_owned();
         let keyword = Keyword::from_schema_keyword(error.kind().keyword());
         match error.kind() {
-            jsonschema::error::ValidationErrorKind::Required { property } => {
+            ValidationErrorKind::Required { property } => {
                 let name = property
                     .as_str()
                     .map_or_else(|| property.to_string(), str::to_owned);
@@ -203,8 +345,8 @@ pub(crate) fn check(validator: &Validator, instance: &Value) -> Result<(), Argum
                     "missing required field",
                 ));
             }
-            jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected }
-            | jsonschema::error::ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
                 for name in unexpected {
                     violations.push(Violation::on_property(
                         location.clone(),
@@ -214,7 +356,17 @@ pub(crate) fn check(validator: &Validator, instance: &Value) -> Result<(), Argum
                     ));
                 }
             }
-            _ => violations.push(Violation::new(location, keyword, short(error.to_string()))),
+            // Only with `allow_backtracking`: the string may or may not match.
+            ValidationErrorKind::BacktrackLimitExceeded { .. } => violations.push(Violation::new(
+                location,
+                keyword,
+                "gave up matching the pattern at its backtracking limit",
+            )),
+            _ => violations.push(Violation::new(
+                location,
+                keyword,
+                short(error.to_string(), MAX_MESSAGE),
+            )),
         }
     }
     if violations.is_empty() {
@@ -224,13 +376,15 @@ pub(crate) fn check(validator: &Validator, instance: &Value) -> Result<(), Argum
     }
 }
 
-/// Keeps a message to a length a model can read, cutting on a character boundary.
-fn short(message: String) -> Cow<'static, str> {
-    const MAX: usize = 240;
-    if message.len() <= MAX {
+/// The longest message of one violation, in bytes: a length a model can read.
+const MAX_MESSAGE: usize = 240;
+
+/// `message` cut to at most `max` bytes on a character boundary, marked when cut.
+fn short(message: String, max: usize) -> Cow<'static, str> {
+    if message.len() <= max {
         return Cow::Owned(message);
     }
-    let mut end = MAX;
+    let mut end = max;
     while !message.is_char_boundary(end) {
         end -= 1;
     }

@@ -1,8 +1,9 @@
 //! The MCP client side: a server's tools registered as dynamic tools whose handlers forward
 //! `tools/call` to it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::io;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,11 @@ use crate::registry::{Effect, Registry, RegistryError, ToolDef, ToolError};
 
 /// Pages of `tools/list` followed before the listing is declared endless.
 const MAX_PAGES: usize = 1000;
+/// Tools [`McpClient::list_tools`] keeps from one listing.
+pub(super) const MAX_TOOLS: usize = 4096;
+/// Bytes of tool definitions (their JSON text) [`McpClient::list_tools`] keeps from one
+/// listing: 16 MiB.
+pub(super) const MAX_LISTING_BYTES: usize = 16 << 20;
 /// The longest error text from a server passed on to the model, in bytes.
 const MAX_ERROR_TEXT: usize = 2000;
 
@@ -123,8 +129,19 @@ impl McpClient {
     }
 
     /// Every tool the server lists, following `nextCursor` to the end.
+    ///
+    /// A listing is bounded, whatever the server sends:
+    ///
+    /// - at most 1,000 pages, and no cursor twice, else [`McpError::EndlessListing`];
+    /// - at most 4,096 tools and 16 MiB of tool definitions in all (each tool counted as the
+    ///   length of its JSON text), else [`McpError::ListingTooLarge`].
+    ///
+    /// The listing stops at the first page that goes beyond a cap and what was read is
+    /// dropped, so at most the caps plus one page (which rmcp's stdio transport limits to a
+    /// 16 MiB message) are held at once. Nothing is kept between calls.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, McpError> {
         let mut tools = Vec::new();
+        let mut bytes = 0_usize;
         let mut seen = HashSet::new();
         let mut cursor = None;
         for _ in 0..MAX_PAGES {
@@ -140,7 +157,16 @@ impl McpClient {
                     method: "tools/list",
                     reason: error.to_string(),
                 })?;
-            tools.extend(page.tools);
+            for tool in page.tools {
+                bytes = bytes.saturating_add(json_len(&tool));
+                tools.push(tool);
+                if tools.len() > MAX_TOOLS || bytes > MAX_LISTING_BYTES {
+                    return Err(McpError::ListingTooLarge {
+                        tools: tools.len(),
+                        bytes,
+                    });
+                }
+            }
             match page.next_cursor {
                 None => return Ok(tools),
                 Some(next) if !seen.insert(next.clone()) => {
@@ -189,6 +215,9 @@ impl McpClient {
         if let Some(schema) = &tool.output_schema {
             dynamic = dynamic.output_schema(Value::Object(schema.as_ref().clone()));
         }
+        if let Some(&limit) = import.backtracking.get(tool.name.as_ref()) {
+            dynamic = dynamic.allow_backtracking(limit);
+        }
         let peer = self.service.peer().clone();
         let remote: Arc<str> = Arc::from(tool.name.as_ref());
         let handler = move |args: Value, _cx: &Context| {
@@ -229,6 +258,24 @@ impl fmt::Debug for McpClient {
             .field("child", &self.child.as_ref().and_then(Child::id))
             .finish()
     }
+}
+
+/// The length of `tool`'s JSON text, without building it.
+fn json_len(tool: &Tool) -> usize {
+    struct Count(usize);
+    impl io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing a parsed `Tool` into a sink that accepts everything cannot fail.
+    let _ = serde_json::to_writer(&mut count, tool);
+    count.0
 }
 
 /// The effect an imported tool is registered with: its annotations decide only for tools the
@@ -307,6 +354,7 @@ fn cut(mut text: String, max: usize) -> String {
 #[derive(Clone, Default)]
 pub struct McpImport {
     trusted: HashSet<String>,
+    backtracking: HashMap<String, usize>,
     prefix: String,
     configure: Option<Arc<Configure>>,
 }
@@ -325,6 +373,15 @@ impl McpImport {
     /// the server claims.
     pub fn trust_hints(mut self, name: impl Into<String>) -> Self {
         self.trusted.insert(name.into());
+        self
+    }
+
+    /// Lets the schemas of the tool the server calls `name` use patterns that need a
+    /// backtracking engine (lookaround, backreferences), each match giving up after `limit`
+    /// backtracking steps. Other tools with such patterns are skipped. See
+    /// [`DynamicTool::allow_backtracking`] for what the limit does and does not bound.
+    pub fn allow_backtracking(mut self, name: impl Into<String>, limit: usize) -> Self {
+        self.backtracking.insert(name.into(), limit);
         self
     }
 
@@ -351,6 +408,7 @@ impl fmt::Debug for McpImport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpImport")
             .field("trusted", &self.trusted)
+            .field("backtracking", &self.backtracking)
             .field("prefix", &self.prefix)
             .field("configure", &self.configure.is_some())
             .finish()

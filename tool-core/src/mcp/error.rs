@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use super::client::{MAX_LISTING_BYTES, MAX_TOOLS};
+
 /// A failure to connect, serve or talk to an MCP peer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -31,6 +33,14 @@ pub enum McpError {
         /// How many pages were read.
         pages: usize,
     },
+    /// The server listed more tools, or more bytes of tool definitions, than
+    /// [`McpClient::list_tools`](super::McpClient::list_tools) keeps.
+    ListingTooLarge {
+        /// Tools read when the listing was abandoned.
+        tools: usize,
+        /// Bytes of tool definitions (their JSON text) read when the listing was abandoned.
+        bytes: usize,
+    },
     /// The serving loop stopped abnormally.
     Serve {
         /// What went wrong.
@@ -49,6 +59,14 @@ impl fmt::Display for McpError {
             McpError::EndlessListing { pages } => write!(
                 f,
                 "the mcp server's tool listing did not end after {pages} pages"
+            ),
+            McpError::ListingTooLarge { tools, .. } if *tools > MAX_TOOLS => write!(
+                f,
+                "the mcp server's tool listing exceeds {MAX_TOOLS} tools ({tools} read)"
+            ),
+            McpError::ListingTooLarge { bytes, .. } => write!(
+                f,
+                "the mcp server's tool listing exceeds {MAX_LISTING_BYTES} bytes of tool definitions ({bytes} read)"
             ),
             McpError::Serve { reason } => write!(f, "the mcp service stopped: {reason}"),
         }

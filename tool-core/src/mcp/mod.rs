@@ -76,6 +76,12 @@
 //! [`McpImport::trust_hints`]. Descriptions come from the server too and reach the model as
 //! written.
 //!
+//! The server's schemas are compiled as any [`DynamicTool`](crate::DynamicTool)'s: their
+//! `$ref`s fetch nothing (no file is read, no request made, whatever `jsonschema` features the
+//! build has), and a pattern that needs a backtracking engine skips the tool unless the
+//! application allows it with [`McpImport::allow_backtracking`]. A listing is capped at 1,000
+//! pages, 4,096 tools and 16 MiB of tool definitions ([`McpClient::list_tools`]).
+//!
 //! A forwarded call's result becomes the handler's output: `structuredContent` when present,
 //! otherwise the text blocks joined by newlines as a JSON string, otherwise the content blocks
 //! as a JSON array. A result with `isError: true` is an `execution_failed` outcome whose public
