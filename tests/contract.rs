@@ -440,6 +440,62 @@ fn rejects_numbers_beyond_a_double() {
     assert_eq!(found(&errors), [("/a_f32".to_owned(), Keyword::Maximum)]);
 }
 
+/// A factor strictly between 0 and 1, held as an `f32`.
+#[derive(Tool, Debug)]
+struct Scale {
+    #[tool(range(exclusive_min = 0, exclusive_max = 1))]
+    factor: f32,
+}
+
+/// The advertised schema's verdict on `instance`, by the `jsonschema` crate.
+fn schema_accepts<T: Tool>(instance: &Value) -> bool {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(T::input_schema())
+        .expect("the advertised schema compiles")
+        .is_valid(instance)
+}
+
+#[test]
+fn f32_bounds_hold_on_the_value_the_handler_receives() {
+    // These round to exactly 0.0 and 1.0 as an f32, the bounds the field excludes.
+    for (text, keyword) in [
+        ("1e-46", Keyword::ExclusiveMinimum),
+        ("0.99999999", Keyword::ExclusiveMaximum),
+        ("0.99999998", Keyword::ExclusiveMaximum),
+    ] {
+        let raw = format!(r#"{{"factor":{text}}}"#);
+        let errors = refused::<Scale>(&raw);
+        assert_eq!(found(&errors), [("/factor".to_owned(), keyword)], "{text}");
+        let instance: Value = serde_json::from_str(&raw).unwrap();
+        assert!(!schema_accepts::<Scale>(&instance), "{text}: parity");
+    }
+    // The nearest f32 values inside the bounds, and numbers rounding onto them, are accepted.
+    for text in ["1e-45", "7.1e-46", "0.99999994", "0.99999996", "0.5"] {
+        let raw = format!(r#"{{"factor":{text}}}"#);
+        let factor = Scale::parse_arguments(&raw).unwrap().factor;
+        assert!(factor > 0.0 && factor < 1.0, "{text} gave {factor}");
+        let instance: Value = serde_json::from_str(&raw).unwrap();
+        assert!(schema_accepts::<Scale>(&instance), "{text}: parity");
+    }
+}
+
+#[test]
+fn f32_from_a_large_integer_is_the_value_serde_gives() {
+    for text in [
+        "1152921573326323713",
+        "-1152921573326323713",
+        "18446744073709551615",
+    ] {
+        let expected: f32 = serde_json::from_str(text).unwrap();
+        let parsed = Everything::parse_arguments(&everything_text("a_f32", text)).unwrap();
+        assert_eq!(parsed.a_f32.to_bits(), expected.to_bits(), "{text}");
+        let value: Value = serde_json::from_str(&everything_text("a_f32", text)).unwrap();
+        let parsed = Everything::parse_value(&value).unwrap();
+        assert_eq!(parsed.a_f32.to_bits(), expected.to_bits(), "{text}");
+    }
+}
+
 // ---- strings ----
 
 #[test]
@@ -476,6 +532,63 @@ fn handles_a_ten_megabyte_string() {
     let line = errors.to_string();
     assert!(line.len() < 200, "{}", &line[..200.min(line.len())]);
     assert!(line.ends_with("aaa\"…"), "{line}");
+}
+
+/// Patterns whose direct compilation is beyond the regex engine's size limit, but which a
+/// standard validator evaluates by counting characters.
+#[derive(Tool, Debug)]
+#[allow(dead_code)]
+struct WidePatterns {
+    #[tool(pattern = r"^\p{L}{1,300}$")]
+    letters: String,
+    #[tool(pattern = r"^.{1,10000}$")]
+    line: String,
+    #[tool(pattern = r"^[\p{L}\p{N} '-]{1,255}$")]
+    name: String,
+    #[tool(pattern = r"^\S{1,5000}$")]
+    word: String,
+    #[tool(pattern = r"^\p{L}{300}$")]
+    exact: String,
+    #[tool(pattern = r"((A 0\p{L}*){3,1000})$")]
+    repeated: String,
+}
+
+#[test]
+fn evaluates_every_pattern_the_derive_accepts() {
+    let valid = json!({
+        "letters": "Ω",
+        "line": "x",
+        "name": "Ωmega 9",
+        "word": "Ω",
+        "exact": "Ω".repeat(300),
+        "repeated": "A 0ΩA 0A 0",
+    });
+    let parsed = WidePatterns::parse_value(&valid).unwrap();
+    assert_eq!(parsed.letters, "Ω");
+    assert!(schema_accepts::<WidePatterns>(&valid));
+
+    let invalid = json!({
+        "letters": "Ω1",
+        "line": "",
+        "name": "Ω!",
+        "word": "a b",
+        "exact": "Ω".repeat(299),
+        "repeated": "A 0A 0",
+    });
+    let errors = WidePatterns::parse_value(&invalid).unwrap_err();
+    let mut pointers = found(&errors);
+    pointers.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        pointers,
+        ["/exact", "/letters", "/line", "/name", "/repeated", "/word"]
+            .map(|at| (at.to_owned(), Keyword::Pattern)),
+        "{errors}"
+    );
+    assert!(
+        !errors.to_string().contains("cannot be evaluated"),
+        "{errors}"
+    );
+    assert!(!schema_accepts::<WidePatterns>(&invalid));
 }
 
 // ---- nesting ----

@@ -4,6 +4,14 @@
 //!
 //! Instances are generated from the advertised schema itself (valid ones), then mutated
 //! (wrong types, boundary numbers, missing and unknown fields), plus arbitrary JSON.
+//!
+//! By default each tool type gets 10,000 cases (3,000 valid, 6,000 mutated, 1,000 arbitrary),
+//! which take about a minute. `PARITY_CASES=N` runs `N` cases per tool type in the same
+//! proportions; the long mode is a million:
+//!
+//! ```sh
+//! PARITY_CASES=1000000 cargo test --release -p tests --test parity
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -32,6 +40,13 @@ struct Widths {
     small: i32,
     #[tool(range(exclusive_min = -1.5, exclusive_max = 2.5))]
     ratio: f32,
+    /// Numbers that round to 0 or 1 as an `f32` must be refused by both.
+    #[tool(range(exclusive_min = 0, exclusive_max = 1))]
+    factor: f32,
+    /// 0.1 is not an `f32`: the field gets the nearest one.
+    #[tool(range(max = 0.1))]
+    tenth: f32,
+    big: f32,
     real: f64,
     flag: bool,
     #[tool(length(min = 1, max = 3))]
@@ -355,6 +370,15 @@ fn interesting() -> impl Strategy<Value = Value> {
             json!(u64::MAX),
             json!(18446744073709551616.0),
             json!(3.5e38),
+            json!(1e-46),
+            json!(7.006492321624085e-46),
+            json!(0.99999999),
+            json!(0.9999999701976776),
+            json!(0.1),
+            json!(0.09999999776482582),
+            json!(16777217),
+            json!(1152921573326323713_u64),
+            json!(-1152921573326323713_i64),
             json!(1e300),
             json!(-1e300),
             json!(""),
@@ -372,7 +396,35 @@ fn interesting() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(Value::from),
         any::<f64>().prop_map(Value::from),
         "[A-Za-z0-9]{0,8}".prop_map(Value::String),
+        f32_edges(),
     ]
+}
+
+/// Numbers where rounding to `f32` crosses a bound: a few `f32` steps from one, and the
+/// midpoints between neighbours, where ties go to the even one.
+fn f32_edges() -> impl Strategy<Value = Value> {
+    (
+        proptest::sample::select(vec![0.0f32, 1.0, 0.1, -1.5, 2.5, 16_777_216.0]),
+        -3i32..=3,
+        0u8..4,
+    )
+        .prop_map(|(anchor, steps, nudge)| {
+            let mut y = anchor;
+            for _ in 0..steps.unsigned_abs() {
+                y = if steps < 0 {
+                    y.next_down()
+                } else {
+                    y.next_up()
+                };
+            }
+            let midpoint = (f64::from(y) + f64::from(y.next_up())) / 2.0;
+            Value::from(match nudge {
+                0 => f64::from(y),
+                1 => midpoint,
+                2 => midpoint.next_up(),
+                _ => midpoint.next_down(),
+            })
+        })
 }
 
 fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
@@ -448,9 +500,24 @@ fn mutated_instances<T: Tool>() -> impl Strategy<Value = Value> {
         .prop_map(|(value, mutations)| mutate(value, mutations))
 }
 
-const VALID_CASES: u32 = 3000;
-const MUTATED_CASES: u32 = 6000;
-const ARBITRARY_CASES: u32 = 1000;
+/// `tenths` of the cases per tool type (`PARITY_CASES`, else 10,000), with room for the
+/// generated strings that a filter throws away in proportion.
+fn config(tenths: u32) -> ProptestConfig {
+    let total = match std::env::var("PARITY_CASES") {
+        Ok(text) => text
+            .parse::<u32>()
+            .unwrap_or_else(|_| panic!("PARITY_CASES must be a number of cases, not {text:?}")),
+        Err(_) => 10_000,
+    };
+    let cases = (total / 10).saturating_mul(tenths).max(1);
+    let defaults = ProptestConfig::default();
+    ProptestConfig {
+        cases,
+        max_local_rejects: defaults.max_local_rejects.max(cases.saturating_mul(16)),
+        max_global_rejects: defaults.max_global_rejects.max(cases.saturating_mul(16)),
+        ..defaults
+    }
+}
 
 macro_rules! parity_suite {
     ($module:ident, $ty:ty, |$parsed:ident, $instance:ident| $compare:block) => {
@@ -467,7 +534,7 @@ macro_rules! parity_suite {
             fn agree($parsed: &$ty, $instance: &Value) -> Result<(), TestCaseError> $compare
 
             proptest! {
-                #![proptest_config(ProptestConfig::with_cases(VALID_CASES))]
+                #![proptest_config(config(3))]
                 #[test]
                 fn accepts_every_valid_instance(instance in valid_instances::<$ty>()) {
                     let parsed = check::<$ty>(law(), &instance)?;
@@ -477,7 +544,7 @@ macro_rules! parity_suite {
             }
 
             proptest! {
-                #![proptest_config(ProptestConfig::with_cases(MUTATED_CASES))]
+                #![proptest_config(config(6))]
                 #[test]
                 fn agrees_on_mutated_instances(instance in mutated_instances::<$ty>()) {
                     if let Some(parsed) = check::<$ty>(law(), &instance)? {
@@ -487,7 +554,7 @@ macro_rules! parity_suite {
             }
 
             proptest! {
-                #![proptest_config(ProptestConfig::with_cases(ARBITRARY_CASES))]
+                #![proptest_config(config(1))]
                 #[test]
                 fn agrees_on_arbitrary_json(instance in arbitrary_json()) {
                     check::<$ty>(law(), &instance)?;
@@ -524,6 +591,18 @@ parity_suite!(search_flights, SearchFlights, |parsed, instance| {
 });
 
 parity_suite!(widths, Widths, |parsed, instance| {
+    // The declared bounds hold on the values the fields receive.
+    prop_assert!(
+        parsed.factor > 0.0 && parsed.factor < 1.0,
+        "factor {}",
+        parsed.factor
+    );
+    prop_assert!(f64::from(parsed.tenth) <= 0.1, "tenth {}", parsed.tenth);
+    prop_assert!(
+        parsed.ratio > -1.5 && parsed.ratio < 2.5,
+        "ratio {}",
+        parsed.ratio
+    );
     // Where serde's own derive accepts the instance, both produce the same value (serde
     // refuses a few that JSON Schema allows, such as `1.0` for an integer).
     if let Ok(by_serde) = serde_json::from_value::<Widths>(instance.clone()) {

@@ -24,6 +24,10 @@ use crate::validate::{
 /// `Option<T>`, `Box<T>`, `Vec<T>` and maps with `String` keys. Derive it for your own structs
 /// and unit-variant enums with `#[derive(Argument)]` (or `#[derive(Tool)]` for a tool's root
 /// type); the two methods must agree, which is why implementing them by hand is not advised.
+///
+/// An `f32` gets the `f32` nearest to the number, as serde gives it, and declared bounds hold
+/// on that value: a number rounding onto or across a bound is refused, and the advertised bound
+/// is moved to where rounding crosses it.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in tool arguments",
     label = "this type has no argument schema",
@@ -229,7 +233,8 @@ macro_rules! num_from {
 }
 num_from!(unsigned: u8 u16 u32 u64 usize; signed: i8 i16 i32 i64 isize);
 
-/// Checks a float outside its common case; the value as an `f64` if it is acceptable.
+/// Checks a number for a float field outside its common case, against the bounds `c` as
+/// advertised for the type; whether it is acceptable.
 #[cold]
 #[inline(never)]
 fn refuse_float(
@@ -239,43 +244,62 @@ fn refuse_float(
     cx: &mut Cx,
     at: &Path<'_>,
     c: &Constraints,
-) -> Option<f64> {
+) -> Option<Num> {
     let Got::Number(n) = got else {
         cx.type_mismatch(at, "number", got);
         return None;
     };
-    check_bounds(n, type_min, type_max, cx, at, c).then(|| n.as_f64())
+    check_bounds(n, type_min, type_max, cx, at, c).then_some(n)
+}
+
+impl Scalar for f64 {
+    #[inline(always)]
+    fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+        // The common case: a number inside its bounds, decided in f64 arithmetic.
+        if let Got::Number(n) = got
+            && let Some(v) = n.as_exact_f64()
+            && c.float_within(v, f64::NEG_INFINITY, f64::INFINITY) == Some(true)
+        {
+            return Some(v);
+        }
+        refuse_float(got, None, None, cx, at, c).map(Num::as_f64)
+    }
+}
+
+/// The range of `f32`: beyond `f32::MAX` a number would become infinite.
+const F32_MIN: Option<Num> = Some(Num::F(-(f32::MAX as f64)));
+const F32_MAX: Option<Num> = Some(Num::F(f32::MAX as f64));
+
+impl Scalar for f32 {
+    #[inline(always)]
+    fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
+        // The common case, decided in f64 arithmetic: a number within the range of `f32` whose
+        // nearest `f32`, the value the field receives, is also inside the declared bounds.
+        if let Got::Number(n) = got
+            && let Some(v) = n.as_exact_f64()
+        {
+            #[allow(clippy::cast_possible_truncation)]
+            let rounded = v as f32;
+            let max = f64::from(f32::MAX);
+            if c.float_within(v, -max, max) == Some(true)
+                && c.float_within(f64::from(rounded), -max, max) == Some(true)
+            {
+                return Some(rounded);
+            }
+        }
+        // The advertised bounds say the same of `n` alone (see `Constraints::rounded_to_f32`).
+        refuse_float(got, F32_MIN, F32_MAX, cx, at, &c.rounded_to_f32()).map(Num::to_f32)
+    }
 }
 
 macro_rules! float {
-    ($($ty:ty => $min:expr, $max:expr;)*) => {$(
-        impl Scalar for $ty {
-            #[inline(always)]
-            fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
-                // The common case: a number inside its bounds, decided in f64 arithmetic.
-                if let Got::Number(n) = got
-                    && let Some(v) = n.as_exact_f64()
-                {
-                    let lo = $min.map_or(f64::NEG_INFINITY, Num::as_f64);
-                    let hi = $max.map_or(f64::INFINITY, Num::as_f64);
-                    if c.float_within(v, lo, hi) == Some(true) {
-                        #[allow(clippy::cast_possible_truncation)]
-                        return Some(v as $ty);
-                    }
-                }
-                refuse_float(got, $min, $max, cx, at, c).map(|v| {
-                    #[allow(clippy::cast_possible_truncation)]
-                    let v = v as $ty;
-                    v
-                })
-            }
-        }
-
+    ($($ty:ty => $min:expr, $max:expr, $advertised:expr;)*) => {$(
         impl Argument for $ty {
             fn schema(_: &mut SchemaGen, c: &Constraints) -> Value {
                 let mut schema = Map::new();
                 schema.insert("type".to_owned(), Value::from("number"));
-                c.number_keywords(&mut schema, $min, $max);
+                let advertise: fn(&Constraints) -> Constraints = $advertised;
+                advertise(c).number_keywords(&mut schema, $min, $max);
                 Value::Object(schema)
             }
 
@@ -291,9 +315,8 @@ macro_rules! float {
     )*};
 }
 float! {
-    f64 => None, None;
-    // Beyond f32::MAX a number would become infinite.
-    f32 => Some(Num::F(-(f32::MAX as f64))), Some(Num::F(f32::MAX as f64));
+    f64 => None, None, |c| *c;
+    f32 => F32_MIN, F32_MAX, Constraints::rounded_to_f32;
 }
 
 impl Scalar for String {

@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 use num_cmp::NumCmp;
 use serde_json::{Map, Number, Value};
 
+mod engine;
+
 /// A JSON number as the parser produced it, compared exactly across representations
 /// (the way standard validators compare them: `u64::MAX` is not rounded to 2^64).
 #[derive(Debug, Clone, Copy)]
@@ -83,6 +85,48 @@ impl Num {
         }
     }
 
+    /// The `f32` serde gives for this number: the one nearest to its value, rounded once.
+    pub(crate) const fn to_f32(self) -> f32 {
+        match self {
+            Num::U(u) => u as f32,
+            Num::I(i) => i as f32,
+            Num::F(f) => f as f32,
+        }
+    }
+
+    /// The `f64` serde gives for this number.
+    const fn to_f64(self) -> f64 {
+        match self {
+            Num::U(u) => u as f64,
+            Num::I(i) => i as f64,
+            Num::F(f) => f,
+        }
+    }
+
+    /// The least integer not below the number, clamped to ±2^100.
+    const fn ceil(self) -> i128 {
+        match self {
+            Num::U(u) => u as i128,
+            Num::I(i) => i as i128,
+            Num::F(f) => {
+                let t = clamp_to_i128(f);
+                if (t as f64) < f { t + 1 } else { t }
+            }
+        }
+    }
+
+    /// The greatest integer not above the number, clamped to ±2^100.
+    const fn floor(self) -> i128 {
+        match self {
+            Num::U(u) => u as i128,
+            Num::I(i) => i as i128,
+            Num::F(f) => {
+                let t = clamp_to_i128(f);
+                if (t as f64) > f { t - 1 } else { t }
+            }
+        }
+    }
+
     /// The value as an `i128`, if it is an integer that fits.
     pub fn as_i128(self) -> Option<i128> {
         match self {
@@ -111,6 +155,18 @@ impl Num {
     }
 }
 
+/// `f` truncated toward zero, within ±2^100 (far beyond every 64-bit integer).
+const fn clamp_to_i128(f: f64) -> i128 {
+    const LIMIT: f64 = 1_267_650_600_228_229_401_496_703_205_376.0; // 2^100
+    if f > LIMIT {
+        LIMIT as i128
+    } else if f < -LIMIT {
+        -(LIMIT as i128)
+    } else {
+        f as i128
+    }
+}
+
 impl fmt::Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -124,9 +180,12 @@ impl fmt::Display for Num {
     }
 }
 
-/// A `pattern` constraint: the ECMA-262 source as advertised, compiled once on first use with
-/// the same translation to Rust regex syntax, and the same fast path for anchored sequences of
-/// character classes, that the `jsonschema` crate applies.
+/// A `pattern` constraint: the ECMA-262 source as advertised, compiled once on first use the
+/// way the `jsonschema` crate compiles it: the same translation to Rust regex syntax, the same
+/// fast path for anchored sequences of character classes, the same character count for a whole
+/// pattern `^X{m,n}$` over one class, and the same size limit for the `regex` engine (10 MiB per
+/// compiled pattern). The derives build every pattern this way at compile time and refuse one
+/// beyond the limit, so a derived pattern can always be evaluated.
 #[derive(Debug)]
 pub struct Pattern {
     source: &'static str,
@@ -138,13 +197,22 @@ struct Compiled {
     /// Decides ASCII subjects of simple anchored patterns without a regex engine.
     sequence: Option<jsonschema_regex::Sequence>,
     translated: String,
-    regex: OnceLock<Option<regex::Regex>>,
+    matcher: OnceLock<Option<Matcher>>,
+}
+
+#[derive(Debug)]
+enum Matcher {
+    Count(jsonschema_regex::RepeatedClass),
+    Regex(regex::Regex),
 }
 
 impl Compiled {
-    fn regex(&self) -> Option<&regex::Regex> {
-        self.regex
-            .get_or_init(|| regex::Regex::new(&self.translated).ok())
+    fn matcher(&self, source: &str) -> Option<&Matcher> {
+        self.matcher
+            .get_or_init(|| match engine::form(source, &self.translated) {
+                engine::Form::Count(class) => Some(Matcher::Count(class)),
+                engine::Form::Engine(regex) => engine::build_regex(&regex).ok().map(Matcher::Regex),
+            })
             .as_ref()
     }
 }
@@ -172,11 +240,11 @@ impl Pattern {
                 let compiled = Compiled {
                     sequence: jsonschema_regex::Sequence::compile(&translated),
                     translated: translated.into_owned(),
-                    regex: OnceLock::new(),
+                    matcher: OnceLock::new(),
                 };
                 // A pattern the engine cannot build is refused up front, not on first use.
                 if compiled.sequence.is_none() {
-                    compiled.regex()?;
+                    compiled.matcher(self.source)?;
                 }
                 Some(compiled)
             })
@@ -188,7 +256,10 @@ impl Pattern {
         {
             return Some(matched);
         }
-        compiled.regex().map(|regex| regex.is_match(text))
+        Some(match compiled.matcher(self.source)? {
+            Matcher::Count(class) => class.is_match(text),
+            Matcher::Regex(regex) => regex.is_match(text),
+        })
     }
 }
 
@@ -262,6 +333,99 @@ impl Constraints {
         Some(within)
     }
 
+    /// The bounds for a JSON number `x` read into an `f32` field: `x` and the `f32` nearest to
+    /// it, which the field receives, must both meet every declared bound. Rounding is monotonic,
+    /// so each side comes down to one bound on `x`, the tighter of the declared one and the
+    /// midpoint between two neighbouring `f32` values where rounding crosses it.
+    pub(crate) fn rounded_to_f32(&self) -> Constraints {
+        let mut lower: Option<Bound> = None;
+        for (declared, exclusive) in [(self.minimum, false), (self.exclusive_minimum, true)] {
+            if let Some(value) = declared {
+                lower = Bound::tighter(lower, Bound { value, exclusive }, Ordering::Greater);
+                if let Some(rounded) = f32_lower_threshold(value, exclusive) {
+                    lower = Bound::tighter(lower, rounded, Ordering::Greater);
+                }
+            }
+        }
+        let mut upper: Option<Bound> = None;
+        for (declared, exclusive) in [(self.maximum, false), (self.exclusive_maximum, true)] {
+            if let Some(value) = declared {
+                upper = Bound::tighter(upper, Bound { value, exclusive }, Ordering::Less);
+                if let Some(rounded) = f32_upper_threshold(value, exclusive) {
+                    upper = Bound::tighter(upper, rounded, Ordering::Less);
+                }
+            }
+        }
+        let pick = |bound: Option<Bound>, exclusive: bool| {
+            bound
+                .filter(|bound| bound.exclusive == exclusive)
+                .map(|bound| bound.value)
+        };
+        Constraints {
+            minimum: pick(lower, false),
+            exclusive_minimum: pick(lower, true),
+            maximum: pick(upper, false),
+            exclusive_maximum: pick(upper, true),
+            ..*self
+        }
+    }
+
+    /// Whether some value of a type holding `domain` meets every declared bound.
+    pub(crate) const fn admits(&self, domain: Domain) -> bool {
+        match domain {
+            Domain::Integer { min, max } => {
+                let (mut lo, mut hi) = (min, max);
+                if let Some(bound) = self.minimum {
+                    lo = max_i128(lo, bound.ceil());
+                }
+                if let Some(bound) = self.exclusive_minimum {
+                    lo = max_i128(lo, bound.floor() + 1);
+                }
+                if let Some(bound) = self.maximum {
+                    hi = min_i128(hi, bound.floor());
+                }
+                if let Some(bound) = self.exclusive_maximum {
+                    hi = min_i128(hi, bound.ceil() - 1);
+                }
+                lo <= hi
+            }
+            Domain::F32 => {
+                let mut lo = -f32::MAX;
+                let mut hi = f32::MAX;
+                if let Some(bound) = self.minimum {
+                    lo = lo.max(least_f32(bound, false));
+                }
+                if let Some(bound) = self.exclusive_minimum {
+                    lo = lo.max(least_f32(bound, true));
+                }
+                if let Some(bound) = self.maximum {
+                    hi = hi.min(greatest_f32(bound, false));
+                }
+                if let Some(bound) = self.exclusive_maximum {
+                    hi = hi.min(greatest_f32(bound, true));
+                }
+                lo <= hi && lo.is_finite() && hi.is_finite()
+            }
+            Domain::F64 => {
+                let mut lo = -f64::MAX;
+                let mut hi = f64::MAX;
+                if let Some(bound) = self.minimum {
+                    lo = lo.max(least_f64(bound, false));
+                }
+                if let Some(bound) = self.exclusive_minimum {
+                    lo = lo.max(least_f64(bound, true));
+                }
+                if let Some(bound) = self.maximum {
+                    hi = hi.min(greatest_f64(bound, false));
+                }
+                if let Some(bound) = self.exclusive_maximum {
+                    hi = hi.min(greatest_f64(bound, true));
+                }
+                lo <= hi && lo.is_finite() && hi.is_finite()
+            }
+        }
+    }
+
     /// The lower bound after merging the type's own range, keeping the tighter one.
     pub(crate) fn merged_minimum(&self, type_min: Option<Num>) -> Option<Num> {
         merge(type_min, self.minimum, Ordering::Greater)
@@ -316,6 +480,162 @@ impl Constraints {
     }
 }
 
+/// One bound on a number: `> value` when `exclusive`, else `>=` (or `<`, `<=` for an upper one).
+#[derive(Clone, Copy)]
+struct Bound {
+    value: Num,
+    exclusive: bool,
+}
+
+impl Bound {
+    /// The tighter of `a` and `b`, where `keep` is the ordering of a tighter value (`Greater`
+    /// for lower bounds); at equal values the exclusive one.
+    fn tighter(a: Option<Bound>, b: Bound, keep: Ordering) -> Option<Bound> {
+        let Some(a) = a else { return Some(b) };
+        Some(match b.value.compare(a.value) {
+            Ordering::Equal if b.exclusive => b,
+            Ordering::Equal => a,
+            order if order == keep => b,
+            _ => a,
+        })
+    }
+}
+
+/// The bound on `x` equivalent to `round(x) > value` (`>=` unless `exclusive`), where `round`
+/// gives the nearest `f32`; `None` when every `x` within the `f32` range meets it (or none does,
+/// which the declared bound already says).
+fn f32_lower_threshold(value: Num, exclusive: bool) -> Option<Bound> {
+    // The least f32 meeting the bound, and the one below it: `x` must round up to the former.
+    let least = least_f32(value, exclusive);
+    if !least.is_finite() || least == -f32::MAX {
+        return None;
+    }
+    let below = least.next_down();
+    let midpoint = (f64::from(below) + f64::from(least)) / 2.0;
+    Some(Bound {
+        value: Num::F(midpoint),
+        // At the midpoint itself, rounding picks the neighbour with an even significand.
+        exclusive: midpoint as f32 != least,
+    })
+}
+
+/// The bound on `x` equivalent to `round(x) < value` (`<=` unless `exclusive`); see
+/// [`f32_lower_threshold`].
+fn f32_upper_threshold(value: Num, exclusive: bool) -> Option<Bound> {
+    let greatest = greatest_f32(value, exclusive);
+    if !greatest.is_finite() || greatest == f32::MAX {
+        return None;
+    }
+    let above = greatest.next_up();
+    let midpoint = (f64::from(greatest) + f64::from(above)) / 2.0;
+    Some(Bound {
+        value: Num::F(midpoint),
+        exclusive: midpoint as f32 != greatest,
+    })
+}
+
+/// The least `f32` above `bound` (or equal to it, unless `exclusive`); infinite if none is finite.
+const fn least_f32(bound: Num, exclusive: bool) -> f32 {
+    let nearest = bound.to_f32();
+    match compare_exact(nearest as f64, bound) {
+        Ordering::Less => nearest.next_up(),
+        Ordering::Equal if exclusive => nearest.next_up(),
+        _ => nearest,
+    }
+}
+
+/// The greatest `f32` below `bound` (or equal to it, unless `exclusive`); infinite if none is
+/// finite.
+const fn greatest_f32(bound: Num, exclusive: bool) -> f32 {
+    let nearest = bound.to_f32();
+    match compare_exact(nearest as f64, bound) {
+        Ordering::Greater => nearest.next_down(),
+        Ordering::Equal if exclusive => nearest.next_down(),
+        _ => nearest,
+    }
+}
+
+/// [`least_f32`] for `f64`.
+const fn least_f64(bound: Num, exclusive: bool) -> f64 {
+    let nearest = bound.to_f64();
+    match compare_exact(nearest, bound) {
+        Ordering::Less => nearest.next_up(),
+        Ordering::Equal if exclusive => nearest.next_up(),
+        _ => nearest,
+    }
+}
+
+/// [`greatest_f32`] for `f64`.
+const fn greatest_f64(bound: Num, exclusive: bool) -> f64 {
+    let nearest = bound.to_f64();
+    match compare_exact(nearest, bound) {
+        Ordering::Greater => nearest.next_down(),
+        Ordering::Equal if exclusive => nearest.next_down(),
+        _ => nearest,
+    }
+}
+
+/// `x` against `n`, exactly, in a `const fn` (where [`Num::compare`] cannot run).
+const fn compare_exact(x: f64, n: Num) -> Ordering {
+    let v = match n {
+        Num::U(u) => u as i128,
+        Num::I(i) => i as i128,
+        Num::F(f) => {
+            return if x < f {
+                Ordering::Less
+            } else if x > f {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            };
+        }
+    };
+    // Beyond ±1e30 no 64-bit integer is near; within, truncation is exact.
+    if x < -1e30 {
+        return Ordering::Less;
+    }
+    if x > 1e30 {
+        return Ordering::Greater;
+    }
+    let t = x as i128;
+    if t < v {
+        Ordering::Less
+    } else if t > v {
+        Ordering::Greater
+    } else if x < t as f64 {
+        Ordering::Less
+    } else if x > t as f64 {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
+const fn max_i128(a: i128, b: i128) -> i128 {
+    if a > b { a } else { b }
+}
+
+const fn min_i128(a: i128, b: i128) -> i128 {
+    if a < b { a } else { b }
+}
+
+/// The values a field type with `range` holds, for the compile-time check that a declared
+/// range admits one of them.
+#[derive(Debug, Clone, Copy)]
+pub enum Domain {
+    /// The integers from `min` to `max`.
+    Integer {
+        /// The least value.
+        min: i128,
+        /// The greatest value.
+        max: i128,
+    },
+    /// The finite `f32` values.
+    F32,
+    /// The finite `f64` values.
+    F64,
+}
+
 /// The constraints of one field as a type: the checked parser of the field is compiled with
 /// them as constants, so that a bound not declared costs nothing.
 pub trait ConstConstraints {
@@ -352,7 +672,10 @@ pub trait AcceptsLength {}
     label = "`range` applies to integers and floats",
     note = "use `length(..)` for strings and arrays"
 )]
-pub trait AcceptsRange {}
+pub trait AcceptsRange {
+    /// The values of the type.
+    const DOMAIN: Domain;
+}
 
 /// Field types that `pattern` / `regex(pattern = ..)` applies to.
 #[diagnostic::on_unimplemented(
@@ -365,16 +688,35 @@ impl AcceptsLength for String {}
 impl<T> AcceptsLength for Vec<T> {}
 impl AcceptsPattern for String {}
 macro_rules! accepts_range {
-    ($($ty:ty)*) => { $(impl AcceptsRange for $ty {})* };
+    ($($ty:ty)*) => {$(
+        impl AcceptsRange for $ty {
+            const DOMAIN: Domain = Domain::Integer {
+                min: <$ty>::MIN as i128,
+                max: <$ty>::MAX as i128,
+            };
+        }
+    )*};
 }
-accepts_range!(u8 u16 u32 u64 usize i8 i16 i32 i64 isize f32 f64);
+accepts_range!(u8 u16 u32 u64 usize i8 i16 i32 i64 isize);
+impl AcceptsRange for f32 {
+    const DOMAIN: Domain = Domain::F32;
+}
+impl AcceptsRange for f64 {
+    const DOMAIN: Domain = Domain::F64;
+}
 macro_rules! through_wrappers {
     ($($marker:ident)*) => {$(
         impl<T: $marker> $marker for Option<T> {}
         impl<T: $marker> $marker for Box<T> {}
     )*};
 }
-through_wrappers!(AcceptsLength AcceptsRange AcceptsPattern);
+through_wrappers!(AcceptsLength AcceptsPattern);
+impl<T: AcceptsRange> AcceptsRange for Option<T> {
+    const DOMAIN: Domain = T::DOMAIN;
+}
+impl<T: AcceptsRange> AcceptsRange for Box<T> {
+    const DOMAIN: Domain = T::DOMAIN;
+}
 
 #[cfg(test)]
 mod tests {
@@ -406,6 +748,241 @@ mod tests {
             c.merged_maximum(Some(Num::U(255))),
             Some(Num::U(255))
         ));
+    }
+
+    /// Whether `x` meets every bound of `c`, exactly.
+    fn meets(c: &Constraints, x: Num) -> bool {
+        c.minimum.is_none_or(|b| x.compare(b) != Ordering::Less)
+            && c.maximum.is_none_or(|b| x.compare(b) != Ordering::Greater)
+            && c.exclusive_minimum
+                .is_none_or(|b| x.compare(b) == Ordering::Greater)
+            && c.exclusive_maximum
+                .is_none_or(|b| x.compare(b) == Ordering::Less)
+    }
+
+    fn in_f32_range(x: Num) -> bool {
+        let max = Num::F(f64::from(f32::MAX));
+        x.compare(max) != Ordering::Greater
+            && x.compare(Num::F(-f64::from(f32::MAX))) != Ordering::Less
+    }
+
+    /// Bounds on either side of which rounding to `f32` lands: representable or not, tiny,
+    /// huge, and integers past 2^53.
+    fn f32_bound_values() -> Vec<Num> {
+        let mut values = vec![
+            Num::U(0),
+            Num::U(1),
+            Num::I(-1),
+            Num::F(-1.5),
+            Num::F(0.1),
+            Num::F(-0.1),
+            Num::F(1e-46),
+            Num::F(-1e-46),
+            Num::F(f64::from(f32::MAX)),
+            Num::F(-f64::from(f32::MAX)),
+            Num::F(3.4028235677973366e38),
+            Num::F(1e38),
+            Num::U(16_777_217),
+            Num::U((1 << 60) + 1),
+            Num::I(-(1 << 60) - 1),
+            Num::U(1_152_921_573_326_323_713),
+            Num::U(u64::MAX),
+            Num::I(i64::MIN),
+        ];
+        // Midpoints of f32 neighbours, where ties go to the even one.
+        for y in [1.0f32, 0.75, 3.0, f32::from_bits(1), 16_777_216.0] {
+            values.push(Num::F((f64::from(y) + f64::from(y.next_up())) / 2.0));
+            values.push(Num::F(-(f64::from(y) + f64::from(y.next_up())) / 2.0));
+        }
+        values
+    }
+
+    /// Numbers around `b`: `b` itself, its f64 and f32 neighbours and the midpoints between
+    /// those, and integers next to it.
+    fn numbers_near(b: Num) -> Vec<Num> {
+        let f = b.as_f64();
+        let mut near = vec![b, Num::F(f), Num::F(f.next_up()), Num::F(f.next_down())];
+        let y = b.to_f32();
+        for z in [y.next_down(), y, y.next_up()] {
+            if z.is_finite() {
+                let z64 = f64::from(z);
+                near.push(Num::F(z64));
+                for w in [z.next_down(), z.next_up()] {
+                    if w.is_finite() {
+                        let mid = (z64 + f64::from(w)) / 2.0;
+                        near.extend([Num::F(mid), Num::F(mid.next_up()), Num::F(mid.next_down())]);
+                        if let Some(i) = Num::F(mid).as_i128() {
+                            for d in -2..=2 {
+                                let k = i + d;
+                                if let Ok(u) = u64::try_from(k) {
+                                    near.push(Num::U(u));
+                                } else if let Ok(i) = i64::try_from(k) {
+                                    near.push(Num::I(i));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        near
+    }
+
+    #[test]
+    fn advertised_f32_bounds_hold_on_the_rounded_value() {
+        // Every declared bound, alone and in pairs: a number meets the advertised bounds
+        // exactly when it is within the f32 range and both it and its nearest f32 meet the
+        // declared ones.
+        let values = f32_bound_values();
+        let mut declared = Vec::new();
+        for &v in &values {
+            declared.push(Constraints {
+                minimum: Some(v),
+                ..Constraints::NONE
+            });
+            declared.push(Constraints {
+                exclusive_minimum: Some(v),
+                ..Constraints::NONE
+            });
+            declared.push(Constraints {
+                maximum: Some(v),
+                ..Constraints::NONE
+            });
+            declared.push(Constraints {
+                exclusive_maximum: Some(v),
+                ..Constraints::NONE
+            });
+            declared.push(Constraints {
+                minimum: Some(v),
+                exclusive_minimum: Some(Num::F(v.as_f64().next_down())),
+                exclusive_maximum: Some(Num::F(1.5)),
+                ..Constraints::NONE
+            });
+        }
+        let mut numbers: Vec<Num> = values.iter().flat_map(|&v| numbers_near(v)).collect();
+        // And numbers anywhere, from random bits.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let f = f64::from_bits(state);
+            if f.is_finite() {
+                numbers.push(Num::F(f));
+                numbers.push(Num::F(f64::from(f as f32)));
+            }
+            numbers.push(Num::U(state >> (state % 64)));
+        }
+        for c in &declared {
+            let advertised = c.rounded_to_f32();
+            for &x in &numbers {
+                let expected =
+                    in_f32_range(x) && meets(c, x) && meets(c, Num::F(f64::from(x.to_f32())));
+                assert_eq!(
+                    in_f32_range(x) && meets(&advertised, x),
+                    expected,
+                    "{x:?} under {c:?}, advertised as {advertised:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keeps_f32_bounds_that_rounding_cannot_cross() {
+        let c = Constraints {
+            minimum: Some(Num::U(0)),
+            maximum: Some(Num::U(100)),
+            ..Constraints::NONE
+        };
+        let advertised = c.rounded_to_f32();
+        assert!(matches!(advertised.minimum, Some(Num::U(0))));
+        assert!(matches!(advertised.maximum, Some(Num::U(100))));
+        let c = Constraints {
+            exclusive_minimum: Some(Num::U(0)),
+            exclusive_maximum: Some(Num::U(1)),
+            ..Constraints::NONE
+        };
+        let advertised = c.rounded_to_f32();
+        // Half the least subnormal rounds to 0; just below 1, the midpoint rounds to 1.
+        assert!(matches!(advertised.exclusive_minimum, Some(Num::F(x)) if x == 2f64.powi(-150)));
+        assert!(
+            matches!(advertised.exclusive_maximum, Some(Num::F(x)) if x == 1.0 - 2f64.powi(-25))
+        );
+        assert!(advertised.minimum.is_none() && advertised.maximum.is_none());
+    }
+
+    #[test]
+    fn admits_only_ranges_that_hold_a_value_of_the_type() {
+        let u8_range = Domain::Integer { min: 0, max: 255 };
+        let u32_range = Domain::Integer {
+            min: 0,
+            max: u32::MAX.into(),
+        };
+        let i64_range = Domain::Integer {
+            min: i64::MIN.into(),
+            max: i64::MAX.into(),
+        };
+        let c = |minimum, maximum, exclusive_minimum, exclusive_maximum| Constraints {
+            minimum,
+            maximum,
+            exclusive_minimum,
+            exclusive_maximum,
+            ..Constraints::NONE
+        };
+        let refused = [
+            (c(Some(Num::U(300)), None, None, None), u8_range),
+            (c(None, Some(Num::I(-1)), None, None), u32_range),
+            (c(Some(Num::F(255.5)), None, None, None), u8_range),
+            (c(None, None, Some(Num::U(255)), None), u8_range),
+            (c(None, None, Some(Num::U(0)), Some(Num::U(1))), i64_range),
+            (
+                c(Some(Num::F(0.2)), Some(Num::F(0.8)), None, None),
+                i64_range,
+            ),
+            (c(Some(Num::F(1e39)), None, None, None), Domain::F32),
+            (c(None, Some(Num::F(-1e39)), None, None), Domain::F32),
+            (
+                c(None, None, Some(Num::U(0)), Some(Num::F(1e-46))),
+                Domain::F32,
+            ),
+            (
+                c(None, None, Some(Num::U(0)), Some(Num::F(5e-324))),
+                Domain::F64,
+            ),
+            (c(None, None, Some(Num::F(f64::MAX)), None), Domain::F64),
+        ];
+        for (constraints, domain) in refused {
+            assert!(!constraints.admits(domain), "{constraints:?} on {domain:?}");
+        }
+        let admitted = [
+            (c(Some(Num::U(255)), None, None, None), u8_range),
+            (c(None, None, Some(Num::F(254.5)), None), u8_range),
+            (c(None, Some(Num::U(0)), None, None), u32_range),
+            (
+                c(None, None, Some(Num::F(-0.5)), Some(Num::F(0.5))),
+                i64_range,
+            ),
+            (
+                c(Some(Num::U(u64::MAX)), None, None, None),
+                Domain::Integer {
+                    min: 0,
+                    max: u64::MAX.into(),
+                },
+            ),
+            (c(Some(Num::F(3.4e38)), None, None, None), Domain::F32),
+            (
+                c(None, None, Some(Num::U(0)), Some(Num::F(1.5e-45))),
+                Domain::F32,
+            ),
+            (
+                c(None, None, Some(Num::U(0)), Some(Num::F(1e-46))),
+                Domain::F64,
+            ),
+            (Constraints::NONE, Domain::F64),
+        ];
+        for (constraints, domain) in admitted {
+            assert!(constraints.admits(domain), "{constraints:?} on {domain:?}");
+        }
     }
 
     #[test]

@@ -115,8 +115,10 @@ pub mod __private {
 
     /// Compile-time check that `length` applies to `T`.
     pub const fn accepts_length<T: AcceptsLength + ?Sized>() {}
-    /// Compile-time check that `range` applies to `T`.
-    pub const fn accepts_range<T: AcceptsRange + ?Sized>() {}
+    /// Compile-time check that `range` applies to `T`; whether the bounds `c` admit a value of it.
+    pub const fn accepts_range<T: AcceptsRange + ?Sized>(c: &Constraints) -> bool {
+        c.admits(T::DOMAIN)
+    }
     /// Compile-time check that `pattern` applies to `T`.
     pub const fn accepts_pattern<T: AcceptsPattern + ?Sized>() {}
 }

@@ -6,6 +6,7 @@ use syn::DeriveInput;
 
 use crate::ast::{Body, Input};
 use crate::attr::{Errors, Range};
+use crate::engine;
 use crate::expand::Mode;
 
 pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors: &mut Errors) {
@@ -185,7 +186,9 @@ fn check_range(range: &Range, errors: &mut Errors) {
     }
 }
 
-/// A `pattern` must be ECMA-262 (as JSON Schema says) and must run on a linear-time engine.
+/// A `pattern` must be ECMA-262 (as JSON Schema says), must run on a linear-time engine, and
+/// must build, in the form the runtime matches it in, both within the runtime's size limit and
+/// with the engine of the `jsonschema` crate, so that the advertised schema is usable.
 pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
     let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
         // The translator gives no reason; the Rust parser usually names it.
@@ -193,10 +196,35 @@ pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
             syntax_error(pattern).unwrap_or_else(|| "not a valid ECMA-262 pattern".to_owned());
         return Err(format!("invalid regex `{pattern}`: {detail}"));
     };
-    match syntax_error(&translated) {
-        Some(detail) => Err(format!("invalid regex `{pattern}`: {detail}")),
-        None => Ok(()),
+    if let Some(detail) = syntax_error(&translated) {
+        return Err(format!("invalid regex `{pattern}`: {detail}"));
     }
+    let engine::Form::Engine(source) = engine::form(pattern, &translated) else {
+        // Matched by counting characters: nothing to build.
+        return Ok(());
+    };
+    match engine::build_regex(&source) {
+        Ok(_) => {}
+        Err(regex::Error::CompiledTooBig(limit)) => return Err(too_large(pattern, limit)),
+        Err(error) => return Err(format!("invalid regex `{pattern}`: {error}")),
+    }
+    // The `jsonschema` crate builds the same form with fancy-regex and its default limits.
+    if let Err(error) = fancy_regex::Regex::new(&source) {
+        return Err(format!(
+            "regex `{pattern}` cannot be compiled by the `jsonschema` crate's engine \
+             (fancy-regex), so the advertised schema would be unusable: {error}"
+        ));
+    }
+    Ok(())
+}
+
+fn too_large(pattern: &str, limit: usize) -> String {
+    format!(
+        "regex `{pattern}` is too large: compiled, it exceeds the size limit of {limit} bytes \
+         ({} MiB) of the regex engine; use smaller counts or narrower classes (a whole pattern \
+         `^X{{m,n}}$` over one character class is matched by counting, with no such limit)",
+        limit >> 20
+    )
 }
 
 fn syntax_error(pattern: &str) -> Option<String> {
@@ -217,4 +245,102 @@ fn syntax_error(pattern: &str) -> Option<String> {
         regex_syntax::Error::Translate(error) => error.kind().to_string(),
         _ => error.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::check_pattern;
+
+    /// Random patterns over wide and narrow classes, with counts small and large, where the
+    /// engine's size limit lies.
+    fn patterns() -> impl Strategy<Value = String> {
+        let atom = prop::sample::select(vec![
+            "A",
+            " ",
+            "0",
+            "x",
+            ".",
+            r"\p{L}",
+            r"\S",
+            r"\d",
+            r"\w",
+            "[a-z]",
+            r"[\p{L}\p{N} '-]",
+        ])
+        .prop_map(str::to_owned);
+        let item = atom.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..3)
+                    .prop_map(|items| format!("({})", items.concat())),
+                (inner.clone(), inner).prop_map(|(a, b)| format!("(?:{a}|{b})")),
+            ]
+        });
+        let count = prop_oneof![
+            3 => Just(String::new()),
+            1 => prop::sample::select(vec!["*", "+", "?"]).prop_map(str::to_owned),
+            2 => (0u32..20, 0u32..20).prop_map(|(m, extra)| format!("{{{m},{}}}", m + extra)),
+            2 => (0u32..300, 0u32..1500).prop_map(|(m, extra)| format!("{{{m},{}}}", m + extra)),
+            1 => (1u32..400).prop_map(|n| format!("{{{n}}}")),
+        ];
+        (
+            any::<bool>(),
+            prop::collection::vec((item, count), 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(start, items, end)| {
+                let body: String = items.into_iter().map(|(a, q)| a + &q).collect();
+                format!(
+                    "{}{body}{}",
+                    if start { "^" } else { "" },
+                    if end { "$" } else { "" }
+                )
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        // What the derive accepts is advertised: `jsonschema` must be able to compile it.
+        #[test]
+        fn every_accepted_pattern_compiles_in_jsonschema(pattern in patterns()) {
+            if check_pattern(&pattern).is_ok() {
+                let schema = serde_json::json!({ "pattern": pattern });
+                let compiled = jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .build(&schema);
+                prop_assert!(compiled.is_ok(), "{}: {:?}", pattern, compiled.err());
+            }
+        }
+    }
+
+    #[test]
+    fn accepts_wide_patterns_that_are_counted_or_collapsed() {
+        for pattern in [
+            r"^\p{L}{1,300}$",
+            r"^.{1,10000}$",
+            r"^[\p{L}\p{N} '-]{1,255}$",
+            r"^\S{1,5000}$",
+            r"^\p{L}{300}$",
+            r"((A 0\p{L}*){3,1000})$",
+            r"^\p{L}{1,200}$",
+            r"^[A-Z]{3}$",
+        ] {
+            assert_eq!(check_pattern(pattern), Ok(()), "{pattern}");
+        }
+    }
+
+    #[test]
+    fn refuses_patterns_beyond_the_engine_size_limit() {
+        for pattern in [r"^\p{L}{1,300}x$", r"x[\p{L}\p{N}]{400}y"] {
+            let outcome = check_pattern(pattern);
+            assert!(
+                outcome
+                    .as_ref()
+                    .is_err_and(|message| message.contains("size limit of 10485760 bytes")),
+                "{pattern}: {outcome:?}"
+            );
+        }
+    }
 }

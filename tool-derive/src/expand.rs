@@ -75,8 +75,22 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     if let Some(span) = attrs.length.span {
         items.extend(quote_spanned!(span=> const _: () = #p::accepts_length::<#ty>();));
     }
+    let name = format_ident!("__ToolConstraints{}", index);
     if let Some(span) = attrs.range.span {
-        items.extend(quote_spanned!(span=> const _: () = #p::accepts_range::<#ty>();));
+        let message = format!(
+            "`range({})` admits no value of `{}`: the bounds must overlap the type's own range \
+             and, for an integer type, hold an integer",
+            range_text(&attrs.range),
+            type_text(ty)
+        )
+        .replace('{', "{{")
+        .replace('}', "}}");
+        items.extend(quote_spanned! {span=>
+            const _: () = ::core::assert!(
+                #p::accepts_range::<#ty>(&<#name as #p::ConstConstraints>::VALUE),
+                #message,
+            );
+        });
     }
     if let Some(pattern) = &attrs.pattern {
         let span = pattern.span;
@@ -98,7 +112,6 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
         }
         None => quote!(#p::None),
     };
-    let name = format_ident!("__ToolConstraints{}", index);
     let min_length = option_tokens(p, attrs.length.min);
     let max_length = option_tokens(p, attrs.length.max);
     let range = &attrs.range;
@@ -394,6 +407,20 @@ fn tool_impl(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> Toke
             }
         }
     }
+}
+
+/// The keywords of a `range(..)` as written: `min = 1, exclusive_max = 2.5`.
+fn range_text(range: &attr::Range) -> String {
+    [
+        ("min", range.min),
+        ("max", range.max),
+        ("exclusive_min", range.exclusive_min),
+        ("exclusive_max", range.exclusive_max),
+    ]
+    .into_iter()
+    .filter_map(|(keyword, bound)| bound.map(|bound| format!("{keyword} = {bound}")))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// The Markdown table shown on the `Tool` impl in rustdoc.

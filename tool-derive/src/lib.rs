@@ -8,12 +8,31 @@ mod attr;
 mod case;
 mod check;
 mod doc;
+// How patterns are built: the runtime's own code, so that the compile-time check and the
+// runtime agree on which patterns can be evaluated.
+#[path = "../../tool-core/src/constraints/engine.rs"]
+mod engine;
 mod expand;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `tool_core::Tool` and `tool_core::Argument` for a struct with named fields.
+///
+/// Checked at compile time, besides the attributes' syntax:
+///
+/// - a `pattern` is built the way the runtime and the `jsonschema` crate build it; one that
+///   does not fit the regex engine's size limit (10 MiB per compiled pattern), or that the
+///   `jsonschema` crate's engine cannot compile, is a compile error naming the limit. A whole
+///   pattern `^X{m,n}$` over one character class is matched by counting characters and has no
+///   such limit; a count at either end of a pattern is built at its minimum.
+/// - a `range` that admits no value of the field's type (`min = 300` on a `u8`, `max = -1` on a
+///   `u32`, no integer strictly between 0 and 1) is a compile error.
+///
+/// An `f32` field receives the `f32` nearest to the number sent, as serde gives it, and its
+/// bounds hold on that value: a number that rounds onto or across a bound is refused, and the
+/// advertised bound says so (`exclusive_min = 0` is advertised as `exclusiveMinimum`
+/// 7.006492321624085e-46, half the least positive `f32`, below which numbers round to 0).
 #[proc_macro_derive(Tool, attributes(tool, serde))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
