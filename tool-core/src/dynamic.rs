@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use crate::ArgumentErrors;
 use crate::context::Context;
-use crate::error::{Keyword, Violation};
+use crate::contract::error::{Keyword, Violation};
 use crate::registry::{Handler, Kind, OutputError, RegistryError, ToolError};
-use crate::runtime::Arguments;
+use crate::contract::arguments::Arguments;
 
 /// A tool known only by its JSON Schema: discovered from an MCP server, loaded from
 /// configuration, written by another team. Register it with
@@ -402,8 +402,8 @@ where
     fn parse(&self, arguments: Arguments<'_>) -> Result<Value, ArgumentErrors> {
         // The strict parse (duplicate keys, depth) first, then the schema.
         let value = match arguments {
-            Arguments::Text(raw) => crate::validate::parse_str::<Value>(raw)?,
-            Arguments::Json(value) => crate::validate::parse_value::<Value>(value)?,
+            Arguments::Text(raw) => crate::contract::validate::parse_str::<Value>(raw)?,
+            Arguments::Json(value) => crate::contract::validate::parse_value::<Value>(value)?,
         };
         check(&self.input, &value)?;
         Ok(value)

@@ -6,40 +6,32 @@
 )]
 
 pub mod agent;
-mod any;
 mod approval;
-mod argument;
 mod canonical;
-mod constraints;
 mod context;
+mod contract;
 mod dynamic;
-mod error;
 mod extract;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod metrics;
 mod observe;
 mod outcome;
-mod path;
 mod policy;
 pub mod providers;
 mod recent;
 mod registry;
 mod repair;
 pub mod runtime;
-mod schema;
 mod sync;
-mod tool;
-mod untyped;
-mod validate;
 
 pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
-pub use argument::Argument;
+pub use contract::argument::Argument;
 pub use canonical::canonical_json;
-pub use constraints::Constraints;
 pub use context::{Context, ContextBuilder};
 pub use dynamic::DynamicTool;
-pub use error::{ArgumentErrors, Keyword, Violation};
+pub use contract::arguments::Arguments;
+pub use contract::error::{ArgumentErrors, Keyword, Violation};
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
 pub use metrics::{Counts, Metrics, MetricsSnapshot};
 pub use observe::{Event, Observer, Progress};
@@ -50,11 +42,11 @@ pub use repair::{
     ModelError, RecordedRequest, RepairEnd, RepairLoop, RepairModel, RepairPolicy,
     RepairPolicyError, RepairRequest, Repaired, ScriptedModel,
 };
-pub use runtime::{Arguments, Runtime, RuntimeBuilder};
-pub use schema::DRAFT_2020_12;
+pub use runtime::{Runtime, RuntimeBuilder};
+pub use contract::schema::DRAFT_2020_12;
 pub use tokio_util::sync::CancellationToken;
-pub use tool::Tool;
-pub use validate::MAX_DEPTH;
+pub use contract::tool::Tool;
+pub use contract::validate::MAX_DEPTH;
 
 /// Derives [`Tool`] (and [`Argument`]) for a struct with named fields.
 pub use tool_derive::Tool;
@@ -74,17 +66,18 @@ pub mod __private {
     pub use serde::de::{Deserializer, IgnoredAny, MapAccess};
     pub use serde_json::{Map, Value};
 
-    pub use crate::constraints::{
+    pub use crate::contract::constraints::{
         AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
     };
-    pub use crate::path::Path;
-    pub use crate::schema::{SchemaGen, field_schema, object_schema};
-    pub use crate::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};
-    pub use crate::{Argument, Constraints, Keyword};
+    pub use crate::contract::path::Path;
+    pub use crate::contract::schema::{SchemaGen, field_schema, object_schema};
+    pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};
+    pub use crate::contract::constraints::Constraints;
+    pub use crate::{Argument, Keyword};
 
     /// The root schema of `T`, for `Tool::input_schema`.
     pub fn root_schema<T: Argument>() -> Value {
-        crate::schema::root_schema::<T>()
+        crate::contract::schema::root_schema::<T>()
     }
 
     /// Parses a unit-variant enum: the variant `name` maps the string to, where `name`
@@ -97,7 +90,7 @@ pub mod __private {
         variants: &'static [&'static str],
         name: F,
     ) -> Result<Option<E>, D::Error> {
-        crate::validate::parse_enum(de, cx, at, variants, name)
+        crate::contract::validate::parse_enum(de, cx, at, variants, name)
     }
 
     /// The schema of a unit-variant enum.

@@ -14,7 +14,8 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::outcome::Failure;
 use crate::policy::Denied;
-use crate::runtime::{Arguments, Shared};
+use crate::contract::arguments::Arguments;
+use crate::runtime::Shared;
 use crate::{Argument, ArgumentErrors, Tool};
 
 /// What a tool's handler does to the world. It decides what a stopped call means: stopping
@@ -250,7 +251,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
             name: Arc::from(A::NAME),
             description: A::description().to_owned(),
             input_schema: A::input_schema().clone(),
-            output_schema: Some(crate::schema::root_schema::<O>()),
+            output_schema: Some(crate::contract::schema::root_schema::<O>()),
             settings: Settings::default(),
         };
         ToolDef {
@@ -620,7 +621,7 @@ where
     fn output(&self, out: O, limit: usize) -> Result<String, OutputError> {
         let text = to_text(&out, limit)?;
         // The serialized form is what the model receives, so that is what is checked.
-        crate::validate::parse_str::<O>(&text).map_err(OutputError::Invalid)?;
+        crate::contract::validate::parse_str::<O>(&text).map_err(OutputError::Invalid)?;
         Ok(text)
     }
 }

@@ -10,7 +10,7 @@ mod check;
 mod doc;
 // How patterns are built: the runtime's own code, so that the compile-time check and the
 // runtime agree on which patterns can be evaluated.
-#[path = "../../tool-core/src/constraints/engine.rs"]
+#[path = "../../tool-core/src/contract/constraints/engine.rs"]
 mod engine;
 mod expand;
 

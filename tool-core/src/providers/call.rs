@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::runtime::Arguments;
+use crate::contract::arguments::Arguments;
 
 /// A call's arguments as the provider sent them: JSON text (OpenAI, a streamed Anthropic
 /// buffer) or a parsed object (Anthropic, Gemini). Kept as sent so that the runtime's one

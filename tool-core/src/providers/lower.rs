@@ -140,7 +140,7 @@ struct Walker<'r> {
 fn child(pointer: &str, token: &str) -> String {
     let mut out = String::with_capacity(pointer.len() + token.len() + 1);
     out.push_str(pointer);
-    crate::path::push_escaped(&mut out, token);
+    crate::contract::path::push_escaped(&mut out, token);
     out
 }
 
@@ -373,7 +373,7 @@ impl Walker<'_> {
         } else {
             let mut out = "#/$defs".to_owned();
             let name = self.def_name(target_pointer);
-            crate::path::push_escaped(&mut out, &name);
+            crate::contract::path::push_escaped(&mut out, &name);
             out
         };
         let bare = json!({ "$ref": target });

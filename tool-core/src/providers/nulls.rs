@@ -54,7 +54,7 @@ impl ToolCall {
         match &mut self.arguments {
             CallArguments::Json(value) => remove_strict_nulls(schema, value),
             CallArguments::Text(text) => {
-                let Ok(mut value) = crate::validate::parse_str::<Value>(text) else {
+                let Ok(mut value) = crate::contract::validate::parse_str::<Value>(text) else {
                     return Vec::new();
                 };
                 let removed = remove_strict_nulls(schema, &mut value);
@@ -123,7 +123,7 @@ fn strip(
                     continue;
                 };
                 let before = at.len();
-                crate::path::push_escaped(at, &name);
+                crate::contract::path::push_escaped(at, &name);
                 if fields.get(&name) == Some(&Value::Null) {
                     if !required.contains(&name.as_str()) && !admits_null(root, property, depth) {
                         fields.remove(&name);
@@ -142,7 +142,7 @@ fn strip(
                 let schema = prefix.and_then(|p| p.get(i)).or(item_schema);
                 if let Some(schema) = schema {
                     let before = at.len();
-                    crate::path::push_escaped(at, &i.to_string());
+                    crate::contract::path::push_escaped(at, &i.to_string());
                     strip(root, schema, item, at, removed, depth + 1);
                     at.truncate(before);
                 }

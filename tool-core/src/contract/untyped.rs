@@ -6,7 +6,7 @@
 //! type and record a wrong one as a violation, so through [`Untyped`] (every call but
 //! `deserialize_option` and `deserialize_ignored_any` becomes `deserialize_any`, down to the
 //! last nested value) the same parsers never fail on a type and report every violation.
-//! [`crate::validate`] parses text typed first and again through [`Untyped`] only if that
+//! [`crate::contract::validate`] parses text typed first and again through [`Untyped`] only if that
 //! stopped; already-parsed values always go through [`Untyped`].
 
 use std::fmt;

@@ -60,12 +60,12 @@ pub trait Tool: Argument {
     ///
     /// Accepts exactly the JSON values a Draft 2020-12 validator accepts against that schema.
     fn parse_arguments(raw: &str) -> Result<Self, ArgumentErrors> {
-        crate::validate::parse_str(raw)
+        crate::contract::validate::parse_str(raw)
     }
 
     /// The same check for arguments that arrive already parsed (Anthropic, Gemini and MCP
     /// send an object, not a string).
     fn parse_value(value: &Value) -> Result<Self, ArgumentErrors> {
-        crate::validate::parse_value(value)
+        crate::contract::validate::parse_value(value)
     }
 }

@@ -8,12 +8,12 @@ use std::hash::BuildHasher;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use crate::Constraints;
-use crate::constraints::{ConstConstraints, Num, Unconstrained};
-use crate::error::Keyword;
-use crate::path::Path;
-use crate::schema::{SchemaGen, nullable};
-use crate::validate::{
+use crate::contract::constraints::Constraints;
+use crate::contract::constraints::{ConstConstraints, Num, Unconstrained};
+use crate::contract::error::Keyword;
+use crate::contract::path::Path;
+use crate::contract::schema::{SchemaGen, nullable};
+use crate::contract::validate::{
     Cx, Got, KeySeed, Scalar, Seed, check_depth, drain_map, drain_seq, parse_scalar, reject_scalars,
 };
 

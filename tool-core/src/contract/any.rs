@@ -5,11 +5,12 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value, json};
 
-use crate::constraints::{ConstConstraints, Unconstrained};
-use crate::path::Path;
-use crate::schema::SchemaGen;
-use crate::validate::{Cx, Seed, check_depth};
-use crate::{Argument, Constraints};
+use crate::contract::constraints::{ConstConstraints, Unconstrained};
+use crate::contract::path::Path;
+use crate::contract::schema::SchemaGen;
+use crate::contract::validate::{Cx, Seed, check_depth};
+use crate::Argument;
+use crate::contract::constraints::Constraints;
 
 /// Any JSON value, advertised as the schema `{}`. The JSON is still strict: a repeated key
 /// anywhere inside is a `duplicateKey` violation and nesting is bounded by
@@ -125,7 +126,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use crate::Keyword;
-    use crate::validate::{parse_str, parse_value};
+    use crate::contract::validate::{parse_str, parse_value};
 
     #[test]
     fn accepts_any_json() {

@@ -182,7 +182,7 @@ impl Violation {
             None => Cow::Borrowed(&self.location),
             Some(name) => {
                 let mut pointer = self.location.clone();
-                crate::path::push_escaped(&mut pointer, name);
+                crate::contract::path::push_escaped(&mut pointer, name);
                 Cow::Owned(pointer)
             }
         }

@@ -72,14 +72,14 @@ impl SchemaGen {
 
 fn reference(def: &str) -> Value {
     let mut pointer = String::from("#/$defs");
-    crate::path::push_escaped(&mut pointer, def);
+    crate::contract::path::push_escaped(&mut pointer, def);
     json!({ "$ref": pointer })
 }
 
 /// The schema of the root argument object of `T`, with `$schema` and any `$defs`.
 pub(crate) fn root_schema<T: Argument>() -> Value {
     let mut generator = SchemaGen::default();
-    let mut schema = T::schema(&mut generator, &crate::Constraints::NONE);
+    let mut schema = T::schema(&mut generator, &crate::contract::constraints::Constraints::NONE);
     // A recursive root type lives in `$defs`; inline a copy of its body at the root, where
     // providers expect an object schema.
     let def = schema
@@ -135,7 +135,7 @@ pub fn object_schema(
 /// the field's doc comment (which wins over the type's own).
 pub fn field_schema<T: Argument>(
     generator: &mut SchemaGen,
-    constraints: &crate::Constraints,
+    constraints: &crate::contract::constraints::Constraints,
     description: Option<&str>,
 ) -> Value {
     let mut schema = T::schema(generator, constraints);

@@ -1,0 +1,16 @@
+//! The contract of a tool's arguments: the schema a type advertises and the parser that checks
+//! exactly that schema, with every violation at its JSON Pointer.
+//!
+//! Everything above this module (the registry, the runtime, the providers) speaks these types;
+//! nothing here knows about them.
+
+pub(crate) mod any;
+pub(crate) mod argument;
+pub(crate) mod arguments;
+pub(crate) mod constraints;
+pub(crate) mod error;
+pub(crate) mod path;
+pub(crate) mod schema;
+pub(crate) mod tool;
+pub(crate) mod untyped;
+pub(crate) mod validate;
