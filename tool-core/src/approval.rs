@@ -18,10 +18,10 @@ use sha2::{Digest, Sha256};
 
 use crate::canonical::exact_json;
 use crate::context::Context;
-use crate::policy::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use crate::recent::Recent;
 use crate::registry::Registry;
 use crate::runtime::Runtime;
+use crate::runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use crate::sync::lock;
 
 /// A call waiting for approval: what the approver is shown.

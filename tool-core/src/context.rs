@@ -4,6 +4,7 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -50,6 +51,15 @@ struct Trusted {
     request_id: Option<String>,
     deadline: Option<Instant>,
     extensions: Arc<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
+}
+
+/// Why a wait bounded by the run ([`Context::bounded`]) ended early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// The run was cancelled.
+    Cancelled,
+    /// The run's deadline passed.
+    Deadline,
 }
 
 impl Context {
@@ -118,6 +128,24 @@ impl Context {
     /// Completes when cancellation is signalled.
     pub async fn cancelled(&self) {
         self.cancellation().cancelled().await;
+    }
+
+    /// Awaits `future` unless the run is cancelled or its deadline passes first (cancellation
+    /// wins a tie). Every wait inside a run goes through here: approvals, concurrency slots,
+    /// model calls in the repair and agent loops.
+    pub(crate) async fn bounded<F: Future>(&self, future: F) -> Result<F::Output, Stopped> {
+        let deadline = async {
+            match self.deadline() {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            () = self.cancelled() => Err(Stopped::Cancelled),
+            () = deadline => Err(Stopped::Deadline),
+            output = future => Ok(output),
+        }
     }
 
     /// Inside a handler, the provider's id of the call being run; `None` outside a call.

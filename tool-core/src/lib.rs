@@ -10,14 +10,12 @@ mod approval;
 mod canonical;
 mod context;
 mod contract;
-mod dynamic;
 mod extract;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod metrics;
 mod observe;
 mod outcome;
-mod policy;
 pub mod providers;
 mod recent;
 mod registry;
@@ -26,27 +24,28 @@ pub mod runtime;
 mod sync;
 
 pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
-pub use contract::argument::Argument;
 pub use canonical::canonical_json;
 pub use context::{Context, ContextBuilder};
-pub use dynamic::DynamicTool;
+pub use contract::argument::Argument;
 pub use contract::arguments::Arguments;
 pub use contract::error::{ArgumentErrors, Keyword, Violation};
+pub use contract::schema::DRAFT_2020_12;
+pub use contract::tool::Tool;
+pub use contract::validate::MAX_DEPTH;
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
 pub use metrics::{Counts, Metrics, MetricsSnapshot};
 pub use observe::{Event, Observer, Progress};
-pub use outcome::{Code, Failure, InvocationId, Outcome, Output};
-pub use policy::{Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Denied};
+pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output};
+pub use registry::dynamic::DynamicTool;
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
 pub use repair::{
     ModelError, RecordedRequest, RepairEnd, RepairLoop, RepairModel, RepairPolicy,
     RepairPolicyError, RepairRequest, Repaired, ScriptedModel,
 };
-pub use runtime::{Runtime, RuntimeBuilder};
-pub use contract::schema::DRAFT_2020_12;
+pub use runtime::{
+    Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Runtime, RuntimeBuilder,
+};
 pub use tokio_util::sync::CancellationToken;
-pub use contract::tool::Tool;
-pub use contract::validate::MAX_DEPTH;
 
 /// Derives [`Tool`] (and [`Argument`]) for a struct with named fields.
 pub use tool_derive::Tool;
@@ -66,13 +65,13 @@ pub mod __private {
     pub use serde::de::{Deserializer, IgnoredAny, MapAccess};
     pub use serde_json::{Map, Value};
 
+    pub use crate::contract::constraints::Constraints;
     pub use crate::contract::constraints::{
         AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
     };
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{SchemaGen, field_schema, object_schema};
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};
-    pub use crate::contract::constraints::Constraints;
     pub use crate::{Argument, Keyword};
 
     /// The root schema of `T`, for `Tool::input_schema`.

@@ -294,3 +294,46 @@ impl Outcome {
         self.elapsed
     }
 }
+
+/// A refusal by an authorization policy.
+///
+/// The reason is for the operator's logs. The model is told only that the call is not
+/// authorized, unless a message is set with [`with_message`](Self::with_message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    reason: String,
+    message: Option<Cow<'static, str>>,
+}
+
+impl Denied {
+    /// A refusal; `reason` goes to the operator's logs only.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Denied {
+            reason: reason.into(),
+            message: None,
+        }
+    }
+
+    /// A message the model may see instead of the generic one, e.g. "amounts over 10000
+    /// need a manager"; never put policy internals here.
+    pub fn with_message(mut self, message: impl Into<Cow<'static, str>>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// The operator-facing reason.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The model-facing message, if one was set.
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "denied: {}", self.reason)
+    }
+}

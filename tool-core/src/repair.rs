@@ -12,10 +12,10 @@ use serde_json::Value;
 use crate::ArgumentErrors;
 use crate::canonical::same_json;
 use crate::context::Context;
+use crate::contract::arguments::{Arguments, deeper_than};
 use crate::contract::error::{Keyword, Violation};
 use crate::metrics::{CallRecord, Metrics};
 use crate::outcome::{Code, Outcome};
-use crate::contract::arguments::{Arguments, deeper_than};
 use crate::runtime::Runtime;
 use crate::sync::lock;
 
@@ -405,9 +405,7 @@ impl<M: RepairModel> RepairLoop<M> {
             Arguments::Text(text) => Cow::Borrowed(text),
             // Writing a value out walks it recursively: one nested beyond the parser's limit is
             // refused by the check below, and the model is shown no text for it.
-            Arguments::Json(value) if deeper_than(value, crate::MAX_DEPTH) => {
-                Cow::Borrowed("")
-            }
+            Arguments::Json(value) if deeper_than(value, crate::MAX_DEPTH) => Cow::Borrowed(""),
             Arguments::Json(value) => Cow::Owned(value.to_string()),
         };
         loop {

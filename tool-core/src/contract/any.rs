@@ -5,12 +5,12 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value, json};
 
+use crate::Argument;
+use crate::contract::constraints::Constraints;
 use crate::contract::constraints::{ConstConstraints, Unconstrained};
 use crate::contract::path::Path;
 use crate::contract::schema::SchemaGen;
 use crate::contract::validate::{Cx, Seed, check_depth};
-use crate::Argument;
-use crate::contract::constraints::Constraints;
 
 /// Any JSON value, advertised as the schema `{}`. The JSON is still strict: a repeated key
 /// anywhere inside is a `duplicateKey` violation and nesting is bounded by

@@ -79,7 +79,10 @@ fn reference(def: &str) -> Value {
 /// The schema of the root argument object of `T`, with `$schema` and any `$defs`.
 pub(crate) fn root_schema<T: Argument>() -> Value {
     let mut generator = SchemaGen::default();
-    let mut schema = T::schema(&mut generator, &crate::contract::constraints::Constraints::NONE);
+    let mut schema = T::schema(
+        &mut generator,
+        &crate::contract::constraints::Constraints::NONE,
+    );
     // A recursive root type lives in `$defs`; inline a copy of its body at the root, where
     // providers expect an object schema.
     let def = schema

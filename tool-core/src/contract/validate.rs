@@ -12,12 +12,12 @@ use std::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::Argument;
+use crate::contract::constraints::Constraints;
 use crate::contract::constraints::{ConstConstraints, Num, Unconstrained};
 use crate::contract::error::{ArgumentErrors, Collector, Keyword, Violation};
 use crate::contract::path::Path;
 use crate::contract::untyped::Untyped;
-use crate::Argument;
-use crate::contract::constraints::Constraints;
 
 /// The deepest nesting of arrays and objects accepted, the same in both entry points.
 ///

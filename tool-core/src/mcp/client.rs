@@ -20,7 +20,7 @@ use tokio::process::{Child, Command};
 
 use super::McpError;
 use crate::context::Context;
-use crate::dynamic::DynamicTool;
+use crate::registry::dynamic::DynamicTool;
 use crate::registry::{Effect, Registry, RegistryError, ToolDef, ToolError};
 
 /// Pages of `tools/list` followed before the listing is declared endless.

@@ -1,22 +1,19 @@
-//! The registry: the allow-list of tools a model may call, each with its contract, its
-//! handler and its policy settings.
+//! What a tool is before it is registered: its handler, its contract, its declared effect and
+//! its limits ([`ToolDef`]), and what the registry then tells about it ([`ToolInfo`]).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::RegistryError;
+use super::kind::{AuthorizeFn, Entry, Erased, Typed};
 use crate::context::Context;
-use crate::outcome::Failure;
-use crate::policy::Denied;
-use crate::contract::arguments::Arguments;
-use crate::runtime::Shared;
-use crate::{Argument, ArgumentErrors, Tool};
+use crate::outcome::Denied;
+use crate::{Argument, Tool};
 
 /// What a tool's handler does to the world. It decides what a stopped call means: stopping
 /// read-only or idempotent work is a plain `timeout`/`cancelled`, stopping non-idempotent work
@@ -186,7 +183,6 @@ impl ToolInfo {
     }
 }
 
-type AuthorizeFn<A> = Box<dyn Fn(&A, &Context) -> Result<(), Denied> + Send + Sync>;
 type Build<A> = Box<
     dyn FnOnce(ToolInfo, Option<AuthorizeFn<A>>) -> Result<Box<dyn Erased>, RegistryError> + Send,
 >;
@@ -233,9 +229,9 @@ type Build<A> = Box<
 /// assert_eq!(registry.get("refund").unwrap().effect(), Effect::NonIdempotent);
 /// ```
 pub struct ToolDef<A> {
-    info: ToolInfo,
-    authorize: Option<AuthorizeFn<A>>,
-    build: Build<A>,
+    pub(super) info: ToolInfo,
+    pub(super) authorize: Option<AuthorizeFn<A>>,
+    pub(super) build: Build<A>,
 }
 
 impl<A: Tool + Send + 'static> ToolDef<A> {
@@ -258,10 +254,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
             info,
             authorize: None,
             build: Box::new(move |info, authorize| {
-                let kind = Typed {
-                    handler,
-                    _marker: PhantomData,
-                };
+                let kind = Typed::new(handler);
                 Ok(Box::new(Entry {
                     info,
                     kind,
@@ -292,7 +285,7 @@ impl ToolDef<Value> {
             info,
             authorize: None,
             build: Box::new(move |info, authorize| {
-                let kind = crate::dynamic::Dynamic::compile(&tool, handler)?;
+                let kind = super::dynamic::Dynamic::compile(&tool, handler)?;
                 Ok(Box::new(Entry {
                     info,
                     kind,
@@ -372,256 +365,5 @@ impl<A> fmt::Debug for ToolDef<A> {
             .field("info", &self.info)
             .field("authorize", &self.authorize.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-/// A registration refused by [`Registry::register`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// A tool with this name is already registered.
-    DuplicateName {
-        /// The name.
-        name: String,
-    },
-    /// The name is empty, too long or contains whitespace or control characters.
-    InvalidName {
-        /// The name.
-        name: String,
-    },
-    /// A dynamic tool's schema does not compile.
-    InvalidSchema {
-        /// The tool.
-        tool: String,
-        /// `"input"` or `"output"`.
-        which: &'static str,
-        /// What the schema compiler said.
-        reason: String,
-    },
-    /// A dynamic tool's schema declares a `$schema` dialect this crate does not validate.
-    UnsupportedDialect {
-        /// The tool.
-        tool: String,
-        /// The `$schema` value.
-        dialect: String,
-    },
-}
-
-impl fmt::Display for RegistryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RegistryError::DuplicateName { name } => {
-                write!(f, "a tool named `{name}` is already registered")
-            }
-            RegistryError::InvalidName { name } => write!(
-                f,
-                "invalid tool name {name:?}: use 1 to 128 characters without whitespace or control characters"
-            ),
-            RegistryError::InvalidSchema {
-                tool,
-                which,
-                reason,
-            } => write!(
-                f,
-                "the {which} schema of `{tool}` does not compile: {reason}"
-            ),
-            RegistryError::UnsupportedDialect { tool, dialect } => write!(
-                f,
-                "the schema of `{tool}` declares $schema {dialect:?}; supported: Draft 4, 6, 7, 2019-09 and 2020-12 (the default when $schema is absent)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RegistryError {}
-
-/// The allow-list: the only tools a model's call can reach, by exact name.
-///
-/// Build it once and share it (`Arc<Registry>`) between [`Runtime`](crate::Runtime)s.
-#[derive(Default)]
-pub struct Registry {
-    index: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
-    entries: Vec<Box<dyn Erased>>,
-}
-
-impl Registry {
-    /// An empty registry.
-    pub fn new() -> Self {
-        Registry::default()
-    }
-
-    /// Adds a tool. Refused if the name is taken or invalid, or if a dynamic tool's schema
-    /// does not compile.
-    pub fn register<A>(&mut self, tool: ToolDef<A>) -> Result<&mut Self, RegistryError> {
-        let name = Arc::clone(&tool.info.name);
-        if name.is_empty()
-            || name.len() > 128
-            || name.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            return Err(RegistryError::InvalidName {
-                name: name.to_string(),
-            });
-        }
-        if self.index.contains_key(&name) {
-            return Err(RegistryError::DuplicateName {
-                name: name.to_string(),
-            });
-        }
-        let entry = (tool.build)(tool.info, tool.authorize)?;
-        self.index.insert(name, self.entries.len());
-        self.entries.push(entry);
-        Ok(self)
-    }
-
-    /// The tool registered under `name`.
-    pub fn get(&self, name: &str) -> Option<&ToolInfo> {
-        self.index(name).map(|index| self.entries[index].info())
-    }
-
-    /// The tools, in registration order.
-    pub fn tools(&self) -> impl ExactSizeIterator<Item = &ToolInfo> + '_ {
-        self.entries.iter().map(|entry| entry.info())
-    }
-
-    /// How many tools are registered.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether no tool is registered.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    pub(crate) fn index(&self, name: &str) -> Option<usize> {
-        self.index.get(name).copied()
-    }
-
-    pub(crate) fn at(&self, index: usize) -> &dyn Erased {
-        &*self.entries[index]
-    }
-}
-
-impl fmt::Debug for Registry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.tools().map(ToolInfo::name))
-            .finish()
-    }
-}
-
-/// A registered tool with its type erased, as the runtime drives it.
-pub(crate) trait Erased: Send + Sync + 'static {
-    fn info(&self) -> &ToolInfo;
-
-    /// The input stages only: byte cap and validation.
-    fn check(&self, shared: &Shared, arguments: Arguments<'_>) -> Result<(), Failure>;
-
-    fn run<'a>(
-        &'a self,
-        shared: &'a Shared,
-        call: &'a crate::runtime::CallRef<'a>,
-        arguments: Arguments<'a>,
-        cx: &'a Context,
-    ) -> futures_util::future::BoxFuture<'a, Result<crate::Output, Failure>>;
-}
-
-/// How one kind of tool parses, executes and checks output; the pipeline is generic over it.
-pub(crate) trait Kind: Send + Sync + 'static {
-    type Args: Send + 'static;
-    type Out: Send + 'static;
-
-    fn parse(&self, arguments: Arguments<'_>) -> Result<Self::Args, ArgumentErrors>;
-
-    fn execute<'a>(
-        &'a self,
-        args: Self::Args,
-        cx: &'a Context,
-    ) -> impl Future<Output = Result<Self::Out, ToolError>> + Send + 'a;
-
-    /// The output as JSON text of at most `limit` bytes, checked against the output schema.
-    fn output(&self, out: Self::Out, limit: usize) -> Result<String, OutputError>;
-}
-
-pub(crate) enum OutputError {
-    Serialize(serde_json::Error),
-    TooLarge,
-    Invalid(ArgumentErrors),
-}
-
-/// Serializes `value` as compact JSON of at most `limit` bytes.
-pub(crate) fn to_text<T: Serialize + ?Sized>(
-    value: &T,
-    limit: usize,
-) -> Result<String, OutputError> {
-    let text = serde_json::to_string(value).map_err(OutputError::Serialize)?;
-    if text.len() > limit {
-        return Err(OutputError::TooLarge);
-    }
-    Ok(text)
-}
-
-pub(crate) struct Entry<K: Kind> {
-    pub(crate) info: ToolInfo,
-    pub(crate) kind: K,
-    pub(crate) authorize: Option<AuthorizeFn<K::Args>>,
-}
-
-impl<K: Kind> Erased for Entry<K> {
-    fn info(&self) -> &ToolInfo {
-        &self.info
-    }
-
-    fn check(&self, shared: &Shared, arguments: Arguments<'_>) -> Result<(), Failure> {
-        crate::runtime::check_input(self, shared, arguments).map(drop)
-    }
-
-    fn run<'a>(
-        &'a self,
-        shared: &'a Shared,
-        call: &'a crate::runtime::CallRef<'a>,
-        arguments: Arguments<'a>,
-        cx: &'a Context,
-    ) -> futures_util::future::BoxFuture<'a, Result<crate::Output, Failure>> {
-        Box::pin(crate::runtime::pipeline(self, shared, call, arguments, cx))
-    }
-}
-
-struct Typed<A, O, E, H> {
-    handler: H,
-    _marker: PhantomData<fn(A) -> (O, E)>,
-}
-
-impl<A, O, E, H> Kind for Typed<A, O, E, H>
-where
-    A: Tool + Send + 'static,
-    O: Argument + Serialize + Send + 'static,
-    E: Into<ToolError> + 'static,
-    H: for<'a> Handler<'a, A, O, E>,
-{
-    type Args = A;
-    type Out = O;
-
-    fn parse(&self, arguments: Arguments<'_>) -> Result<A, ArgumentErrors> {
-        match arguments {
-            Arguments::Text(raw) => A::parse_arguments(raw),
-            Arguments::Json(value) => A::parse_value(value),
-        }
-    }
-
-    fn execute<'a>(
-        &'a self,
-        args: A,
-        cx: &'a Context,
-    ) -> impl Future<Output = Result<O, ToolError>> + Send + 'a {
-        let future = self.handler.call(args, cx);
-        async move { future.await.map_err(Into::into) }
-    }
-
-    fn output(&self, out: O, limit: usize) -> Result<String, OutputError> {
-        let text = to_text(&out, limit)?;
-        // The serialized form is what the model receives, so that is what is checked.
-        crate::contract::validate::parse_str::<O>(&text).map_err(OutputError::Invalid)?;
-        Ok(text)
     }
 }

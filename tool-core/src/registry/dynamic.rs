@@ -12,9 +12,10 @@ use serde_json::Value;
 
 use crate::ArgumentErrors;
 use crate::context::Context;
-use crate::contract::error::{Keyword, Violation};
-use crate::registry::{Handler, Kind, OutputError, RegistryError, ToolError};
 use crate::contract::arguments::Arguments;
+use crate::contract::error::{Keyword, Violation};
+use crate::registry::kind::{Kind, OutputError, to_text};
+use crate::registry::{Handler, RegistryError, ToolError};
 
 /// A tool known only by its JSON Schema: discovered from an MCP server, loaded from
 /// configuration, written by another team. Register it with
@@ -419,7 +420,7 @@ where
     }
 
     fn output(&self, out: Value, limit: usize) -> Result<String, OutputError> {
-        let text = crate::registry::to_text(&out, limit)?;
+        let text = to_text(&out, limit)?;
         if let Some(validator) = &self.output {
             check(validator, &out).map_err(OutputError::Invalid)?;
         }

@@ -1,0 +1,194 @@
+//! A registered tool with its types erased: what the runtime calls, in the contract's terms
+//! only (arguments in, violations, refusals, output text out), so the registry knows nothing
+//! of the runtime's stages.
+//!
+//! A tool's typed work is split at the two points where the runtime steps in between: first
+//! [`Erased::prepare`] parses and validates the arguments (stage 3) and runs the authorization
+//! checks on them (stage 4), handing back the call's work not yet started; then, after approval
+//! and admission, the runtime polls that work under its timeout (stage 7), and the work ends by
+//! serializing and checking the output (stage 8). The typed arguments never leave the tool.
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+
+use super::{Handler, ToolError, ToolInfo};
+use crate::context::Context;
+use crate::contract::arguments::Arguments;
+use crate::outcome::Denied;
+use crate::{Argument, ArgumentErrors, Tool};
+
+/// A tool's own authorization check on its typed arguments.
+pub(crate) type AuthorizeFn<A> = Box<dyn Fn(&A, &Context) -> Result<(), Denied> + Send + Sync>;
+
+/// The runtime's policy, asked between parsing and the tool's own check.
+pub(crate) type Policy<'p> = &'p (dyn Fn(&ToolInfo, &Context) -> Result<(), Denied> + Sync);
+
+/// A call's work once its arguments are accepted: the handler, then the output as checked JSON
+/// text. Nothing runs until it is polled.
+pub(crate) type Work<'a> = BoxFuture<'a, Result<String, WorkError>>;
+
+/// Why [`Erased::prepare`] refused a call.
+pub(crate) enum Refusal {
+    /// The arguments break the contract.
+    Invalid(ArgumentErrors),
+    /// The runtime's policy or the tool's check said no.
+    Denied(Denied),
+}
+
+/// How a call's work failed.
+pub(crate) enum WorkError {
+    /// The handler returned an error.
+    Tool(ToolError),
+    /// The output could not be serialized, is over its cap or breaks the output schema.
+    Output(OutputError),
+}
+
+/// A registered tool with its type erased, as the runtime drives it.
+pub(crate) trait Erased: Send + Sync + 'static {
+    fn info(&self) -> &ToolInfo;
+
+    /// Stage 3 alone: parse and validate, nothing else.
+    fn check(&self, arguments: Arguments<'_>) -> Result<(), ArgumentErrors>;
+
+    /// Stages 3 and 4: parse and validate, then `policy`, then the tool's own check on the
+    /// typed arguments; `Ok` holds the work, which runs the handler with `call_cx` and ends with
+    /// the output as JSON text of at most `max_output_bytes`, checked against the output schema.
+    fn prepare<'a>(
+        &'a self,
+        arguments: Arguments<'_>,
+        cx: &Context,
+        policy: Option<Policy<'_>>,
+        call_cx: Context,
+        max_output_bytes: usize,
+    ) -> Result<Work<'a>, Refusal>;
+}
+
+/// How one kind of tool parses, executes and checks output: typed tools and dynamic ones.
+pub(crate) trait Kind: Send + Sync + 'static {
+    type Args: Send + 'static;
+    type Out: Send + 'static;
+
+    fn parse(&self, arguments: Arguments<'_>) -> Result<Self::Args, ArgumentErrors>;
+
+    fn execute<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: &'a Context,
+    ) -> impl Future<Output = Result<Self::Out, ToolError>> + Send + 'a;
+
+    /// The output as JSON text of at most `limit` bytes, checked against the output schema.
+    fn output(&self, out: Self::Out, limit: usize) -> Result<String, OutputError>;
+}
+
+pub(crate) enum OutputError {
+    Serialize(serde_json::Error),
+    TooLarge,
+    Invalid(ArgumentErrors),
+}
+
+/// Serializes `value` as compact JSON of at most `limit` bytes.
+pub(crate) fn to_text<T: Serialize + ?Sized>(
+    value: &T,
+    limit: usize,
+) -> Result<String, OutputError> {
+    let text = serde_json::to_string(value).map_err(OutputError::Serialize)?;
+    if text.len() > limit {
+        return Err(OutputError::TooLarge);
+    }
+    Ok(text)
+}
+
+pub(crate) struct Entry<K: Kind> {
+    pub(crate) info: ToolInfo,
+    pub(crate) kind: K,
+    pub(crate) authorize: Option<AuthorizeFn<K::Args>>,
+}
+
+impl<K: Kind> Erased for Entry<K> {
+    fn info(&self) -> &ToolInfo {
+        &self.info
+    }
+
+    fn check(&self, arguments: Arguments<'_>) -> Result<(), ArgumentErrors> {
+        self.kind.parse(arguments).map(drop)
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        arguments: Arguments<'_>,
+        cx: &Context,
+        policy: Option<Policy<'_>>,
+        call_cx: Context,
+        max_output_bytes: usize,
+    ) -> Result<Work<'a>, Refusal> {
+        let args = self.kind.parse(arguments).map_err(Refusal::Invalid)?;
+        if let Some(policy) = policy {
+            policy(&self.info, cx).map_err(Refusal::Denied)?;
+        }
+        if let Some(check) = &self.authorize {
+            check(&args, cx).map_err(Refusal::Denied)?;
+        }
+        Ok(Box::pin(async move {
+            let out = self
+                .kind
+                .execute(args, &call_cx)
+                .await
+                .map_err(WorkError::Tool)?;
+            self.kind
+                .output(out, max_output_bytes)
+                .map_err(WorkError::Output)
+        }))
+    }
+}
+
+/// A tool whose contract is its Rust argument type `A` and output type `O`.
+pub(crate) struct Typed<A, O, E, H> {
+    handler: H,
+    _marker: PhantomData<fn(A) -> (O, E)>,
+}
+
+impl<A, O, E, H> Typed<A, O, E, H> {
+    pub(crate) fn new(handler: H) -> Self {
+        Typed {
+            handler,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<A, O, E, H> Kind for Typed<A, O, E, H>
+where
+    A: Tool + Send + 'static,
+    O: Argument + Serialize + Send + 'static,
+    E: Into<ToolError> + 'static,
+    H: for<'a> Handler<'a, A, O, E>,
+{
+    type Args = A;
+    type Out = O;
+
+    fn parse(&self, arguments: Arguments<'_>) -> Result<A, ArgumentErrors> {
+        match arguments {
+            Arguments::Text(raw) => A::parse_arguments(raw),
+            Arguments::Json(value) => A::parse_value(value),
+        }
+    }
+
+    fn execute<'a>(
+        &'a self,
+        args: A,
+        cx: &'a Context,
+    ) -> impl Future<Output = Result<O, ToolError>> + Send + 'a {
+        let future = self.handler.call(args, cx);
+        async move { future.await.map_err(Into::into) }
+    }
+
+    fn output(&self, out: O, limit: usize) -> Result<String, OutputError> {
+        let text = to_text(&out, limit)?;
+        // The serialized form is what the model receives, so that is what is checked.
+        crate::contract::validate::parse_str::<O>(&text).map_err(OutputError::Invalid)?;
+        Ok(text)
+    }
+}

@@ -1,0 +1,453 @@
+//! The runtime: one entry point, [`Runtime::invoke`], that turns a proposed call into exactly
+//! one [`Outcome`] through a fixed order of stages.
+//!
+//! | # | stage | refuses with |
+//! |---|---|---|
+//! | 0 | correlate: the call id is short enough and was not used in this runtime (within the retention) | `call_id_too_long`, `duplicate_call_id` |
+//! | 1 | resolve the name in the [`Registry`] (the allow-list) | `unknown_tool` |
+//! | 2 | input byte cap | `input_too_large` |
+//! | 3 | parse and validate into the tool's argument type, every violation | `invalid_arguments` |
+//! | 4 | authorize: the runtime's [`Authorize`] policy, then the tool's typed check | `unauthorized` |
+//! | 5 | approve, for tools that require it | `approval_denied`, `approval_expired` |
+//! | 6 | admit: cancellation, deadline, concurrency caps (waiting), call quotas | `cancelled`, `timeout`, `budget_exhausted` |
+//! | 7 | execute under the timeout and cancellation; panics are caught | `execution_failed`, `timeout`, `cancelled`, `outcome_unknown` |
+//! | 8 | serialize the output under its byte cap, then validate that text against the output schema | `output_too_large`, `invalid_output` |
+//! | 9 | record: trace the outcome and hand it to the [`Observer`] | |
+//!
+//! Each stage sees only calls every earlier stage let through: an invalid call is never
+//! authorized, an unauthorized one never approved or run. From stage 3 on, stages receive the
+//! typed value, never the model's text.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tracing::Instrument as _;
+
+use crate::context::{CallScope, Context, Stopped};
+use crate::contract::arguments::Arguments;
+use crate::observe::{Event, Observer};
+use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
+use crate::recent::Recent;
+use crate::registry::kind::Policy;
+use crate::registry::{Refusal, Registry, ToolInfo};
+
+mod admit;
+mod approve;
+mod authorize;
+mod correlate;
+mod execute;
+mod input;
+mod output;
+mod record;
+mod resolve;
+
+pub use approve::{Approval, ApprovalFuture, ApprovalRequest, Approver};
+pub use authorize::Authorize;
+
+/// Turns proposed tool calls into outcomes, enforcing the registry, the policies and the limits.
+///
+/// A runtime holds the state of one session or run: the call ids seen (each may be used
+/// once), the call quotas, the concurrency caps. Create one per run from a shared
+/// `Arc<Registry>`; cloning a runtime shares its state. It must be used inside a Tokio runtime
+/// (timeouts use Tokio's timer).
+///
+/// # Call ids
+///
+/// A call id is at most [`DEFAULT_MAX_CALL_ID_BYTES`](Self::DEFAULT_MAX_CALL_ID_BYTES) (256)
+/// bytes long unless [`RuntimeBuilder::max_call_id_bytes`] says otherwise; a longer one ends
+/// as `call_id_too_long` before anything else is looked at, and is not remembered. Provider
+/// ids are far shorter (OpenAI allows 64 characters); over MCP the JSON-RPC request id is the
+/// call id, so the same limit holds there.
+///
+/// To refuse a reused id, the runtime remembers the most recent
+/// [`DEFAULT_CALL_ID_RETENTION`](Self::DEFAULT_CALL_ID_RETENTION) (16,384) distinct call ids
+/// ([`RuntimeBuilder::call_id_retention`]): at most about 4 MiB with ids of the maximum length.
+/// An id is forgotten once that many newer ids were seen; a duplicate of a forgotten id is not
+/// recognized and runs as a new call. The check catches a provider or client resending a
+/// recent call, not a replay from long ago: a tool whose effect must happen once per id
+/// needs its own durable record (an idempotency key in its store).
+///
+/// ```
+/// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
+/// # use tool_core::{Argument, Tool};
+/// # /// Current weather.
+/// # #[derive(Tool, Debug)]
+/// # struct GetWeather { city: String }
+/// # #[derive(Argument, serde::Serialize)]
+/// # struct Weather { celsius: f64 }
+///
+/// async fn get_weather(args: GetWeather, _cx: &Context) -> Result<Weather, ToolError> {
+///     Ok(Weather { celsius: 21.5 })
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let mut registry = Registry::new();
+/// registry.register(ToolDef::new(get_weather)).unwrap();
+/// let runtime = Runtime::new(registry);
+/// let cx = Context::builder("user-1").build();
+///
+/// let outcome = runtime.invoke("call_1", "get_weather", r#"{"city":"Paris"}"#, &cx).await;
+/// assert_eq!(outcome.output().unwrap().as_str(), r#"{"celsius":21.5}"#);
+///
+/// let outcome = runtime.invoke("call_2", "get_wether", "{}", &cx).await;
+/// assert_eq!(outcome.code(), "unknown_tool");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    registry: Arc<Registry>,
+    tools: Vec<ToolState>,
+    timeout: Duration,
+    max_input_bytes: usize,
+    max_output_bytes: usize,
+    concurrency: Option<Semaphore>,
+    max_calls: Option<u64>,
+    calls: AtomicU64,
+    max_call_id_bytes: usize,
+    seen: Mutex<Recent<()>>,
+    authorize: Option<Box<dyn Authorize>>,
+    approver: Option<Box<dyn Approver>>,
+    observer: Option<Arc<dyn Observer>>,
+    seed: u64,
+    counter: AtomicU64,
+}
+
+struct ToolState {
+    concurrency: Option<Semaphore>,
+    calls: AtomicU64,
+}
+
+/// The call being run, as the stages see it.
+pub(crate) struct CallRef<'a> {
+    id: InvocationId,
+    call_id: &'a Arc<str>,
+    state: &'a ToolState,
+}
+
+impl Runtime {
+    /// Default time one call may run: 30 seconds.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default cap on arguments and on outputs, as JSON text: 1 MiB.
+    pub const DEFAULT_MAX_BYTES: usize = 1 << 20;
+    /// Default cap on the length of a call id: 256 bytes.
+    pub const DEFAULT_MAX_CALL_ID_BYTES: usize = 256;
+    /// Default number of distinct call ids remembered to refuse a reuse: the most recent
+    /// 16,384.
+    pub const DEFAULT_CALL_ID_RETENTION: usize = 16_384;
+
+    /// A runtime with the default limits and no policies (every valid call is authorized,
+    /// tools requiring approval are refused).
+    pub fn new(registry: impl Into<Arc<Registry>>) -> Self {
+        Runtime::builder(registry).build()
+    }
+
+    /// Configures a runtime.
+    pub fn builder(registry: impl Into<Arc<Registry>>) -> RuntimeBuilder {
+        RuntimeBuilder {
+            registry: registry.into(),
+            timeout: Runtime::DEFAULT_TIMEOUT,
+            max_input_bytes: Runtime::DEFAULT_MAX_BYTES,
+            max_output_bytes: Runtime::DEFAULT_MAX_BYTES,
+            max_concurrency: None,
+            max_calls: None,
+            max_call_id_bytes: Runtime::DEFAULT_MAX_CALL_ID_BYTES,
+            call_id_retention: Runtime::DEFAULT_CALL_ID_RETENTION,
+            authorize: None,
+            approver: None,
+            observer: None,
+        }
+    }
+
+    /// The registry this runtime serves.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// Runs one proposed call through every stage (see the [module docs](self)) and returns
+    /// its single outcome. Never panics, whatever the input or the handler does.
+    ///
+    /// `call_id` is the provider's id for the call, echoed in the outcome. A non-empty id is
+    /// accepted once among the recent ids the runtime remembers, and only up to its length
+    /// limit (see [Call ids](Runtime#call-ids)). An empty id (providers that send none) is not
+    /// checked.
+    pub async fn invoke<'a>(
+        &self,
+        call_id: &str,
+        tool: &str,
+        arguments: impl Into<Arguments<'a>>,
+        cx: &Context,
+    ) -> Outcome {
+        let started = Instant::now();
+        let shared = &*self.shared;
+        let id = InvocationId(
+            shared
+                .seed
+                .wrapping_add(shared.counter.fetch_add(1, Ordering::Relaxed)),
+        );
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %tool,
+            call_id = %resolve::truncate(call_id, shared.max_call_id_bytes),
+            id = %id,
+            outcome = tracing::field::Empty,
+            elapsed_us = tracing::field::Empty,
+        );
+        let call_id: Arc<str> = Arc::from(call_id);
+        let index = shared.registry.index(tool);
+        let result = self
+            .run(id, &call_id, index, tool, arguments.into(), cx)
+            .instrument(span.clone())
+            .await;
+        let tool = match index {
+            Some(index) => Arc::clone(&shared.registry.at(index).info().name),
+            None => Arc::from(tool),
+        };
+        let outcome = Outcome {
+            id,
+            call_id,
+            tool,
+            result,
+            elapsed: started.elapsed(),
+        };
+        record::record(&span, &outcome);
+        if let Some(observer) = &shared.observer {
+            observer.on_event(Event::Outcome(&outcome));
+        }
+        outcome
+    }
+
+    /// Runs only the input stages (resolve, input byte cap, validation) on a proposal: no
+    /// policy is consulted, nothing is executed or recorded, and the call id is not used up.
+    /// The repair loop uses it to decide whether to ask the model again.
+    pub fn check<'a>(
+        &self,
+        tool: &str,
+        arguments: impl Into<Arguments<'a>>,
+    ) -> Result<(), Failure> {
+        let shared = &*self.shared;
+        let Some(index) = shared.registry.index(tool) else {
+            return Err(resolve::unknown_tool(&shared.registry, tool));
+        };
+        let tool = shared.registry.at(index);
+        let arguments = arguments.into();
+        input::cap(shared, tool.info(), arguments)?;
+        tool.check(arguments).map_err(input::invalid)
+    }
+
+    /// Stages 0 to 8, in the order of the table in the [module docs](self); each returns
+    /// early with the call's failure.
+    async fn run(
+        &self,
+        id: InvocationId,
+        call_id: &Arc<str>,
+        index: Option<usize>,
+        tool: &str,
+        arguments: Arguments<'_>,
+        cx: &Context,
+    ) -> Result<Output, Failure> {
+        let shared = &*self.shared;
+        correlate::correlate(shared, call_id)?;
+        let Some(index) = index else {
+            return Err(resolve::unknown_tool(&shared.registry, tool));
+        };
+        let tool = shared.registry.at(index);
+        let info = tool.info();
+        let call = CallRef {
+            id,
+            call_id,
+            state: &shared.tools[index],
+        };
+        input::cap(shared, info, arguments)?;
+
+        // The handler's own context: its progress is reported under this call, and it is
+        // cancelled when the call ends.
+        let scope = Arc::new(CallScope::new(
+            id,
+            Arc::clone(call_id),
+            Arc::clone(&info.name),
+            shared.observer.clone(),
+        ));
+        let call_cx = cx.for_call(Arc::clone(&scope));
+        let policy = shared
+            .authorize
+            .as_deref()
+            .map(|policy| move |info: &ToolInfo, cx: &Context| policy.authorize(info, cx));
+        let work = tool
+            .prepare(
+                arguments,
+                cx,
+                policy.as_ref().map(|policy| policy as Policy<'_>),
+                call_cx,
+                output::limit(shared, info),
+            )
+            .map_err(|refusal| match refusal {
+                Refusal::Invalid(errors) => input::invalid(errors),
+                Refusal::Denied(denied) => authorize::unauthorized(denied, info, &call),
+            })?;
+
+        if info.settings.requires_approval {
+            // Boxed so the rare wait does not enlarge every call's future.
+            Box::pin(approve::approve(shared, info, &call, arguments, cx)).await?;
+        }
+
+        let _permits = admit::admit(shared, info, &call, cx).await?;
+
+        let text = execute::execute(shared, info, &call, &scope, work, cx).await?;
+        Ok(Output { text })
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("registry", &self.shared.registry)
+            .field("timeout", &self.shared.timeout)
+            .field("max_calls", &self.shared.max_calls)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Runtime`].
+pub struct RuntimeBuilder {
+    registry: Arc<Registry>,
+    timeout: Duration,
+    max_input_bytes: usize,
+    max_output_bytes: usize,
+    max_concurrency: Option<usize>,
+    max_calls: Option<u64>,
+    max_call_id_bytes: usize,
+    call_id_retention: usize,
+    authorize: Option<Box<dyn Authorize>>,
+    approver: Option<Box<dyn Approver>>,
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl RuntimeBuilder {
+    /// How long one call may run unless its tool sets its own timeout (default 30 s). The
+    /// run's deadline in the [`Context`] also bounds every call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Cap on arguments as JSON text, unless the tool sets its own (default 1 MiB).
+    pub fn max_input_bytes(mut self, bytes: usize) -> Self {
+        self.max_input_bytes = bytes;
+        self
+    }
+
+    /// Cap on outputs as JSON text, unless the tool sets its own (default 1 MiB).
+    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// At most `limit` calls run at once across all tools; others wait their turn (bounded
+    /// by the run's deadline and cancellation). A limit of 0 is taken as 1, so calls cannot
+    /// wait forever.
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.max_concurrency = Some(limit);
+        self
+    }
+
+    /// At most `limit` calls run over the runtime's life; later ones are `budget_exhausted`.
+    pub fn max_calls(mut self, limit: u64) -> Self {
+        self.max_calls = Some(limit);
+        self
+    }
+
+    /// Cap on the length of a call id in bytes (default 256); a longer id ends as
+    /// `call_id_too_long` and is not remembered.
+    pub fn max_call_id_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_id_bytes = bytes;
+        self
+    }
+
+    /// How many distinct call ids are remembered to refuse a reuse (default 16,384, the most
+    /// recent ones). A reused id that was already forgotten runs as a new call; 0 turns the
+    /// check off. Memory is at most `count` ids of up to
+    /// [`max_call_id_bytes`](Self::max_call_id_bytes) each.
+    pub fn call_id_retention(mut self, count: usize) -> Self {
+        self.call_id_retention = count;
+        self
+    }
+
+    /// The authorization policy consulted for every valid call (default: allow).
+    pub fn authorize(mut self, policy: impl Authorize) -> Self {
+        self.authorize = Some(Box::new(policy));
+        self
+    }
+
+    /// The approver for tools that require approval (default: none, so they are refused).
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.approver = Some(Box::new(approver));
+        self
+    }
+
+    /// Receives progress and outcome events.
+    pub fn observer(mut self, observer: impl Observer) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// The runtime.
+    pub fn build(self) -> Runtime {
+        let tools = self
+            .registry
+            .tools()
+            .map(|info| ToolState {
+                concurrency: info.settings.max_concurrency.map(admit::permits),
+                calls: AtomicU64::new(0),
+            })
+            .collect();
+        let seed = {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        };
+        Runtime {
+            shared: Arc::new(Shared {
+                registry: self.registry,
+                tools,
+                timeout: self.timeout,
+                max_input_bytes: self.max_input_bytes,
+                max_output_bytes: self.max_output_bytes,
+                concurrency: self.max_concurrency.map(admit::permits),
+                max_calls: self.max_calls,
+                calls: AtomicU64::new(0),
+                max_call_id_bytes: self.max_call_id_bytes,
+                seen: Mutex::new(Recent::new(self.call_id_retention)),
+                authorize: self.authorize,
+                approver: self.approver,
+                observer: self.observer,
+                seed,
+                counter: AtomicU64::new(0),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("registry", &self.registry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The failure for a wait that the run's cancellation or deadline cut short.
+fn stopped(stop: Stopped, message: &'static str) -> Failure {
+    match stop {
+        Stopped::Cancelled => Failure::new(Code::Cancelled, message),
+        Stopped::Deadline => Failure::new(Code::Timeout, message),
+    }
+}

@@ -1,0 +1,41 @@
+//! Stage 9: one span field and one event per call, then the outcome to the
+//! [`Observer`](crate::Observer). Argument values are never logged: for invalid arguments only
+//! the pointers and keywords are.
+
+use crate::contract::error::ArgumentErrors;
+use crate::outcome::{Code, Outcome};
+
+pub(super) fn record(span: &tracing::Span, outcome: &Outcome) {
+    span.record("outcome", outcome.code());
+    span.record("elapsed_us", outcome.elapsed().as_micros() as u64);
+    match outcome.failure() {
+        None => tracing::debug!(parent: span, "tool call succeeded"),
+        Some(failure) => {
+            let code = failure.code().as_str();
+            if let Some(errors) = failure.errors() {
+                // Rendered only if a subscriber takes the event.
+                let violations = Locations(errors);
+                tracing::info!(parent: span, code, violations = ?violations, "tool call refused");
+            } else if matches!(failure.code(), Code::ExecutionFailed | Code::OutcomeUnknown) {
+                tracing::warn!(parent: span, code, detail = failure.detail(), "tool call failed");
+            } else {
+                tracing::info!(parent: span, code, detail = failure.detail(), "tool call refused");
+            }
+        }
+    }
+}
+
+/// The pointer and keyword of each violation, without the values: `["/units enum"]`.
+struct Locations<'a>(&'a ArgumentErrors);
+
+impl std::fmt::Debug for Locations<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.0
+                    .iter()
+                    .map(|v| format!("{} {}", v.pointer(), v.keyword())),
+            )
+            .finish()
+    }
+}
