@@ -3,6 +3,7 @@
 1 MiB, counted by callgrind (the difference between 3 calls and 1, halved, so building the
 input is not counted). Linear time shows as the same count per byte at every size. Needs
 valgrind."""
+import os
 import pathlib
 import re
 import subprocess
@@ -11,7 +12,10 @@ import tempfile
 root = pathlib.Path(__file__).resolve().parent.parent
 subprocess.run(["cargo", "build", "-q", "--release", "-p", "benches", "--example", "extract_count"],
                cwd=root, check=True)
-binary = root / "target" / "release" / "examples" / "extract_count"
+# Where cargo puts the build: CARGO_TARGET_DIR when set (relative to the workspace root, as
+# cargo takes it), else target/.
+target = root / os.environ.get("CARGO_TARGET_DIR", "target")
+binary = target / "release" / "examples" / "extract_count"
 inputs = ["prose", "open_braces", "open_brackets", "backticks", "quotes", "unclosed_tags"]
 sizes = [("1 KiB", 1 << 10), ("64 KiB", 64 << 10), ("1 MiB", 1 << 20)]
 

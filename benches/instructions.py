@@ -4,6 +4,7 @@
 Each count is (instructions for N+K calls - instructions for K calls) / N, so set-up such as
 compiling the jsonschema validator is excluded. Needs valgrind.
 """
+import os
 import pathlib
 import re
 import subprocess
@@ -12,7 +13,10 @@ import tempfile
 root = pathlib.Path(__file__).resolve().parent.parent
 subprocess.run(["cargo", "build", "-q", "--release", "-p", "benches", "--example", "count"],
                cwd=root, check=True)
-binary = root / "target" / "release" / "examples" / "count"
+# Where cargo puts the build: CARGO_TARGET_DIR when set (relative to the workspace root, as
+# cargo takes it), else target/.
+target = root / os.environ.get("CARGO_TARGET_DIR", "target")
+binary = target / "release" / "examples" / "count"
 
 
 def instructions(way, tool, payload, n):

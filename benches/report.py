@@ -5,10 +5,12 @@ Reads criterion's estimates from target/criterion after
 `cargo bench -p benches --bench contract`.
 """
 import json
+import os
 import pathlib
 import sys
 
-root = pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion"
+workspace = pathlib.Path(__file__).resolve().parent.parent
+root = workspace / os.environ.get("CARGO_TARGET_DIR", "target") / "criterion"
 cases = [(tool, payload) for tool in ("invoice", "flights") for payload in ("valid", "invalid3", "64k")]
 ways = ("floor", "value_jsonschema", "parse_arguments")
 

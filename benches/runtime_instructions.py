@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per call of Runtime::invoke (no-op policy and handler) and of parse_arguments
 alone, on the valid create_invoice payload, counted by callgrind. Needs valgrind."""
+import os
 import pathlib
 import re
 import subprocess
@@ -9,7 +10,10 @@ import tempfile
 root = pathlib.Path(__file__).resolve().parent.parent
 subprocess.run(["cargo", "build", "-q", "--release", "-p", "benches", "--example", "invoke_count"],
                cwd=root, check=True)
-binary = root / "target" / "release" / "examples" / "invoke_count"
+# Where cargo puts the build: CARGO_TARGET_DIR when set (relative to the workspace root, as
+# cargo takes it), else target/.
+target = root / os.environ.get("CARGO_TARGET_DIR", "target")
+binary = target / "release" / "examples" / "invoke_count"
 
 
 def instructions(way, n):

@@ -195,6 +195,35 @@ async fn the_deadline_and_cancellation_stop_the_run() {
     assert_eq!(report.end, RunEnd::Guard(Guard::Cancelled));
 }
 
+/// A model that never answers.
+struct Silent;
+
+impl tool_core::agent::Model for Silent {
+    async fn respond(
+        &self,
+        _: &tool_core::agent::ModelRequest<'_>,
+    ) -> Result<Turn, tool_core::ModelError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_ends_a_model_call_that_outlives_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let cx = Context::builder("alice")
+        .timeout(Duration::from_secs(5))
+        .build();
+    let agent = Agent::new(runtime(&runs), Silent);
+    let run = agent.run(start(), &cx);
+    // Ten times the deadline: with the clock paused this elapses at once unless the run waits
+    // for ever.
+    let report = tokio::time::timeout(Duration::from_secs(50), run)
+        .await
+        .expect("the run ends at its deadline");
+    assert_eq!(report.end, RunEnd::Guard(Guard::Deadline));
+    assert_eq!(report.steps, 0);
+}
+
 #[tokio::test]
 async fn the_token_budget_stops_the_next_step() {
     let runs = Arc::new(AtomicUsize::new(0));

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::ArgumentErrors;
 use crate::canonical::same_json;
-use crate::context::Context;
+use crate::context::{Context, Stopped};
 use crate::contract::arguments::{Arguments, deeper_than};
 use crate::contract::error::{Keyword, Violation};
 use crate::metrics::{CallRecord, Metrics};
@@ -462,11 +462,14 @@ impl<M: RepairModel> RepairLoop<M> {
                 max_attempts,
                 hint,
             };
-            let answer = tokio::select! {
-                biased;
-                () = cx.cancelled() => Err(ModelError::new("the run was cancelled while waiting for the model")),
-                () = deadline(cx) => Err(ModelError::new("the run's deadline passed while waiting for the model")),
-                answer = self.model.repair(&request) => answer,
+            let answer = match cx.bounded(self.model.repair(&request)).await {
+                Ok(answer) => answer,
+                Err(Stopped::Cancelled) => Err(ModelError::new(
+                    "the run was cancelled while waiting for the model",
+                )),
+                Err(Stopped::Deadline) => Err(ModelError::new(
+                    "the run's deadline passed while waiting for the model",
+                )),
             };
             let answer = match answer {
                 Ok(answer) => answer,
@@ -536,13 +539,6 @@ struct Last<'a> {
     first: Arguments<'a>,
     attempt: u32,
     mode: Mode,
-}
-
-async fn deadline(cx: &Context) {
-    match cx.deadline() {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
 }
 
 /// How argument text is read.

@@ -19,7 +19,7 @@ pub use transcript::{Message, ProposedCall, ToolResult, Turn, Usage};
 
 use crate::CancellationToken;
 use crate::approval::{Approvals, PendingApproval};
-use crate::context::Context;
+use crate::context::{Context, Stopped};
 use crate::outcome::Outcome;
 use crate::repair::{ModelError, RepairLoop, RepairModel, RepairPolicy, RepairRequest};
 use crate::runtime::Runtime;
@@ -328,16 +328,13 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                     tools: self.runtime().registry().tools().collect(),
                     step,
                 };
-                tokio::select! {
-                    biased;
-                    () = cx.cancelled() => Err(ModelError::new("cancelled")),
-                    turn = self.model.respond(&request) => turn,
-                }
+                cx.bounded(self.model.respond(&request)).await
             };
             let turn = match turn {
-                Ok(turn) => turn,
-                Err(_) if cx.is_cancelled() => break RunEnd::Guard(Guard::Cancelled),
-                Err(error) => break RunEnd::ModelFailed(error.to_string()),
+                Ok(Ok(turn)) => turn,
+                Ok(Err(error)) => break RunEnd::ModelFailed(error.to_string()),
+                Err(Stopped::Cancelled) => break RunEnd::Guard(Guard::Cancelled),
+                Err(Stopped::Deadline) => break RunEnd::Guard(Guard::Deadline),
             };
             run.steps = step;
             run.usage += turn.usage;
