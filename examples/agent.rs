@@ -8,12 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use examples::{create_invoice, get_weather};
-use tool_core::agent::{
-    Agent, BatchPolicy, Message, ProposedCall, RunEnd, RunReport, ScriptedTurns, Turn,
-};
-use tool_core::{
-    Approvals, Context, Effect, Registry, RepairPolicy, Runtime, ScriptedModel, ToolDef,
-};
+use tool_core::agent::{Agent, BatchPolicy, Message, ProposedCall, RunEnd, RunReport, Turn};
+use tool_core::testing::{ScriptedModel, ScriptedTurns};
+use tool_core::{Approvals, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

@@ -5,12 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use examples::{CreateInvoice, GetWeather, create_invoice, get_weather};
-use tool_core::agent::{
-    Agent, BatchPolicy, Guard, Message, ProposedCall, RunEnd, ScriptedTurns, Turn,
-};
+use tool_core::agent::{Agent, BatchPolicy, Guard, Message, ProposedCall, RunEnd, Turn};
+use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
-    Approvals, Argument, Context, Effect, Registry, RepairPolicy, Runtime, ScriptedModel, Tool,
-    ToolDef, ToolError,
+    Approvals, Argument, Context, Effect, Registry, RepairPolicy, Runtime, Tool, ToolDef, ToolError,
 };
 
 const WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;

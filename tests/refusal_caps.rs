@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use tool_core::agent::{Agent, Message, ProposedCall, ScriptedTurns, Turn};
+use tool_core::agent::{Agent, Message, ProposedCall, Turn};
+use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
-    ArgumentErrors, Context, Keyword, Registry, RepairLoop, Runtime, ScriptedModel, Tool, ToolDef,
-    ToolError,
+    ArgumentErrors, Context, Keyword, Registry, RepairLoop, Runtime, Tool, ToolDef, ToolError,
 };
 
 /// The most bytes a refusal message may take in these tests, whatever the input.

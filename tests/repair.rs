@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use examples::{CreateInvoice, create_invoice};
 use serde_json::json;
+use tool_core::testing::ScriptedModel;
 use tool_core::{
-    Code, Context, Keyword, Metrics, Registry, RepairEnd, RepairLoop, RepairPolicy, Runtime,
-    ScriptedModel, Tool, ToolDef,
+    Code, Context, Keyword, Metrics, Registry, RepairEnd, RepairLoop, RepairPolicy, Runtime, Tool,
+    ToolDef,
 };
 
 const BROKEN: &str = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;

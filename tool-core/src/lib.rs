@@ -22,6 +22,9 @@ mod registry;
 mod repair;
 pub mod runtime;
 mod sync;
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
 
 pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
 pub use canonical::canonical_json;
@@ -39,8 +42,8 @@ pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output};
 pub use registry::dynamic::DynamicTool;
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
 pub use repair::{
-    ModelError, RecordedRequest, RepairEnd, RepairLoop, RepairModel, RepairPolicy,
-    RepairPolicyError, RepairRequest, Repaired, ScriptedModel,
+    ModelError, RepairEnd, RepairLoop, RepairModel, RepairPolicy, RepairPolicyError, RepairRequest,
+    Repaired,
 };
 pub use runtime::{
     Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Runtime, RuntimeBuilder,

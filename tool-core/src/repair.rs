@@ -2,10 +2,9 @@
 //! wrong and let it try again, a bounded number of times, before the call runs at most once.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -17,13 +16,13 @@ use crate::contract::error::{Keyword, Violation};
 use crate::metrics::{CallRecord, Metrics};
 use crate::outcome::{Code, Outcome};
 use crate::runtime::Runtime;
-use crate::sync::lock;
 
 /// The model side of the repair loop: given what was wrong, return new argument text.
 ///
 /// Adapters for real providers send [`RepairRequest::feedback`] (or their own rendering of
 /// [`RepairRequest::errors`]) back to the model as the tool result and return the arguments of
-/// its next call to the same tool. [`ScriptedModel`] answers from a queue, for tests and demos.
+/// its next call to the same tool. `testing::ScriptedModel` (feature `test-util`)
+/// answers from a queue, for tests and demos.
 pub trait RepairModel: Send + Sync {
     /// New arguments for `request.tool()`, as JSON text (or free text, for calls that were
     /// extracted from free text).
@@ -290,7 +289,8 @@ impl Repaired {
 /// was told were wrong, the loop stops.
 ///
 /// ```
-/// use tool_core::{Context, Metrics, Registry, RepairEnd, RepairLoop, Runtime, ScriptedModel, ToolDef, ToolError};
+/// use tool_core::{Context, Metrics, Registry, RepairEnd, RepairLoop, Runtime, ToolDef, ToolError};
+/// use tool_core::testing::ScriptedModel;
 /// # use tool_core::{Argument, Tool};
 /// # /// Adds two numbers.
 /// # #[derive(Tool, Debug)]
@@ -601,99 +601,6 @@ pub(crate) fn not_json(message: String) -> ArgumentErrors {
         Keyword::Syntax,
         message,
     )])
-}
-
-/// A [`RepairModel`] that answers from a queue and records every request: for tests, demos
-/// and replays.
-///
-/// ```
-/// use tool_core::ScriptedModel;
-///
-/// let model = ScriptedModel::new()
-///     .answer(r#"{"city": "Paris"}"#)
-///     .fail("rate limited");
-/// assert_eq!(model.remaining(), 2);
-/// assert!(model.requests().is_empty());
-/// ```
-#[derive(Debug, Default)]
-pub struct ScriptedModel {
-    answers: Mutex<VecDeque<Result<String, ModelError>>>,
-    requests: Mutex<Vec<RecordedRequest>>,
-}
-
-/// A repair request as [`ScriptedModel`] recorded it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct RecordedRequest {
-    /// The tool.
-    pub tool: String,
-    /// The refused argument text.
-    pub previous: String,
-    /// The violations.
-    pub errors: ArgumentErrors,
-    /// The rendered feedback.
-    pub feedback: String,
-    /// The attempt asked for.
-    pub attempt: u32,
-    /// The bound on attempts.
-    pub max_attempts: u32,
-    /// The hint, if any.
-    pub hint: Option<String>,
-}
-
-impl ScriptedModel {
-    /// A model with no answers queued.
-    pub fn new() -> Self {
-        ScriptedModel::default()
-    }
-
-    /// Queues an answer.
-    pub fn answer(self, text: impl Into<String>) -> Self {
-        self.push(Ok(text.into()));
-        self
-    }
-
-    /// Queues a failure.
-    pub fn fail(self, message: impl Into<String>) -> Self {
-        self.push(Err(ModelError::new(message)));
-        self
-    }
-
-    /// Queues an answer on a shared model.
-    pub fn push(&self, answer: Result<String, ModelError>) {
-        lock(&self.answers).push_back(answer);
-    }
-
-    /// How many queued answers are left.
-    pub fn remaining(&self) -> usize {
-        lock(&self.answers).len()
-    }
-
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.requests).clone()
-    }
-}
-
-impl RepairModel for ScriptedModel {
-    fn repair(
-        &self,
-        request: &RepairRequest<'_>,
-    ) -> impl Future<Output = Result<String, ModelError>> + Send {
-        lock(&self.requests).push(RecordedRequest {
-            tool: request.tool.to_owned(),
-            previous: request.previous.to_owned(),
-            errors: request.errors.clone(),
-            feedback: request.feedback.to_owned(),
-            attempt: request.attempt,
-            max_attempts: request.max_attempts,
-            hint: request.hint.map(str::to_owned),
-        });
-        let answer = lock(&self.answers)
-            .pop_front()
-            .unwrap_or_else(|| Err(ModelError::new("the script has no more answers")));
-        std::future::ready(answer)
-    }
 }
 
 impl<M: RepairModel> RepairModel for std::sync::Arc<M> {

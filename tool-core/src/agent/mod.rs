@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 
-pub use model::{Model, ModelRequest, ScriptedTurns, SeenStep};
+pub use model::{Model, ModelRequest};
 pub use transcript::{Message, ProposedCall, ToolResult, Turn, Usage};
 
 use crate::CancellationToken;
@@ -133,7 +133,8 @@ impl RepairModel for NoRepair {
 /// Runs a model against a runtime's tools, under guards.
 ///
 /// ```
-/// use tool_core::agent::{Agent, Message, ProposedCall, RunEnd, ScriptedTurns, Turn};
+/// use tool_core::agent::{Agent, Message, ProposedCall, RunEnd, Turn};
+/// use tool_core::testing::ScriptedTurns;
 /// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
 /// # use tool_core::{Argument, Tool};
 /// # /// Adds two numbers.
@@ -278,7 +279,8 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     }
 
     /// Serves the results recorded in `transcript` instead of running those calls again:
-    /// with [`ScriptedTurns::from_transcript`] this replays a recorded run.
+    /// with `testing::ScriptedTurns::from_transcript` (feature `test-util`) this replays a
+    /// recorded run.
     pub fn replaying(mut self, transcript: &[Message]) -> Self {
         self.recorded = transcript
             .iter()
