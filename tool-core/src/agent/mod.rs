@@ -226,14 +226,16 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     }
 
     /// At most `calls` tool calls per run; further proposals are refused with
-    /// `budget_exhausted` and end the run.
+    /// `budget_exhausted` and end the run. How this relates to the runtime's own call limits:
+    /// [Budgets](crate::runtime#budgets).
     pub fn max_tool_calls(mut self, calls: u32) -> Self {
         self.max_tool_calls = Some(calls);
         self
     }
 
     /// At most `calls` calls of `tool` per run; further ones are refused with
-    /// `budget_exhausted` (the model can still call other tools).
+    /// `budget_exhausted` (the model can still call other tools). See
+    /// [Budgets](crate::runtime#budgets).
     pub fn tool_quota(mut self, tool: impl Into<String>, calls: u32) -> Self {
         self.tool_quotas.insert(tool.into(), calls);
         self

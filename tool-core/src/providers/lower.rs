@@ -27,8 +27,10 @@ use super::loss::{Loss, LossKind, LowerError};
 /// The most subschemas one lowering may produce, counting inlined copies.
 const MAX_NODES: usize = 200_000;
 
-/// The deepest nesting of subschemas lowered, as deep as the arguments the runtime accepts
-/// ([`MAX_DEPTH`](crate::MAX_DEPTH)); cycles go through `$ref` and do not nest.
+/// The deepest nesting of subschemas lowered: a bound on the walk's recursion, so a hostile
+/// schema cannot exhaust the stack. It counts schema levels, not argument levels (an object's
+/// property is one level below the object), and is not tied to the parser's
+/// [`MAX_DEPTH`](crate::MAX_DEPTH). Cycles go through `$ref` and do not nest.
 const MAX_DEPTH: usize = 128;
 
 /// The types JSON Schema knows.

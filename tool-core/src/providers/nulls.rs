@@ -67,6 +67,8 @@ impl ToolCall {
     }
 }
 
+/// The deepest schema nesting followed while stripping nulls: a bound on the recursion, in
+/// schema levels (deeper parts are left as they are).
 const MAX_DEPTH: usize = 256;
 
 fn strip(

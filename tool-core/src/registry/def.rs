@@ -333,7 +333,7 @@ impl<A> ToolDef<A> {
     }
 
     /// At most `limit` calls of this tool run over the runtime's life; later ones end as
-    /// `budget_exhausted`.
+    /// `budget_exhausted`. See [Budgets](crate::runtime#budgets).
     pub fn max_calls(mut self, limit: u64) -> Self {
         self.info.settings.max_calls = Some(limit);
         self

@@ -1,22 +1,45 @@
 //! The runtime: one entry point, [`Runtime::invoke`], that turns a proposed call into exactly
-//! one [`Outcome`] through a fixed order of stages.
+//! one [`Outcome`] through a fixed order of stages. Each stage has its own file in this folder.
 //!
-//! | # | stage | refuses with |
-//! |---|---|---|
-//! | 0 | correlate: the call id is short enough and was not used in this runtime (within the retention) | `call_id_too_long`, `duplicate_call_id` |
-//! | 1 | resolve the name in the [`Registry`] (the allow-list) | `unknown_tool` |
-//! | 2 | input byte cap | `input_too_large` |
-//! | 3 | parse and validate into the tool's argument type, every violation | `invalid_arguments` |
-//! | 4 | authorize: the runtime's [`Authorize`] policy, then the tool's typed check | `unauthorized` |
-//! | 5 | approve, for tools that require it | `approval_denied`, `approval_expired` |
-//! | 6 | admit: cancellation, deadline, concurrency caps (waiting), call quotas | `cancelled`, `timeout`, `budget_exhausted` |
-//! | 7 | execute under the timeout and cancellation; panics are caught | `execution_failed`, `timeout`, `cancelled`, `outcome_unknown` |
-//! | 8 | serialize the output under its byte cap, then validate that text against the output schema | `output_too_large`, `invalid_output` |
-//! | 9 | record: trace the outcome and hand it to the [`Observer`] | |
+//! | # | stage | file | refuses with |
+//! |---|---|---|---|
+//! | 0 | correlate: the call id is short enough and was not used in this runtime (within the retention) | `correlate.rs` | `call_id_too_long`, `duplicate_call_id` |
+//! | 1 | resolve the name in the [`Registry`] (the allow-list) | `resolve.rs` | `unknown_tool` |
+//! | 2 | input byte cap (and nesting depth, for arguments that arrive parsed) | `input.rs` | `input_too_large`, `invalid_arguments` |
+//! | 3 | parse and validate into the tool's argument type, every violation | `input.rs` | `invalid_arguments` |
+//! | 4 | authorize: the runtime's [`Authorize`] policy, then the tool's typed check | `authorize.rs` | `unauthorized` |
+//! | 5 | approve, for tools that require it | `approve.rs` | `approval_denied`, `approval_expired` |
+//! | 6 | admit: cancellation, deadline, concurrency caps (waiting), call quotas | `admit.rs` | `cancelled`, `timeout`, `budget_exhausted` |
+//! | 7 | execute under the timeout and cancellation; panics are caught | `execute.rs` | `execution_failed`, `timeout`, `cancelled`, `outcome_unknown` |
+//! | 8 | serialize the output under its byte cap, then validate that text against the output schema | `output.rs` | `output_too_large`, `invalid_output` |
+//! | 9 | record: trace the outcome and hand it to the [`Observer`] | `record.rs` | |
 //!
 //! Each stage sees only calls every earlier stage let through: an invalid call is never
-//! authorized, an unauthorized one never approved or run. From stage 3 on, stages receive the
-//! typed value, never the model's text.
+//! authorized, an unauthorized one never approved or run. Stages 3 and 4 run inside the
+//! registry's typed code, so the typed value goes from the parser to the tool's own check and to
+//! the handler without leaving it; the runtime's policy (stage 4) sees the tool and the
+//! [`Context`], and the approver (stage 5) sees the arguments as JSON, re-read from the
+//! validated text.
+//!
+//! # Budgets
+//!
+//! What bounds a run's calls, in one place:
+//!
+//! - [`RuntimeBuilder::max_calls`]: calls admitted over this runtime's life, all tools together
+//!   (stage 6, `budget_exhausted`).
+//! - [`ToolDef::max_calls`](crate::ToolDef::max_calls): the same, for one tool (stage 6).
+//! - [`Agent::max_tool_calls`](crate::agent::Agent::max_tool_calls): tool calls in one agent
+//!   run; a batch is admitted up to it, the rest get `budget_exhausted` results without
+//!   reaching the runtime, and the run ends.
+//! - [`Agent::tool_quota`](crate::agent::Agent::tool_quota): calls of one tool in one agent
+//!   run; further ones get `budget_exhausted` results and the model may go on with other tools.
+//!
+//! The runtime's two count executions admitted by stage 6, whoever proposes them; the agent's
+//! two count what one run asks for, so a fresh run with the same runtime starts from zero
+//! while the runtime's counts go on.
+//!
+//! Waits inside a run (approval, a concurrency slot, a model's answer in the repair and agent
+//! loops) all end when the [`Context`] is cancelled or its deadline passes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -358,6 +381,7 @@ impl RuntimeBuilder {
     }
 
     /// At most `limit` calls run over the runtime's life; later ones are `budget_exhausted`.
+    /// See [Budgets](self#budgets).
     pub fn max_calls(mut self, limit: u64) -> Self {
         self.max_calls = Some(limit);
         self
