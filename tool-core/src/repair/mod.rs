@@ -2,9 +2,6 @@
 //! wrong and let it try again, a bounded number of times, before the call runs at most once.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fmt;
-use std::future::Future;
 
 use serde_json::Value;
 
@@ -12,214 +9,17 @@ use crate::ArgumentErrors;
 use crate::canonical::same_json;
 use crate::context::{Context, Stopped};
 use crate::contract::arguments::{Arguments, deeper_than};
-use crate::contract::error::{Keyword, Violation};
 use crate::metrics::{CallRecord, Metrics};
 use crate::outcome::{Code, Outcome};
 use crate::runtime::Runtime;
 
-/// The model side of the repair loop: given what was wrong, return new argument text.
-///
-/// Adapters for real providers send [`RepairRequest::feedback`] (or their own rendering of
-/// [`RepairRequest::errors`]) back to the model as the tool result and return the arguments of
-/// its next call to the same tool. `testing::ScriptedModel` (feature `test-util`)
-/// answers from a queue, for tests and demos.
-pub trait RepairModel: Send + Sync {
-    /// New arguments for `request.tool()`, as JSON text (or free text, for calls that were
-    /// extracted from free text).
-    fn repair(
-        &self,
-        request: &RepairRequest<'_>,
-    ) -> impl Future<Output = Result<String, ModelError>> + Send;
-}
+mod feedback;
+mod model;
+mod policy;
 
-/// What the model is asked to fix.
-#[derive(Debug, Clone, Copy)]
-pub struct RepairRequest<'a> {
-    tool: &'a str,
-    schema: &'a Value,
-    previous: &'a str,
-    errors: &'a ArgumentErrors,
-    feedback: &'a str,
-    attempt: u32,
-    max_attempts: u32,
-    hint: Option<&'a str>,
-}
-
-impl<'a> RepairRequest<'a> {
-    /// The tool being called.
-    pub fn tool(&self) -> &'a str {
-        self.tool
-    }
-
-    /// The input schema the model was shown.
-    pub fn schema(&self) -> &'a Value {
-        self.schema
-    }
-
-    /// The argument text that was refused.
-    pub fn previous(&self) -> &'a str {
-        self.previous
-    }
-
-    /// The violations, with their JSON Pointers and keywords (all of them counted, the first
-    /// held in full: see [`ArgumentErrors`]).
-    pub fn errors(&self) -> &'a ArgumentErrors {
-        self.errors
-    }
-
-    /// The violations rendered as a short message for the model, with the hint, if any. The
-    /// violations take at most [`ArgumentErrors::MAX_SHOWN`] lines, then one line counting the
-    /// rest by keyword.
-    pub fn feedback(&self) -> &'a str {
-        self.feedback
-    }
-
-    /// The number of the attempt being asked for: 2 for the first repair.
-    pub fn attempt(&self) -> u32 {
-        self.attempt
-    }
-
-    /// The most attempts this call may take, the first included.
-    pub fn max_attempts(&self) -> u32 {
-        self.max_attempts
-    }
-
-    /// The tool's repair hint from the [`RepairPolicy`], if it has one.
-    pub fn hint(&self) -> Option<&'a str> {
-        self.hint
-    }
-}
-
-/// The model could not answer a repair request (a network error, a refusal, a closed stream).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelError {
-    message: String,
-}
-
-impl ModelError {
-    /// A model failure described by `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        ModelError {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ModelError {}
-
-/// How many attempts a call may take, and what to tell the model about each tool.
-///
-/// The bound counts the first pass: 3 (the default) means the model's arguments and at most two
-/// repairs. It must be at least 1, which is checked when the policy is built.
-///
-/// ```
-/// use tool_core::RepairPolicy;
-///
-/// let policy = RepairPolicy::new(3)?
-///     .with_tool_attempts("create_invoice", 2)?
-///     .with_hint("create_invoice", "amount is a number in major units, e.g. 120.5");
-/// assert_eq!(policy.attempts_for("create_invoice"), 2);
-/// assert_eq!(policy.attempts_for("get_weather"), 3);
-/// assert!(RepairPolicy::new(0).is_err());
-/// # Ok::<(), tool_core::RepairPolicyError>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct RepairPolicy {
-    max_attempts: u32,
-    attempts: HashMap<String, u32>,
-    hints: HashMap<String, String>,
-}
-
-impl Default for RepairPolicy {
-    /// Three attempts, no hints.
-    fn default() -> Self {
-        RepairPolicy {
-            max_attempts: 3,
-            attempts: HashMap::new(),
-            hints: HashMap::new(),
-        }
-    }
-}
-
-/// A [`RepairPolicy`] with fewer than one attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepairPolicyError {
-    tool: Option<String>,
-}
-
-impl fmt::Display for RepairPolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.tool {
-            Some(tool) => write!(
-                f,
-                "the attempts of `{tool}` must be at least 1 (the first pass counts)"
-            ),
-            None => f.write_str("max attempts must be at least 1 (the first pass counts)"),
-        }
-    }
-}
-
-impl std::error::Error for RepairPolicyError {}
-
-impl RepairPolicy {
-    /// At most `max_attempts` attempts per call, the first pass included.
-    pub fn new(max_attempts: u32) -> Result<Self, RepairPolicyError> {
-        if max_attempts == 0 {
-            return Err(RepairPolicyError { tool: None });
-        }
-        Ok(RepairPolicy {
-            max_attempts,
-            ..RepairPolicy::default()
-        })
-    }
-
-    /// One attempt, no repairs: refused arguments are final.
-    pub(crate) fn single_pass() -> Self {
-        RepairPolicy {
-            max_attempts: 1,
-            ..RepairPolicy::default()
-        }
-    }
-
-    /// A different bound for one tool.
-    pub fn with_tool_attempts(
-        mut self,
-        tool: impl Into<String>,
-        max_attempts: u32,
-    ) -> Result<Self, RepairPolicyError> {
-        let tool = tool.into();
-        if max_attempts == 0 {
-            return Err(RepairPolicyError { tool: Some(tool) });
-        }
-        self.attempts.insert(tool, max_attempts);
-        Ok(self)
-    }
-
-    /// A hint added to every repair request for `tool`.
-    pub fn with_hint(mut self, tool: impl Into<String>, hint: impl Into<String>) -> Self {
-        self.hints.insert(tool.into(), hint.into());
-        self
-    }
-
-    /// The bound for `tool`.
-    pub fn attempts_for(&self, tool: &str) -> u32 {
-        self.attempts
-            .get(tool)
-            .copied()
-            .unwrap_or(self.max_attempts)
-    }
-
-    /// The hint for `tool`.
-    pub fn hint_for(&self, tool: &str) -> Option<&str> {
-        self.hints.get(tool).map(String::as_str)
-    }
-}
+use feedback::{feedback, not_json};
+pub use model::{ModelError, RepairModel, RepairRequest};
+pub use policy::{RepairPolicy, RepairPolicyError};
 
 /// How the repair loop ended for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -571,43 +371,5 @@ fn same_arguments(mode: Mode, answer: &str, previous: &str) -> bool {
     match (parsed(answer), parsed(previous)) {
         (Some(a), Some(b)) => same_json(&a, &b),
         _ => answer.trim() == previous.trim(),
-    }
-}
-
-/// The message sent back to the model about a refused attempt.
-fn feedback(
-    tool: &str,
-    errors: &ArgumentErrors,
-    attempt: u32,
-    max_attempts: u32,
-    hint: Option<&str>,
-) -> String {
-    let mut text = format!(
-        "Your arguments for `{tool}` were refused (attempt {attempt} of {max_attempts}):\n{errors}\n"
-    );
-    if let Some(hint) = hint {
-        text.push_str("Hint: ");
-        text.push_str(hint);
-        text.push('\n');
-    }
-    text.push_str("Reply with the corrected arguments: one JSON object that matches the schema.");
-    text
-}
-
-/// An argument error for text that holds no usable JSON value.
-pub(crate) fn not_json(message: String) -> ArgumentErrors {
-    ArgumentErrors::new(vec![Violation::new(
-        String::new(),
-        Keyword::Syntax,
-        message,
-    )])
-}
-
-impl<M: RepairModel> RepairModel for std::sync::Arc<M> {
-    fn repair(
-        &self,
-        request: &RepairRequest<'_>,
-    ) -> impl Future<Output = Result<String, ModelError>> + Send {
-        (**self).repair(request)
     }
 }
