@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use examples::{create_invoice, get_weather};
 use tool_core::agent::{Agent, BatchPolicy, Message, ProposedCall, RunEnd, RunReport, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
-use tool_core::{Approvals, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
+use tool_core::{Approvals, Code, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -160,7 +160,10 @@ fn print_run(report: &RunReport, skip: usize) {
                 }
                 println!(
                     "  -> {} {}: {} {}",
-                    result.call_id, result.tool, result.code, result.content
+                    result.call_id,
+                    result.tool,
+                    result.code.map_or("ok", Code::as_str),
+                    result.content
                 );
             }
         }

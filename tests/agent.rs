@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use examples::{CreateInvoice, GetWeather, create_invoice, get_weather};
+use tool_core::Code;
 use tool_core::agent::{Agent, BatchPolicy, Guard, Message, ProposedCall, RunEnd, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
@@ -88,7 +89,10 @@ async fn a_run_ends_when_the_model_answers() {
         panic!("{:?}", report.transcript);
     };
     assert_eq!(
-        (result.call_id.as_str(), result.code.as_str()),
+        (
+            result.call_id.as_str(),
+            result.code.map_or("ok", Code::as_str)
+        ),
         ("c1", "ok")
     );
 }
@@ -141,7 +145,7 @@ async fn the_tool_call_budget_admits_k_of_n_and_ends_the_run() {
         .transcript
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some((r.call_id.as_str(), r.code.as_str())),
+            Message::Tool(r) => Some((r.call_id.as_str(), r.code.map_or("ok", Code::as_str))),
             _ => None,
         })
         .collect();
@@ -167,7 +171,7 @@ async fn a_tool_quota_refuses_that_tool_only() {
         .transcript
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some(r.code.as_str()),
+            Message::Tool(r) => Some(r.code.map_or("ok", Code::as_str)),
             _ => None,
         })
         .collect();
@@ -404,7 +408,7 @@ async fn a_failure_can_cancel_its_siblings() {
             .transcript
             .iter()
             .filter_map(|m| match m {
-                Message::Tool(r) => Some(r.code.clone()),
+                Message::Tool(r) => Some(r.code.map_or("ok", Code::as_str)),
                 _ => None,
             })
             .collect::<Vec<_>>()
@@ -431,7 +435,7 @@ async fn refused_arguments_are_repaired_before_they_reach_the_transcript() {
     let Message::Tool(result) = &report.transcript[2] else {
         panic!();
     };
-    assert_eq!(result.code, "ok");
+    assert_eq!(result.code, None);
     assert_eq!(result.repaired_arguments.as_deref(), Some(INVOICE));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 
@@ -446,7 +450,7 @@ async fn refused_arguments_are_repaired_before_they_reach_the_transcript() {
     let Message::Tool(result) = &report.transcript[2] else {
         panic!();
     };
-    assert_eq!(result.code, "invalid_arguments");
+    assert_eq!(result.code, Some(Code::InvalidArguments));
     assert!(result.content.contains("- /amount: expected number"));
     assert_eq!(report.end, RunEnd::Answered);
 }
@@ -510,7 +514,7 @@ async fn a_run_pauses_for_approval_and_resumes_without_rerunning_calls() {
         .transcript
         .iter()
         .filter_map(|m| match m {
-            Message::Tool(r) => Some((r.call_id.as_str(), r.code.as_str())),
+            Message::Tool(r) => Some((r.call_id.as_str(), r.code.map_or("ok", Code::as_str))),
             _ => None,
         })
         .collect();
@@ -537,7 +541,7 @@ async fn receipts_are_bound_to_the_exact_call() {
     let outcome = runtime
         .invoke("i1", "create_invoice", changed, &user())
         .await;
-    assert_eq!(outcome.code(), "approval_denied");
+    assert_eq!(outcome.code(), Some(Code::ApprovalDenied));
     assert_eq!(
         outcome.failure().unwrap().detail(),
         Some("the arguments differ from the approved ones")
@@ -588,7 +592,7 @@ async fn receipts_are_bound_to_the_exact_call() {
         .await;
     assert_eq!(
         outcome.code(),
-        "approval_denied",
+        Some(Code::ApprovalDenied),
         "the receipt names call i1"
     );
     let ok = fresh.invoke("i1", "create_invoice", INVOICE, &user()).await;
@@ -605,7 +609,7 @@ async fn receipts_are_bound_to_the_exact_call() {
     );
     let bob = Context::builder("bob").build();
     let wrong = fresh.invoke("i9", "create_invoice", INVOICE, &bob).await;
-    assert_eq!(wrong.code(), "approval_denied");
+    assert_eq!(wrong.code(), Some(Code::ApprovalDenied));
 
     // Expired.
     let short = approvals
@@ -623,7 +627,7 @@ async fn receipts_are_bound_to_the_exact_call() {
     let outcome = runtime
         .invoke("i3", "create_invoice", INVOICE, &user())
         .await;
-    assert_eq!(outcome.code(), "approval_expired");
+    assert_eq!(outcome.code(), Some(Code::ApprovalExpired));
 
     // Approving re-checks the arguments.
     let invalid = tool_core::PendingApproval {

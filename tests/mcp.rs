@@ -465,7 +465,7 @@ async fn a_cancelled_request_cancels_the_call() {
     }))
     .await;
     let code = tokio::time::timeout(WAIT, codes.recv()).await.unwrap();
-    assert_eq!(code, Some("cancelled"));
+    assert_eq!(code, Some(Some(Code::Cancelled)));
 }
 
 // --- The client side, against the server in memory ---

@@ -337,7 +337,7 @@ async fn openai_responses_parallel_wrapper_is_never_dispatched() {
             &Context::builder("t").build(),
         )
         .await;
-    assert_eq!(outcome.code(), "unknown_tool");
+    assert_eq!(outcome.code(), Some(Code::UnknownTool));
 }
 
 #[test]

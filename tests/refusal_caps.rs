@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use tool_core::Code;
 use tool_core::agent::{Agent, Message, ProposedCall, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
@@ -137,7 +138,7 @@ async fn transcript_entry_of_half_a_million_violations_is_capped() {
             _ => None,
         })
         .expect("a tool result");
-    assert_eq!(entry.code, "invalid_arguments");
+    assert_eq!(entry.code, Some(Code::InvalidArguments));
     assert!(
         entry.content.len() <= MESSAGE_CAP,
         "{} bytes",

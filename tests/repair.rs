@@ -116,7 +116,7 @@ async fn resubmitting_the_same_arguments_stops_the_loop() {
     assert_eq!(result.end(), &RepairEnd::NotConverging);
     assert_eq!(result.attempts(), 2);
     assert_eq!(repair.model().requests().len(), 1);
-    assert_eq!(result.outcome().code(), "invalid_arguments");
+    assert_eq!(result.outcome().code(), Some(Code::InvalidArguments));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -126,7 +126,7 @@ async fn an_unknown_tool_costs_no_model_call() {
     let repair = RepairLoop::new(runtime(&runs), ScriptedModel::new().answer(FIXED));
     let result = repair.call("c1", "create_invoise", BROKEN, &user()).await;
     assert_eq!(result.end(), &RepairEnd::NotRepairable);
-    assert_eq!(result.outcome().code(), "unknown_tool");
+    assert_eq!(result.outcome().code(), Some(Code::UnknownTool));
     assert!(repair.model().requests().is_empty());
 }
 
@@ -140,7 +140,7 @@ async fn over_the_byte_cap_is_not_repaired() {
     );
     let result = repair.call("c1", "create_invoice", &huge, &user()).await;
     assert_eq!(result.end(), &RepairEnd::NotRepairable);
-    assert_eq!(result.outcome().code(), "input_too_large");
+    assert_eq!(result.outcome().code(), Some(Code::InputTooLarge));
     assert!(repair.model().requests().is_empty());
 }
 
@@ -150,7 +150,7 @@ async fn a_failing_model_ends_the_loop_with_the_last_errors() {
     let repair = RepairLoop::new(runtime(&runs), ScriptedModel::new().fail("rate limited"));
     let result = repair.call("c1", "create_invoice", BROKEN, &user()).await;
     assert_eq!(result.end(), &RepairEnd::ModelFailed("rate limited".into()));
-    assert_eq!(result.outcome().code(), "invalid_arguments");
+    assert_eq!(result.outcome().code(), Some(Code::InvalidArguments));
     assert_eq!(
         result.outcome().failure().unwrap().errors().unwrap().len(),
         2
@@ -208,7 +208,7 @@ async fn the_call_id_gets_one_terminal_outcome() {
     assert!(first.outcome().is_ok());
     // The same id again, even valid, is a repeat: refused, not run.
     let again = repair.call("c1", "create_invoice", FIXED, &user()).await;
-    assert_eq!(again.outcome().code(), "duplicate_call_id");
+    assert_eq!(again.outcome().code(), Some(Code::DuplicateCallId));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
@@ -347,7 +347,7 @@ async fn metrics_give_unregistered_tool_names_one_shared_label() {
         let name = format!("invented_tool_{i}");
         let result =
             with_recorder(&recorder, repair.call(&format!("c{i}"), &name, "{}", &cx)).await;
-        assert_eq!(result.outcome().code(), "unknown_tool");
+        assert_eq!(result.outcome().code(), Some(Code::UnknownTool));
     }
 
     let snapshot = metrics.snapshot();
@@ -514,5 +514,5 @@ fn a_value_deeper_than_the_parser_limit_is_refused_by_the_repair_loop_without_ov
         .unwrap()
         .join()
         .unwrap();
-    assert_eq!(end, (Code::InvalidArguments.as_str(), 0));
+    assert_eq!(end, (Some(Code::InvalidArguments), 0));
 }

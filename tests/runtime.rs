@@ -84,7 +84,7 @@ async fn valid_call_returns_the_checked_output() {
     let outcome = runtime
         .invoke("call_1", "create_invoice", VALID_INVOICE, &user())
         .await;
-    assert_eq!(outcome.code(), "ok");
+    assert_eq!(outcome.code(), None);
     assert_eq!(outcome.call_id(), "call_1");
     assert_eq!(outcome.tool(), "create_invoice");
     assert_eq!(
@@ -106,7 +106,7 @@ async fn json_arguments_take_the_same_path_as_text() {
 
     let bad = json!({"city": "", "units": "kelvin"});
     let outcome = runtime.invoke("c", "get_weather", &bad, &cx).await;
-    assert_eq!(outcome.code(), "invalid_arguments");
+    assert_eq!(outcome.code(), Some(Code::InvalidArguments));
     assert_eq!(outcome.failure().unwrap().errors().unwrap().len(), 2);
 }
 
@@ -169,14 +169,14 @@ async fn input_too_large_is_refused_before_parsing() {
     let runtime = weather_runtime(|t| t.max_input_bytes(64));
     let long = format!(r#"{{"city":"{}","units":"celsius"}}"#, "x".repeat(100));
     let outcome = runtime.invoke("c1", "get_weather", &long, &user()).await;
-    assert_eq!(outcome.code(), "input_too_large");
+    assert_eq!(outcome.code(), Some(Code::InputTooLarge));
     // Not JSON at all, but over the cap: the cap decides first.
     let junk = "{".repeat(65);
     let outcome = runtime.invoke("c2", "get_weather", &junk, &user()).await;
-    assert_eq!(outcome.code(), "input_too_large");
+    assert_eq!(outcome.code(), Some(Code::InputTooLarge));
     let value: Value = serde_json::from_str(&long).unwrap();
     let outcome = runtime.invoke("c3", "get_weather", &value, &user()).await;
-    assert_eq!(outcome.code(), "input_too_large");
+    assert_eq!(outcome.code(), Some(Code::InputTooLarge));
     let outcome = runtime
         .invoke("c4", "get_weather", VALID_WEATHER, &user())
         .await;
@@ -309,7 +309,7 @@ async fn tools_needing_approval_are_refused_without_an_approver() {
     let outcome = runtime
         .invoke("c1", "create_invoice", VALID_INVOICE, &user())
         .await;
-    assert_eq!(outcome.code(), "approval_denied");
+    assert_eq!(outcome.code(), Some(Code::ApprovalDenied));
 }
 
 #[tokio::test]
@@ -319,7 +319,7 @@ async fn expired_approval_never_executes() {
     let outcome = runtime
         .invoke("c1", "create_invoice", VALID_INVOICE, &user())
         .await;
-    assert_eq!(outcome.code(), "approval_expired");
+    assert_eq!(outcome.code(), Some(Code::ApprovalExpired));
     assert_eq!(probe.counts(), [1, 1, 0]);
 }
 
@@ -341,7 +341,7 @@ async fn the_deadline_passing_during_approval_expires_it() {
     let outcome = runtime
         .invoke("c1", "create_invoice", VALID_INVOICE, &cx)
         .await;
-    assert_eq!(outcome.code(), "approval_expired");
+    assert_eq!(outcome.code(), Some(Code::ApprovalExpired));
 }
 
 #[tokio::test]
@@ -356,7 +356,15 @@ async fn quotas_refuse_calls_beyond_the_budget() {
             .await;
         codes.push(outcome.code());
     }
-    assert_eq!(codes, ["ok", "ok", "budget_exhausted", "budget_exhausted"]);
+    assert_eq!(
+        codes,
+        [
+            None,
+            None,
+            Some(Code::BudgetExhausted),
+            Some(Code::BudgetExhausted)
+        ]
+    );
     assert_eq!(probe.counts(), [4, 0, 2]);
 }
 
@@ -374,7 +382,7 @@ async fn the_runtime_quota_counts_every_tool() {
     let c = runtime.invoke("c", "get_weather", VALID_WEATHER, &cx).await;
     assert_eq!(
         [a.code(), b.code(), c.code()],
-        ["ok", "ok", "budget_exhausted"]
+        [None, None, Some(Code::BudgetExhausted)]
     );
     assert_eq!(
         c.failure().unwrap().message(),
@@ -425,7 +433,7 @@ async fn stopping_non_idempotent_work_is_outcome_unknown() {
     });
     let outcome = runtime.invoke("c2", "get_weather", slow, &cx).await;
     cancel.await.unwrap();
-    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(outcome.code(), Some(Code::OutcomeUnknown));
 }
 
 #[tokio::test(start_paused = true)]
@@ -437,7 +445,7 @@ async fn the_run_deadline_bounds_every_call() {
     let slow = r#"{"city":"Atlantis","units":"celsius"}"#;
     let started = tokio::time::Instant::now();
     let outcome = runtime.invoke("c1", "get_weather", slow, &cx).await;
-    assert_eq!(outcome.code(), "timeout");
+    assert_eq!(outcome.code(), Some(Code::Timeout));
     assert_eq!(started.elapsed(), Duration::from_secs(2));
     // Past the deadline nothing starts.
     let outcome = runtime
@@ -501,12 +509,12 @@ async fn cancellation_reaches_the_handler_and_what_it_started() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     token.cancel();
     let outcome = run.await.unwrap();
-    assert_eq!(outcome.code(), "cancelled");
+    assert_eq!(outcome.code(), Some(Code::Cancelled));
     tokio::task::yield_now().await;
     assert!(observed.load(Ordering::SeqCst));
     // A cancelled run starts nothing more.
     let outcome = runtime.invoke("c2", "wait", r#"{"seconds":0}"#, &cx).await;
-    assert_eq!(outcome.code(), "cancelled");
+    assert_eq!(outcome.code(), Some(Code::Cancelled));
 }
 
 /// What the task a handler left behind saw when it woke up after the call had ended.
@@ -560,7 +568,7 @@ async fn every_context_clone_observes_the_call_timeout() {
     let outcome = runtime
         .invoke("c1", "wait", r#"{"seconds":20}"#, &user())
         .await;
-    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(outcome.code(), Some(Code::OutcomeUnknown));
     assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
 }
 
@@ -571,7 +579,7 @@ async fn every_context_clone_observes_the_run_deadline() {
         .timeout(Duration::from_secs(2))
         .build();
     let outcome = runtime.invoke("c1", "wait", r#"{"seconds":20}"#, &cx).await;
-    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(outcome.code(), Some(Code::OutcomeUnknown));
     assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
 }
 
@@ -588,7 +596,7 @@ async fn every_context_clone_observes_an_explicit_cancellation() {
     });
     let outcome = runtime.invoke("c1", "wait", r#"{"seconds":20}"#, &cx).await;
     cancel.await.unwrap();
-    assert_eq!(outcome.code(), "outcome_unknown");
+    assert_eq!(outcome.code(), Some(Code::OutcomeUnknown));
     assert_eq!(seen.recv().await, Some(Afterwards::Stopped));
 }
 
@@ -715,7 +723,7 @@ async fn output_over_the_cap_is_not_passed_on() {
     let outcome = runtime
         .invoke("c1", "get_weather", VALID_WEATHER, &user())
         .await;
-    assert_eq!(outcome.code(), "output_too_large");
+    assert_eq!(outcome.code(), Some(Code::OutputTooLarge));
     let runtime = weather_runtime(|t| t.max_output_bytes(200));
     let outcome = runtime
         .invoke("c1", "get_weather", VALID_WEATHER, &user())
@@ -735,7 +743,7 @@ async fn a_repeated_call_id_is_refused_without_execution() {
         .invoke("call_7", "create_invoice", VALID_INVOICE, &cx)
         .await;
     assert!(first.is_ok());
-    assert_eq!(second.code(), "duplicate_call_id");
+    assert_eq!(second.code(), Some(Code::DuplicateCallId));
     assert_eq!(second.call_id(), "call_7");
     assert_ne!(first.id(), second.id());
     assert_eq!(probe.counts(), [1, 0, 1]);
@@ -798,17 +806,17 @@ async fn call_ids_are_remembered_for_the_documented_retention() {
         let outcome = runtime
             .invoke(&format!("call_{i}"), "no_such_tool", "{}", &cx)
             .await;
-        assert_eq!(outcome.code(), "unknown_tool");
+        assert_eq!(outcome.code(), Some(Code::UnknownTool));
     }
     let again = runtime
         .invoke("call_0", "get_weather", VALID_WEATHER, &cx)
         .await;
-    assert_eq!(again.code(), "duplicate_call_id");
+    assert_eq!(again.code(), Some(Code::DuplicateCallId));
     // ...and once 16,384 newer ids were seen, the oldest is forgotten and its id runs again.
     let newer = runtime
         .invoke("call_16384", "no_such_tool", "{}", &cx)
         .await;
-    assert_eq!(newer.code(), "unknown_tool");
+    assert_eq!(newer.code(), Some(Code::UnknownTool));
     let forgotten = runtime
         .invoke("call_0", "get_weather", VALID_WEATHER, &cx)
         .await;
@@ -816,7 +824,7 @@ async fn call_ids_are_remembered_for_the_documented_retention() {
     let recent = runtime
         .invoke("call_16384", "get_weather", VALID_WEATHER, &cx)
         .await;
-    assert_eq!(recent.code(), "duplicate_call_id");
+    assert_eq!(recent.code(), Some(Code::DuplicateCallId));
 }
 
 /// The resident set size of this process, in KiB.
@@ -838,7 +846,7 @@ async fn call_id_memory_is_bounded_by_the_retention() {
     for i in 0..100u8 {
         let id = char::from(b'a' + i % 26).to_string().repeat(1 << 20);
         let outcome = runtime.invoke(&id, "no_such_tool", "{}", &cx).await;
-        assert_eq!(outcome.code(), "call_id_too_long");
+        assert_eq!(outcome.code(), Some(Code::CallIdTooLong));
     }
     let after_long = rss_kib();
     println!("100 calls with 1 MiB ids: VmRSS {before} -> {after_long} KiB");
@@ -847,7 +855,7 @@ async fn call_id_memory_is_bounded_by_the_retention() {
     for i in 0..1_000_000u32 {
         let id = format!("{i:0>256}");
         let outcome = runtime.invoke(&id, "no_such_tool", "{}", &cx).await;
-        assert_eq!(outcome.code(), "unknown_tool");
+        assert_eq!(outcome.code(), Some(Code::UnknownTool));
         if matches!(i + 1, 16_384 | 100_000 | 500_000 | 1_000_000) {
             marks.push(rss_kib());
             println!(
@@ -878,7 +886,7 @@ async fn model_arguments_cannot_set_the_trusted_context() {
     let runtime = Runtime::new(registry);
     let smuggled = r#"{"city":"Paris","units":"celsius","principal":"admin","tenant":"root"}"#;
     let outcome = runtime.invoke("c1", "get_weather", smuggled, &user()).await;
-    assert_eq!(outcome.code(), "invalid_arguments");
+    assert_eq!(outcome.code(), Some(Code::InvalidArguments));
     let outcome = runtime
         .invoke("c2", "get_weather", VALID_WEATHER, &user())
         .await;
@@ -968,7 +976,7 @@ async fn progress_is_monotonic_and_ends_before_the_outcome() {
                 Event::Progress(p) => {
                     format!("progress {} {} {:?}", p.seq(), p.progress(), p.message())
                 }
-                Event::Outcome(o) => format!("outcome {}", o.code()),
+                Event::Outcome(o) => format!("outcome {}", o.code().map_or("ok", Code::as_str)),
                 _ => "other".to_owned(),
             };
             sink.lock().unwrap().push(line);
@@ -1032,7 +1040,8 @@ fn codes_are_stable_strings() {
             "output_too_large",
             "duplicate_call_id",
             "outcome_unknown",
-            "call_id_too_long"
+            "call_id_too_long",
+            "repeated_call"
         ]
     );
 }

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use examples::get_weather;
+use tool_core::Code;
 use tool_core::{Context, Registry, Runtime, ToolDef};
 
 const VALID_WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;
@@ -42,7 +43,7 @@ fn a_call_is_traced_without_its_argument_values() {
             let outcome = runtime
                 .invoke("call_9", "get_weather", secret, &user())
                 .await;
-            assert_eq!(outcome.code(), "invalid_arguments");
+            assert_eq!(outcome.code(), Some(Code::InvalidArguments));
             let outcome = runtime
                 .invoke("call_10", "get_weather", VALID_WEATHER, &user())
                 .await;

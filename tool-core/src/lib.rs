@@ -40,7 +40,7 @@ pub use contract::validate::MAX_DEPTH;
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
 pub use metrics::{Counts, Metrics, MetricsSnapshot};
 pub use observe::{Event, Observer, Progress};
-pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output};
+pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output, UnknownCode};
 pub use registry::dynamic::DynamicTool;
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
 pub use repair::{

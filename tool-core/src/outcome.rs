@@ -49,11 +49,14 @@ pub enum Code {
     /// The call id is longer than the runtime's limit (256 bytes by default). Nothing ran,
     /// and the id was not remembered.
     CallIdTooLong,
+    /// The agent loop did not pass the call on: the same tool with the same arguments (as
+    /// canonical JSON) was already called as often as the loop allows in this run. Nothing ran.
+    RepeatedCall,
 }
 
 impl Code {
     /// Every code, in pipeline order.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::UnknownTool,
         Code::InputTooLarge,
         Code::InvalidArguments,
@@ -69,6 +72,7 @@ impl Code {
         Code::DuplicateCallId,
         Code::OutcomeUnknown,
         Code::CallIdTooLong,
+        Code::RepeatedCall,
     ];
 
     /// The stable snake_case code, e.g. `"invalid_arguments"`.
@@ -89,6 +93,7 @@ impl Code {
             Code::DuplicateCallId => "duplicate_call_id",
             Code::OutcomeUnknown => "outcome_unknown",
             Code::CallIdTooLong => "call_id_too_long",
+            Code::RepeatedCall => "repeated_call",
         }
     }
 
@@ -109,6 +114,43 @@ impl Code {
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not one of the [`Code`]s' stable forms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownCode(String);
+
+impl fmt::Display for UnknownCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} is not a failure code", self.0)
+    }
+}
+
+impl std::error::Error for UnknownCode {}
+
+impl std::str::FromStr for Code {
+    type Err = UnknownCode;
+
+    /// The code whose [`as_str`](Code::as_str) is `text`.
+    fn from_str(text: &str) -> Result<Self, UnknownCode> {
+        Code::ALL
+            .into_iter()
+            .find(|code| code.as_str() == text)
+            .ok_or_else(|| UnknownCode(text.to_owned()))
+    }
+}
+
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -276,11 +318,11 @@ impl Outcome {
         self.result.as_ref().err()
     }
 
-    /// `"ok"` or the failure's stable code.
-    pub fn code(&self) -> &'static str {
+    /// The failure's code; `None` when the call succeeded.
+    pub fn code(&self) -> Option<Code> {
         match &self.result {
-            Ok(_) => "ok",
-            Err(failure) => failure.code.as_str(),
+            Ok(_) => None,
+            Err(failure) => Some(failure.code),
         }
     }
 

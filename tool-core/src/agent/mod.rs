@@ -20,7 +20,7 @@ pub use transcript::{Message, ProposedCall, ToolResult, Turn, Usage};
 use crate::CancellationToken;
 use crate::approval::{Approvals, PendingApproval};
 use crate::context::{Context, Stopped};
-use crate::outcome::Outcome;
+use crate::outcome::{Code, Outcome};
 use crate::repair::{ModelError, RepairLoop, RepairModel, RepairPolicy, RepairRequest};
 use crate::runtime::Runtime;
 
@@ -437,7 +437,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 let times = *times;
                 slots.push(Slot::Done(refusal(
                     &call,
-                    "repeated_call",
+                    Code::RepeatedCall,
                     format!(
                         "this exact call was already made {limit} time(s); it was not run again"
                     ),
@@ -453,7 +453,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             {
                 slots.push(Slot::Done(refusal(
                     &call,
-                    "budget_exhausted",
+                    Code::BudgetExhausted,
                     format!("the run's budget of {limit} tool calls is used up; answer with what you have"),
                 )));
                 end.get_or_insert(RunEnd::Guard(Guard::MaxToolCalls(limit)));
@@ -464,7 +464,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 if *used >= quota {
                     slots.push(Slot::Done(refusal(
                         &call,
-                        "budget_exhausted",
+                        Code::BudgetExhausted,
                         format!("`{}` may be called {quota} time(s) per run; use another tool or answer", call.name),
                     )));
                     continue;
@@ -545,7 +545,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                     }
                     None => refusal(
                         &call,
-                        "outcome_unknown",
+                        Code::OutcomeUnknown,
                         "the call's outcome was lost".into(),
                     ),
                 },
@@ -565,11 +565,8 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
 /// The transcript entry for a call's outcome.
 fn result_of(call: &ProposedCall, outcome: &Outcome) -> ToolResult {
     let (code, content) = match outcome.result() {
-        Ok(output) => ("ok".to_owned(), output.as_str().to_owned()),
-        Err(failure) => (
-            failure.code().as_str().to_owned(),
-            failure.message().to_owned(),
-        ),
+        Ok(output) => (None, output.as_str().to_owned()),
+        Err(failure) => (Some(failure.code()), failure.message().to_owned()),
     };
     ToolResult {
         call_id: call.id.clone(),
@@ -580,11 +577,11 @@ fn result_of(call: &ProposedCall, outcome: &Outcome) -> ToolResult {
     }
 }
 
-fn refusal(call: &ProposedCall, code: &str, message: String) -> ToolResult {
+fn refusal(call: &ProposedCall, code: Code, message: String) -> ToolResult {
     ToolResult {
         call_id: call.id.clone(),
         tool: call.name.clone(),
-        code: code.to_owned(),
+        code: Some(code),
         content: message,
         repaired_arguments: None,
     }
@@ -624,7 +621,10 @@ impl Run {
                 }
                 Message::Tool(result) => {
                     // Calls that reached the runtime count against the budgets.
-                    if !matches!(result.code.as_str(), "budget_exhausted" | "repeated_call") {
+                    if !matches!(
+                        result.code,
+                        Some(Code::BudgetExhausted | Code::RepeatedCall)
+                    ) {
                         run.tool_calls += 1;
                         *run.per_tool.entry(result.tool.clone()).or_default() += 1;
                     }

@@ -5,6 +5,8 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
+use crate::outcome::Code;
+
 /// One entry of a run's transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
@@ -71,8 +73,11 @@ pub struct ToolResult {
     pub call_id: String,
     /// The tool proposed.
     pub tool: String,
-    /// `"ok"` or a stable failure code (`"invalid_arguments"`, `"budget_exhausted"`, …).
-    pub code: String,
+    /// The failure's code; `None` when the call produced an output. Written as `"ok"` or the
+    /// code's stable string (`"invalid_arguments"`, `"budget_exhausted"`, …) in a saved
+    /// transcript.
+    #[serde(with = "result_code")]
+    pub code: Option<Code>,
     /// The output JSON text, or the failure's public message ([`Failure::message`], which
     /// stays short however many violations the arguments have).
     ///
@@ -86,7 +91,31 @@ pub struct ToolResult {
 impl ToolResult {
     /// Whether the call produced an output.
     pub fn is_ok(&self) -> bool {
-        self.code == "ok"
+        self.code.is_none()
+    }
+}
+
+/// A result's code in a saved transcript: `"ok"` or the failure code's stable string.
+mod result_code {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::outcome::Code;
+
+    pub(super) fn serialize<S: Serializer>(
+        code: &Option<Code>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(code.map_or("ok", Code::as_str))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Code>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text == "ok" {
+            return Ok(None);
+        }
+        text.parse().map(Some).map_err(serde::de::Error::custom)
     }
 }
 

@@ -60,7 +60,7 @@ const MAX_ERROR_TEXT: usize = 2000;
 /// let outcome = runtime
 ///     .invoke("call_1", "weather.get_weather", r#"{"city":"Paris"}"#, &cx)
 ///     .await;
-/// println!("{}: {:?}", outcome.code(), outcome.output());
+/// println!("{:?}", outcome.result());
 /// client.close().await
 /// # }
 /// ```

@@ -94,7 +94,7 @@ pub use authorize::Authorize;
 /// needs its own durable record (an idempotency key in its store).
 ///
 /// ```
-/// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
+/// use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolError};
 /// # use tool_core::{Argument, Tool};
 /// # /// Current weather.
 /// # #[derive(Tool, Debug)]
@@ -116,7 +116,7 @@ pub use authorize::Authorize;
 /// assert_eq!(outcome.output().unwrap().as_str(), r#"{"celsius":21.5}"#);
 ///
 /// let outcome = runtime.invoke("call_2", "get_wether", "{}", &cx).await;
-/// assert_eq!(outcome.code(), "unknown_tool");
+/// assert_eq!(outcome.code(), Some(Code::UnknownTool));
 /// # });
 /// ```
 #[derive(Clone)]

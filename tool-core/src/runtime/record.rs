@@ -6,7 +6,7 @@ use crate::contract::error::ArgumentErrors;
 use crate::outcome::{Code, Outcome};
 
 pub(super) fn record(span: &tracing::Span, outcome: &Outcome) {
-    span.record("outcome", outcome.code());
+    span.record("outcome", outcome.code().map_or("ok", Code::as_str));
     span.record("elapsed_us", outcome.elapsed().as_micros() as u64);
     match outcome.failure() {
         None => tracing::debug!(parent: span, "tool call succeeded"),
