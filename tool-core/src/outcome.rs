@@ -339,19 +339,20 @@ impl Outcome {
 
 /// A refusal by an authorization policy.
 ///
-/// The reason is for the operator's logs. The model is told only that the call is not
+/// The detail is for the operator's logs (it becomes the failure's
+/// [`detail`](Failure::detail)). The model is told only that the call is not
 /// authorized, unless a message is set with [`with_message`](Self::with_message).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denied {
-    reason: String,
+    detail: String,
     message: Option<Cow<'static, str>>,
 }
 
 impl Denied {
-    /// A refusal; `reason` goes to the operator's logs only.
-    pub fn new(reason: impl Into<String>) -> Self {
+    /// A refusal; `detail` (why, for the operator) goes to the operator's logs only.
+    pub fn new(detail: impl Into<String>) -> Self {
         Denied {
-            reason: reason.into(),
+            detail: detail.into(),
             message: None,
         }
     }
@@ -363,9 +364,9 @@ impl Denied {
         self
     }
 
-    /// The operator-facing reason.
-    pub fn reason(&self) -> &str {
-        &self.reason
+    /// The operator-facing detail.
+    pub fn detail(&self) -> &str {
+        &self.detail
     }
 
     /// The model-facing message, if one was set.
@@ -376,6 +377,6 @@ impl Denied {
 
 impl fmt::Display for Denied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "denied: {}", self.reason)
+        write!(f, "denied: {}", self.detail)
     }
 }

@@ -38,5 +38,5 @@ pub(super) fn unauthorized(denied: Denied, info: &ToolInfo, call: &CallRef<'_>) 
             info.name, call.id
         ),
     };
-    Failure::new(Code::Unauthorized, message).with_detail(denied.reason())
+    Failure::new(Code::Unauthorized, message).with_detail(denied.detail())
 }
