@@ -173,15 +173,15 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         } else {
             quote_spanned! {ty_span(ty)=>
                 if !<#ty as #krate::Argument>::OPTIONAL {
-                    required.push(#wire);
+                    __required.push(#wire);
                 }
             }
         };
         schema_fields.extend(quote_spanned! {ty_span(ty)=>
             __tool_argument::<#ty>();
-            let _: #p::Option<#p::Value> = properties.insert(
+            let _: #p::Option<#p::Value> = __properties.insert(
                 ::std::string::String::from(#wire),
-                #p::field_schema::<#ty>(generator, #c, #doc),
+                #p::field_schema::<#ty>(__generator, #c, #doc),
             );
             #require
         });
@@ -194,11 +194,13 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         value_arms.extend(quote_spanned! {ty_span(ty)=>
             __ToolKey::#key => {
                 if #slot.is_some() {
-                    cx.duplicate_key(at, #wire);
-                    let #p::IgnoredAny = map.next_value()?;
+                    __cx.duplicate_key(__at, #wire);
+                    let #p::IgnoredAny = __map.next_value()?;
                 } else {
-                    let at = at.key(#wire);
-                    #slot = #p::Some(__tool_next_value::<#ty, #bounds, A>(&mut map, cx, &at)?);
+                    let __at = __at.key(#wire);
+                    #slot = #p::Some(
+                        __tool_next_value::<#ty, #bounds, __A>(&mut __map, __cx, &__at)?,
+                    );
                 }
             }
         });
@@ -216,9 +218,9 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
             }
             attr::Default::None => quote! {
                 match <#ty as #krate::Argument>::absent() {
-                    #p::Some(value) => #p::Some(value),
+                    #p::Some(__value) => #p::Some(__value),
                     #p::None => {
-                        cx.missing(at, #wire);
+                        __cx.missing(__at, #wire);
                         #p::None
                     }
                 }
@@ -226,7 +228,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         };
         resolved.extend(quote! {
             let #value: #p::Option<#ty> = match #slot {
-                #p::Some(parsed) => parsed,
+                #p::Some(__parsed) => __parsed,
                 #p::None => #absent,
             };
         });
@@ -251,20 +253,20 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
     // bound at the same span everywhere, which rustc reports once instead of once per use.
     let helpers = (!live.is_empty()).then(|| {
         quote! {
-            const fn __tool_argument<T: #krate::Argument>() {}
+            const fn __tool_argument<__T: #krate::Argument>() {}
 
             #[inline]
             fn __tool_next_value<
-                'de,
-                T: #krate::Argument,
-                C: #p::ConstConstraints,
-                A: #p::MapAccess<'de>,
+                '__de,
+                __T: #krate::Argument,
+                __C: #p::ConstConstraints,
+                __A: #p::MapAccess<'__de>,
             >(
-                map: &mut A,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<T>, A::Error> {
-                map.next_value_seed(#p::Seed::<T, C>::new(cx, at))
+                __map: &mut __A,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<__T>, __A::Error> {
+                __map.next_value_seed(#p::Seed::<__T, __C>::new(__cx, __at))
             }
         }
     });
@@ -276,24 +278,24 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         #[automatically_derived]
         impl #krate::Argument for #ident {
             fn schema(
-                generator: &mut #p::SchemaGen,
+                __generator: &mut #p::SchemaGen,
                 _: &#p::Constraints,
             ) -> #p::Value {
-                generator.object::<Self>(#name, |generator| {
-                    let mut properties = #p::Map::new();
-                    let mut required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
+                __generator.object::<Self>(#name, |__generator| {
+                    let mut __properties = #p::Map::new();
+                    let mut __required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
                     #schema_fields
-                    #p::object_schema(#type_doc, properties, &required)
+                    #p::object_schema(#type_doc, __properties, &__required)
                 })
             }
 
             #[inline]
-            fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
-                de: D,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<Self>, D::Error> {
-                #p::parse_object::<Self, D>(de, cx, at)
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::parse_object::<Self, __D>(__de, __cx, __at)
             }
         }
 
@@ -301,28 +303,30 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         impl #p::Object for #ident {
             #[allow(clippy::too_many_lines, unreachable_patterns)]
             #[inline]
-            fn visit_members<'de, A: #p::MapAccess<'de>>(
-                mut map: A,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<Self>, A::Error> {
-                const FIELDS: &[&str] = &[#(#wires),*];
+            fn visit_members<'__de, __A: #p::MapAccess<'__de>>(
+                mut __map: __A,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __A::Error> {
+                const __TOOL_FIELDS: &[&str] = &[#(#wires),*];
                 enum __ToolKey {
                     #(#key_variants,)*
                     Unknown,
                 }
                 #slots
-                while let #p::Some(key) = map.next_key_seed(#p::KeySeed(|key: &str| match key {
-                    #key_arms
-                    _ => {
-                        cx.unknown_field(at, key, FIELDS);
-                        __ToolKey::Unknown
-                    }
-                }))? {
-                    match key {
+                while let #p::Some(__key) =
+                    __map.next_key_seed(#p::KeySeed(|__key: &str| match __key {
+                        #key_arms
+                        _ => {
+                            __cx.unknown_field(__at, __key, __TOOL_FIELDS);
+                            __ToolKey::Unknown
+                        }
+                    }))?
+                {
+                    match __key {
                         #value_arms
                         __ToolKey::Unknown => {
-                            let #p::IgnoredAny = map.next_value()?;
+                            let #p::IgnoredAny = __map.next_value()?;
                         }
                     }
                 }
@@ -361,23 +365,23 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
                 _: &mut #p::SchemaGen,
                 _: &#p::Constraints,
             ) -> #p::Value {
-                #p::enum_schema(#doc, VARIANTS)
+                #p::enum_schema(#doc, __TOOL_VARIANTS)
             }
 
             #[inline]
-            fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
-                de: D,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<Self>, D::Error> {
-                #p::parse_enum(de, cx, at, VARIANTS, |name: &str| match name {
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::parse_enum(__de, __cx, __at, __TOOL_VARIANTS, |__name: &str| match __name {
                     #(#arms,)*
                     _ => #p::None,
                 })
             }
         }
 
-        const VARIANTS: &[&str] = &[#(#wires),*];
+        const __TOOL_VARIANTS: &[&str] = &[#(#wires),*];
     }
 }
 
@@ -402,8 +406,8 @@ fn tool_impl(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> Toke
             }
 
             fn input_schema() -> &'static #p::Value {
-                static SCHEMA: #p::OnceLock<#p::Value> = #p::OnceLock::new();
-                SCHEMA.get_or_init(#p::root_schema::<Self>)
+                static __TOOL_SCHEMA: #p::OnceLock<#p::Value> = #p::OnceLock::new();
+                __TOOL_SCHEMA.get_or_init(#p::root_schema::<Self>)
             }
         }
     }
@@ -528,11 +532,11 @@ fn fallback(derive: &DeriveInput, krate: &syn::Path, mode: Mode, errors: &Errors
                     ::core::unreachable!()
                 }
 
-                fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
-                    _: D,
+                fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                    _: __D,
                     _: &mut #p::Cx,
                     _: &#p::Path<'_>,
-                ) -> #p::Result<#p::Option<Self>, D::Error> {
+                ) -> #p::Result<#p::Option<Self>, __D::Error> {
                     ::core::unreachable!()
                 }
             }
