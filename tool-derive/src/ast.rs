@@ -2,9 +2,10 @@
 
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
-use crate::attr::{self, Errors};
+use crate::attr;
 use crate::case::RenameRule;
 use crate::doc;
+use crate::errors::Errors;
 
 pub(crate) struct Input<'a> {
     pub(crate) ident: &'a Ident,
@@ -42,7 +43,7 @@ fn unraw(ident: &Ident) -> String {
     name.strip_prefix("r#").map(str::to_owned).unwrap_or(name)
 }
 
-pub(crate) fn parse<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a> {
+pub(crate) fn parse<'a>(input: &'a DeriveInput, errors: &Errors) -> Input<'a> {
     let attrs = attr::container(&input.attrs, errors);
     let rule = attrs.rename_all.unwrap_or(RenameRule::None);
     let body = match &input.data {

@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use syn::DeriveInput;
 
 use crate::ast::{Body, Input};
-use crate::attr::{Errors, Range};
+use crate::attr::Range;
 use crate::engine;
+use crate::errors::Errors;
 use crate::expand::Mode;
 
-pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors: &mut Errors) {
+pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors: &Errors) {
     if !derive.generics.params.is_empty() {
         errors.spanned(
             &derive.generics,
@@ -80,7 +81,7 @@ pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors:
     }
 }
 
-fn check_tool(derive: &DeriveInput, input: &Input<'_>, errors: &mut Errors) {
+fn check_tool(derive: &DeriveInput, input: &Input<'_>, errors: &Errors) {
     if let Body::Enum(_) = input.body {
         errors.spanned(
             &derive.ident,
@@ -136,7 +137,7 @@ fn check_length(
     min: Option<u64>,
     max: Option<u64>,
     field: &crate::ast::Field<'_>,
-    errors: &mut Errors,
+    errors: &Errors,
 ) {
     if let (Some(min), Some(max), Some(span)) = (min, max, field.attrs.length.span)
         && min > max
@@ -148,7 +149,7 @@ fn check_length(
     }
 }
 
-fn check_range(range: &Range, errors: &mut Errors) {
+fn check_range(range: &Range, errors: &Errors) {
     let Some(span) = range.span else { return };
     let lower = [
         (range.min, false, "min"),

@@ -6,9 +6,10 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::{DeriveInput, Ident, parse_quote};
 
 use crate::ast::{self, Body, Field, Input, Variant};
-use crate::attr::{self, Errors, NumLit};
+use crate::attr::{self, NumLit};
 use crate::case::RenameRule;
 use crate::check;
+use crate::errors::Errors;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -17,21 +18,22 @@ pub(crate) enum Mode {
 }
 
 pub(crate) fn derive(derive: &DeriveInput, mode: Mode) -> TokenStream {
-    let mut errors = Errors::default();
-    let input = ast::parse(derive, &mut errors);
-    check::check(derive, &input, mode, &mut errors);
+    let errors = Errors::default();
+    let input = ast::parse(derive, &errors);
+    check::check(derive, &input, mode, &errors);
     let krate: syn::Path = input
         .attrs
         .krate
         .clone()
         .unwrap_or_else(|| parse_quote!(::tool_core));
-    if !errors.is_empty() {
-        return fallback(derive, &krate, mode, &errors);
+    if let Err(error) = errors.finish() {
+        return fallback(derive, &krate, mode, &error);
     }
     let argument = match &input.body {
         Body::Struct(fields) => struct_argument(&input, fields, &krate),
         Body::Enum(variants) => enum_argument(&input, variants, &krate),
-        Body::Unsupported => return fallback(derive, &krate, mode, &errors),
+        // Its error is recorded, so it went to the fallback.
+        Body::Unsupported => return TokenStream::new(),
     };
     let tool = match (mode, &input.body) {
         (Mode::Tool, Body::Struct(fields)) => tool_impl(&input, fields, &krate),
@@ -498,11 +500,16 @@ fn type_text(ty: &syn::Type) -> String {
 }
 
 /// On errors: the errors, and stub impls so that uses of the type do not add more.
-fn fallback(derive: &DeriveInput, krate: &syn::Path, mode: Mode, errors: &Errors) -> TokenStream {
+fn fallback(
+    derive: &DeriveInput,
+    krate: &syn::Path,
+    mode: Mode,
+    error: &syn::Error,
+) -> TokenStream {
     let p = quote!(#krate::__private);
     let ident = &derive.ident;
     let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
-    let errors = errors.to_compile_errors();
+    let errors = error.to_compile_error();
     let tool = (mode == Mode::Tool).then(|| {
         quote! {
             #[automatically_derived]

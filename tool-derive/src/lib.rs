@@ -12,6 +12,7 @@ mod doc;
 // runtime agree on which patterns can be evaluated.
 #[path = "../../tool-core/src/constraints/engine.rs"]
 mod engine;
+mod errors;
 mod expand;
 
 use proc_macro::TokenStream;
