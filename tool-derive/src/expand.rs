@@ -1,42 +1,27 @@
 //! Code generation from a checked [`Input`]: the `Argument` impl (schema and checked parser
-//! side by side), the `Tool` impl, and a stub when the input had errors.
+//! side by side) and the `Tool` impl.
+//!
+//! Every name it introduces starts with two underscores (`__map`, `__A`, `__TOOL_FIELDS`), so
+//! that a `#[serde(default = "...")]` path, a field type or a constant of the user's module
+//! spliced into the generated code still means the user's item.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{DeriveInput, Ident, parse_quote};
 
-use crate::ast::{self, Body, Field, Input, Variant};
+use crate::ast::{Body, Field, Input, Mode, Variant};
 use crate::attr::{self, NumLit};
-use crate::case::RenameRule;
-use crate::check;
-use crate::errors::Errors;
+use crate::parameter_table::parameter_table;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Tool,
-    Argument,
-}
-
-pub(crate) fn derive(derive: &DeriveInput, mode: Mode) -> TokenStream {
-    let errors = Errors::default();
-    let input = ast::parse(derive, &errors);
-    check::check(derive, &input, mode, &errors);
-    let krate: syn::Path = input
-        .attrs
-        .krate
-        .clone()
-        .unwrap_or_else(|| parse_quote!(::tool_core));
-    if let Err(error) = errors.finish() {
-        return fallback(derive, &krate, mode, &error);
-    }
+/// Expands an input in which no mistake was recorded.
+pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let argument = match &input.body {
-        Body::Struct(fields) => struct_argument(&input, fields, &krate),
-        Body::Enum(variants) => enum_argument(&input, variants, &krate),
-        // Its error is recorded, so it went to the fallback.
-        Body::Unsupported => return TokenStream::new(),
+        Body::Struct(fields) => struct_argument(input, fields),
+        Body::Enum(variants) => enum_argument(input, variants),
+        // Recorded as an error when read, so never expanded.
+        Body::Unsupported => TokenStream::new(),
     };
-    let tool = match (mode, &input.body) {
-        (Mode::Tool, Body::Struct(fields)) => tool_impl(&input, fields, &krate),
+    let tool = match (input.mode, &input.body) {
+        (Mode::Tool, Body::Struct(fields)) => tool_impl(input, fields),
         _ => TokenStream::new(),
     };
     quote! {
@@ -46,11 +31,6 @@ pub(crate) fn derive(derive: &DeriveInput, mode: Mode) -> TokenStream {
             #tool
         };
     }
-}
-
-/// The tool name used when `#[tool(name)]` is absent: the struct's name in snake_case.
-pub(crate) fn default_tool_name(ident: &Ident) -> String {
-    RenameRule::SnakeCase.apply_to_variant(&ident.to_string())
 }
 
 fn option_tokens<T: quote::ToTokens>(p: &TokenStream, value: Option<T>) -> TokenStream {
@@ -83,7 +63,7 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
             "`range({})` admits no value of `{}`: the bounds must overlap the type's own range \
              and, for an integer type, hold an integer",
             range_text(&attrs.range),
-            type_text(ty)
+            field.type_text()
         )
         .replace('{', "{{")
         .replace('}', "}}");
@@ -139,7 +119,8 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     (items, quote!(#name))
 }
 
-fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
+fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
+    let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
     let name = ident.to_string();
@@ -349,7 +330,8 @@ fn ty_span(ty: &syn::Type) -> Span {
     syn::spanned::Spanned::span(ty)
 }
 
-fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path) -> TokenStream {
+fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
+    let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
     let doc = option_tokens(&p, input.doc.as_deref());
@@ -387,16 +369,13 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
     }
 }
 
-fn tool_impl(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
+fn tool_impl(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
+    let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
-    let name = input
-        .attrs
-        .name
-        .as_ref()
-        .map_or_else(|| default_tool_name(ident), |name| name.value.clone());
-    let description = input.doc.clone().unwrap_or_default();
-    let table = parameter_table(&name, fields, input.attrs.default);
+    let name = &input.name.value;
+    let description = input.doc.as_deref().unwrap_or_default();
+    let table = parameter_table(input, fields);
     quote! {
         #[doc = #table]
         #[automatically_derived]
@@ -427,127 +406,4 @@ fn range_text(range: &attr::Range) -> String {
     .filter_map(|(keyword, bound)| bound.map(|bound| format!("{keyword} = {bound}")))
     .collect::<Vec<_>>()
     .join(", ")
-}
-
-/// The Markdown table shown on the `Tool` impl in rustdoc.
-fn parameter_table(name: &str, fields: &[Field<'_>], container_default: bool) -> String {
-    let mut table = format!(
-        "The arguments of the `{name}` tool, as advertised to the model.\n\n\
-         | field | type | required | constraints | description |\n\
-         |---|---|---|---|---|\n"
-    );
-    for field in fields.iter().filter(|field| !field.attrs.skip) {
-        let ty = type_text(field.ty);
-        let optional = container_default
-            || !matches!(field.attrs.default, attr::Default::None)
-            || ty.starts_with("Option<");
-        let mut constraints = Vec::new();
-        let length = &field.attrs.length;
-        match (length.min, length.max) {
-            (Some(min), Some(max)) if min == max => constraints.push(format!("length = {min}")),
-            (min, max) => {
-                if let Some(min) = min {
-                    constraints.push(format!("length ≥ {min}"));
-                }
-                if let Some(max) = max {
-                    constraints.push(format!("length ≤ {max}"));
-                }
-            }
-        }
-        let range = &field.attrs.range;
-        for (bound, symbol) in [
-            (range.min, "≥"),
-            (range.exclusive_min, ">"),
-            (range.max, "≤"),
-            (range.exclusive_max, "<"),
-        ] {
-            if let Some(bound) = bound {
-                constraints.push(format!("{symbol} {bound}"));
-            }
-        }
-        if let Some(pattern) = &field.attrs.pattern {
-            constraints.push(format!("pattern `{}`", pattern.value));
-        }
-        table.push_str(&format!(
-            "| `{}` | `{}` | {} | {} | {} |\n",
-            field.wire,
-            ty,
-            if optional { "no" } else { "yes" },
-            cell(&constraints.join(", ")),
-            cell(field.doc.as_deref().unwrap_or("")),
-        ));
-    }
-    table
-}
-
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-fn type_text(ty: &syn::Type) -> String {
-    let text = quote!(#ty).to_string();
-    let mut out = String::with_capacity(text.len());
-    for part in text.split(' ') {
-        let glue = out.ends_with(['<', ':', '&'])
-            || part.starts_with(['<', '>', ',', ':'])
-            || out.is_empty();
-        if !glue {
-            out.push(' ');
-        }
-        out.push_str(part);
-    }
-    out.replace(',', ", ")
-}
-
-/// On errors: the errors, and stub impls so that uses of the type do not add more.
-fn fallback(
-    derive: &DeriveInput,
-    krate: &syn::Path,
-    mode: Mode,
-    error: &syn::Error,
-) -> TokenStream {
-    let p = quote!(#krate::__private);
-    let ident = &derive.ident;
-    let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
-    let errors = error.to_compile_error();
-    let tool = (mode == Mode::Tool).then(|| {
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #krate::Tool for #ident #ty_generics #where_clause {
-                const NAME: &'static str = "";
-
-                fn description() -> &'static str {
-                    ""
-                }
-
-                fn input_schema() -> &'static #p::Value {
-                    ::core::unreachable!()
-                }
-            }
-        }
-    });
-    quote! {
-        #errors
-        #[doc(hidden)]
-        const _: () = {
-            #[automatically_derived]
-            impl #impl_generics #krate::Argument for #ident #ty_generics #where_clause {
-                fn schema(
-                    _: &mut #p::SchemaGen,
-                    _: &#p::Constraints,
-                ) -> #p::Value {
-                    ::core::unreachable!()
-                }
-
-                fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
-                    _: __D,
-                    _: &mut #p::Cx,
-                    _: &#p::Path<'_>,
-                ) -> #p::Result<#p::Option<Self>, __D::Error> {
-                    ::core::unreachable!()
-                }
-            }
-            #tool
-        };
-    }
 }
