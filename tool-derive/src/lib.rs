@@ -14,9 +14,6 @@ mod attr;
 mod case;
 mod check;
 mod doc;
-// How patterns are built: the runtime's own code, so that the compile-time check and the
-// runtime agree on which patterns can be evaluated.
-#[path = "../../tool-core/src/constraints/engine.rs"]
 mod engine;
 mod errors;
 mod expand;
