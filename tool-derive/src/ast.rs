@@ -1,16 +1,40 @@
-//! The input model: what a derive sees of a struct or enum after its attributes are read.
+//! The input model: what a derive sees of a struct or enum after its attributes are read,
+//! with everything later steps need resolved once.
 
-use syn::{Data, DeriveInput, Fields, Ident, Type};
+use proc_macro2::Span;
+use quote::quote;
+use syn::{Data, DeriveInput, Fields, Generics, Ident, Type, parse_quote};
 
-use crate::attr::{self, Errors};
+use crate::attr;
 use crate::case::RenameRule;
 use crate::doc;
+use crate::errors::Errors;
+
+/// Which derive is running.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Tool,
+    Argument,
+}
 
 pub(crate) struct Input<'a> {
     pub(crate) ident: &'a Ident,
+    pub(crate) generics: &'a Generics,
+    pub(crate) mode: Mode,
     pub(crate) attrs: attr::Container,
+    /// The path of the runtime crate: `#[tool(crate = "...")]`, else `::tool_core`.
+    pub(crate) krate: syn::Path,
+    /// The name a `Tool` is advertised under (a derived `Argument` has one it does not use).
+    pub(crate) name: ToolName,
+    /// The description: `#[tool(description)]`, else the doc comment.
     pub(crate) doc: Option<String>,
     pub(crate) body: Body<'a>,
+}
+
+pub(crate) struct ToolName {
+    pub(crate) value: String,
+    /// Where `#[tool(name = "...")]` gave it; `None` when it is the type's name in snake_case.
+    pub(crate) span: Option<Span>,
 }
 
 pub(crate) enum Body<'a> {
@@ -36,16 +60,63 @@ pub(crate) struct Variant<'a> {
     pub(crate) skip: bool,
 }
 
-/// Strips `r#` the way serde does when it names a raw identifier.
-fn unraw(ident: &Ident) -> String {
-    let name = ident.to_string();
-    name.strip_prefix("r#").map(str::to_owned).unwrap_or(name)
+impl Field<'_> {
+    /// The field's type as written, spaced as people write it: `Option<Vec<String>>`.
+    pub(crate) fn type_text(&self) -> String {
+        let ty = self.ty;
+        let text = quote!(#ty).to_string();
+        let mut out = String::with_capacity(text.len());
+        for part in text.split(' ') {
+            let glue = out.ends_with(['<', ':', '&'])
+                || part.starts_with(['<', '>', ',', ':'])
+                || out.is_empty();
+            if !glue {
+                out.push(' ');
+            }
+            out.push_str(part);
+        }
+        out.replace(',', ", ")
+    }
 }
 
-pub(crate) fn parse<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a> {
-    let attrs = attr::container(&input.attrs, errors);
+impl<'a> Input<'a> {
+    /// Reads `input`, recording every mistake in `errors`; what could not be read is left out.
+    pub(crate) fn from_syn(input: &'a DeriveInput, mode: Mode, errors: &Errors) -> Self {
+        let attrs = attr::container(&input.attrs, errors);
+        let body = body(input, &attrs, errors);
+        let krate = attrs
+            .krate
+            .clone()
+            .unwrap_or_else(|| parse_quote!(::tool_core));
+        let name = match &attrs.name {
+            Some(name) => ToolName {
+                value: name.value.clone(),
+                span: Some(name.span),
+            },
+            None => ToolName {
+                value: RenameRule::SnakeCase.apply_to_variant(&input.ident.to_string()),
+                span: None,
+            },
+        };
+        Input {
+            ident: &input.ident,
+            generics: &input.generics,
+            mode,
+            krate,
+            name,
+            doc: attrs
+                .description
+                .clone()
+                .or_else(|| doc::description(&input.attrs)),
+            attrs,
+            body,
+        }
+    }
+}
+
+fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) -> Body<'a> {
     let rule = attrs.rename_all.unwrap_or(RenameRule::None);
-    let body = match &input.data {
+    match &input.data {
         Data::Struct(data) => match &data.fields {
             Fields::Named(named) => Body::Struct(
                 named
@@ -122,14 +193,11 @@ pub(crate) fn parse<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Input<'a
             );
             Body::Unsupported
         }
-    };
-    Input {
-        ident: &input.ident,
-        doc: attrs
-            .description
-            .clone()
-            .or_else(|| doc::description(&input.attrs)),
-        attrs,
-        body,
     }
+}
+
+/// Strips `r#` the way serde does when it names a raw identifier.
+fn unraw(ident: &Ident) -> String {
+    let name = ident.to_string();
+    name.strip_prefix("r#").map(str::to_owned).unwrap_or(name)
 }

@@ -1,39 +1,16 @@
 //! The `#[tool(...)]` keywords and the `#[serde(...)]` ones honoured, parsed with every
 //! mistake collected rather than the first.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenTree};
 use quote::ToTokens;
-use syn::meta::ParseNestedMeta;
+use syn::ext::IdentExt as _;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned as _;
-use syn::{Attribute, LitFloat, LitInt, LitStr, Token};
+use syn::{Attribute, Ident, LitFloat, LitInt, LitStr, Token};
 
 use crate::case::{RULES, RenameRule};
-
-/// Errors gathered across one derive, reported together.
-#[derive(Default)]
-pub(crate) struct Errors(Vec<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, error: syn::Error) {
-        self.0.push(error);
-    }
-
-    pub(crate) fn spanned(&mut self, tokens: impl ToTokens, message: impl std::fmt::Display) {
-        self.0.push(syn::Error::new_spanned(tokens, message));
-    }
-
-    pub(crate) fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.0.push(syn::Error::new(span, message));
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub(crate) fn to_compile_errors(&self) -> TokenStream {
-        self.0.iter().map(syn::Error::to_compile_error).collect()
-    }
-}
+use crate::errors::Errors;
 
 /// A string with the span of the literal it came from.
 #[derive(Clone)]
@@ -150,9 +127,133 @@ pub(crate) struct Variant {
     pub(crate) skip: bool,
 }
 
+/// One keyword of an attribute list, read up to the end of its name; `= value`, `(...)` or
+/// nothing follows.
+struct Keyword<'a> {
+    path: syn::Path,
+    input: ParseStream<'a>,
+}
+
+impl<'a> Keyword<'a> {
+    fn is(&self, name: &str) -> bool {
+        self.path.is_ident(name)
+    }
+
+    fn name(&self) -> String {
+        self.path.to_token_stream().to_string()
+    }
+
+    fn error(&self, message: impl std::fmt::Display) -> syn::Error {
+        syn::Error::new_spanned(&self.path, message)
+    }
+
+    fn has_value(&self) -> bool {
+        self.input.peek(Token![=])
+    }
+
+    /// The stream after `=`.
+    fn value(&self) -> syn::Result<ParseStream<'a>> {
+        self.input.parse::<Token![=]>()?;
+        Ok(self.input)
+    }
+
+    fn parse_value<T: Parse>(&self) -> syn::Result<T> {
+        self.value()?.parse()
+    }
+
+    /// Consumes whatever follows the name, for keywords that are accepted and ignored.
+    fn ignore_value(&self) -> syn::Result<()> {
+        skip_to_comma(self.input)
+    }
+
+    /// Reads the `(...)` after the name with `each`, recording every mistake in it.
+    fn list(
+        &self,
+        errors: &Errors,
+        each: impl FnMut(&Keyword<'_>) -> syn::Result<()>,
+    ) -> syn::Result<()> {
+        let content;
+        syn::parenthesized!(content in self.input);
+        read_list(&content, errors, each)
+    }
+}
+
+/// Reads `#[tool(...)]` or `#[serde(...)]` with `each`, recording every mistake in it.
+fn read_attr(attr: &Attribute, errors: &Errors, each: impl FnMut(&Keyword<'_>) -> syn::Result<()>) {
+    let read = attr.parse_args_with(|input: ParseStream<'_>| {
+        if input.is_empty() {
+            Ok(())
+        } else {
+            read_list(input, errors, each)
+        }
+    });
+    if let Err(error) = read {
+        errors.push(error);
+    }
+}
+
+/// Reads comma-separated keywords with `each`. A keyword that fails is recorded and skipped up
+/// to the next comma, and reading goes on, so one build reports every mistake in the list.
+fn read_list(
+    input: ParseStream<'_>,
+    errors: &Errors,
+    mut each: impl FnMut(&Keyword<'_>) -> syn::Result<()>,
+) -> syn::Result<()> {
+    loop {
+        let read = keyword_path(input)
+            .and_then(|path| each(&Keyword { path, input }))
+            .and_then(|()| {
+                if input.is_empty() || input.peek(Token![,]) {
+                    Ok(())
+                } else {
+                    Err(input.error("expected `,`"))
+                }
+            });
+        if let Err(error) = read {
+            errors.push(error);
+            skip_to_comma(input)?;
+        }
+        if input.is_empty() {
+            return Ok(());
+        }
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            return Ok(());
+        }
+    }
+}
+
+/// A keyword's name: an identifier (`crate` included) or a path of them.
+fn keyword_path(input: ParseStream<'_>) -> syn::Result<syn::Path> {
+    let mut path = syn::Path {
+        leading_colon: input.parse()?,
+        segments: Punctuated::new(),
+    };
+    loop {
+        path.segments.push_value(Ident::parse_any(input)?.into());
+        if !input.peek(Token![::]) {
+            return Ok(path);
+        }
+        path.segments.push_punct(input.parse()?);
+    }
+}
+
+fn skip_to_comma(input: ParseStream<'_>) -> syn::Result<()> {
+    input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((token, next)) = rest.token_tree() {
+            if matches!(&token, TokenTree::Punct(punct) if punct.as_char() == ',') {
+                break;
+            }
+            rest = next;
+        }
+        Ok(((), rest))
+    })
+}
+
 /// serde attributes that change what serde would accept in ways this derive does not model.
-fn unsupported_serde(meta: &ParseNestedMeta<'_>, errors: &mut Errors, place: &str) {
-    let name = meta.path.to_token_stream().to_string();
+fn unsupported_serde(keyword: &Keyword<'_>, place: &str) -> syn::Error {
+    let name = keyword.name();
     let hint = match name.as_str() {
         "flatten" => "; declare the fields in this struct, or keep the inner struct as a field",
         "alias" => "; a field has one name on the wire, set with `rename`",
@@ -171,67 +272,45 @@ fn unsupported_serde(meta: &ParseNestedMeta<'_>, errors: &mut Errors, place: &st
     } else {
         &name
     };
-    errors.spanned(
-        &meta.path,
-        format!(
-            "`#[serde({shown})]` on {place} is not supported by the tool derives: the advertised \
-             schema would no longer match what serde accepts{hint}"
-        ),
-    );
+    keyword.error(format!(
+        "`#[serde({shown})]` on {place} is not supported by the tool derives: the advertised \
+         schema would no longer match what serde accepts{hint}"
+    ))
 }
 
-fn unknown_keyword(inner: &ParseNestedMeta<'_>, within: &str, expected: &str) -> syn::Error {
-    syn::Error::new_spanned(
-        &inner.path,
-        format!(
-            "unknown `{within}` keyword `{}`; expected {expected}",
-            inner.path.to_token_stream()
-        ),
-    )
+fn unknown_keyword(keyword: &Keyword<'_>, within: &str, expected: &str) -> syn::Error {
+    keyword.error(format!(
+        "unknown `{within}` keyword `{}`; expected {expected}",
+        keyword.name()
+    ))
 }
 
-/// Consumes whatever follows a keyword (`= value` or `(...)`), so parsing can go on.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-    if meta.input.peek(Token![=]) {
-        meta.value()?.parse::<syn::Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|inner| skip_value(&inner))?;
-    }
-    Ok(())
-}
-
-fn lit_str(meta: &ParseNestedMeta<'_>) -> syn::Result<LitStr> {
-    meta.value()?.parse::<LitStr>()
-}
-
-fn rename_rule(lit: &LitStr, errors: &mut Errors) -> Option<RenameRule> {
-    let rule = RenameRule::from_str(&lit.value());
-    if rule.is_none() {
+fn rename_rule(lit: &LitStr) -> syn::Result<RenameRule> {
+    RenameRule::from_str(&lit.value()).ok_or_else(|| {
         let known: Vec<String> = RULES.iter().map(|(name, _)| format!("{name:?}")).collect();
-        errors.spanned(
+        syn::Error::new_spanned(
             lit,
             format!(
                 "unknown rename rule {:?}; expected one of {}",
                 lit.value(),
                 known.join(", ")
             ),
-        );
-    }
-    rule
+        )
+    })
 }
 
 /// Reads `rename = "x"` or `rename(deserialize = "x", serialize = "y")`: the name serde
 /// deserializes from.
-fn deserialize_name(meta: &ParseNestedMeta<'_>) -> syn::Result<Option<LitStr>> {
-    if meta.input.peek(Token![=]) {
-        return lit_str(meta).map(Some);
+fn deserialize_name(keyword: &Keyword<'_>, errors: &Errors) -> syn::Result<Option<LitStr>> {
+    if keyword.has_value() {
+        return keyword.parse_value().map(Some);
     }
     let mut name = None;
-    meta.parse_nested_meta(|inner| {
-        if inner.path.is_ident("deserialize") {
-            name = Some(lit_str(&inner)?);
-        } else if inner.path.is_ident("serialize") {
-            lit_str(&inner)?;
+    keyword.list(errors, |inner| {
+        if inner.is("deserialize") {
+            name = Some(inner.parse_value()?);
+        } else if inner.is("serialize") {
+            inner.parse_value::<LitStr>()?;
         } else {
             return Err(inner.error("expected `serialize` or `deserialize`"));
         }
@@ -240,79 +319,71 @@ fn deserialize_name(meta: &ParseNestedMeta<'_>) -> syn::Result<Option<LitStr>> {
     Ok(name)
 }
 
-pub(crate) fn container(attrs: &[Attribute], errors: &mut Errors) -> Container {
+pub(crate) fn container(attrs: &[Attribute], errors: &Errors) -> Container {
     let mut out = Container::default();
     for attr in attrs {
         if attr.path().is_ident("tool") {
-            let result = attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("name") {
-                    let lit = lit_str(&meta)?;
-                    out.name = Some(Spanned {
-                        value: lit.value(),
-                        span: lit.span(),
-                    });
-                } else if meta.path.is_ident("description") {
-                    out.description = Some(lit_str(&meta)?.value());
-                } else if meta.path.is_ident("crate") {
-                    out.krate = Some(lit_str(&meta)?.parse()?);
-                } else {
-                    errors.spanned(
-                        &meta.path,
-                        format!(
-                            "unknown tool attribute `{}`; on a type, #[tool(...)] takes `name`, \
-                             `description` and `crate`",
-                            meta.path.to_token_stream()
-                        ),
-                    );
-                    skip_value(&meta)?;
-                }
-                Ok(())
-            });
-            if let Err(error) = result {
-                errors.push(error);
-            }
+            read_attr(attr, errors, |keyword| container_tool(keyword, &mut out));
         } else if attr.path().is_ident("serde") {
-            let result = attr.parse_nested_meta(|meta| {
-                let path = &meta.path;
-                if path.is_ident("rename_all") {
-                    if let Some(lit) = deserialize_name(&meta)? {
-                        out.rename_all = rename_rule(&lit, errors);
-                    }
-                } else if path.is_ident("default") {
-                    if meta.input.peek(Token![=]) {
-                        unsupported_serde(&meta, errors, "a type");
-                        skip_value(&meta)?;
-                    } else {
-                        out.default = true;
-                    }
-                } else if path.is_ident("deny_unknown_fields") {
-                    // Unknown fields are always refused.
-                } else if ["rename", "expecting", "crate", "into"]
-                    .iter()
-                    .any(|ok| path.is_ident(ok))
-                {
-                    // These change nothing about what is accepted from JSON.
-                    skip_value(&meta)?;
-                } else {
-                    unsupported_serde(&meta, errors, "a type");
-                    skip_value(&meta)?;
-                }
-                Ok(())
+            read_attr(attr, errors, |keyword| {
+                container_serde(keyword, &mut out, errors)
             });
-            if let Err(error) = result {
-                errors.push(error);
-            }
         }
     }
     out
 }
 
-fn parse_u64(meta: &ParseNestedMeta<'_>) -> syn::Result<u64> {
-    meta.value()?.parse::<LitInt>()?.base10_parse::<u64>()
+fn container_tool(keyword: &Keyword<'_>, out: &mut Container) -> syn::Result<()> {
+    if keyword.is("name") {
+        let lit: LitStr = keyword.parse_value()?;
+        out.name = Some(Spanned {
+            value: lit.value(),
+            span: lit.span(),
+        });
+    } else if keyword.is("description") {
+        out.description = Some(keyword.parse_value::<LitStr>()?.value());
+    } else if keyword.is("crate") {
+        out.krate = Some(keyword.parse_value::<LitStr>()?.parse()?);
+    } else {
+        return Err(keyword.error(format!(
+            "unknown tool attribute `{}`; on a type, #[tool(...)] takes `name`, `description` \
+             and `crate`",
+            keyword.name()
+        )));
+    }
+    Ok(())
 }
 
-fn parse_num(meta: &ParseNestedMeta<'_>) -> syn::Result<NumLit> {
-    let input = meta.value()?;
+fn container_serde(keyword: &Keyword<'_>, out: &mut Container, errors: &Errors) -> syn::Result<()> {
+    if keyword.is("rename_all") {
+        if let Some(lit) = deserialize_name(keyword, errors)? {
+            out.rename_all = Some(rename_rule(&lit)?);
+        }
+    } else if keyword.is("default") {
+        if keyword.has_value() {
+            return Err(unsupported_serde(keyword, "a type"));
+        }
+        out.default = true;
+    } else if keyword.is("deny_unknown_fields") {
+        // Unknown fields are always refused.
+    } else if ["rename", "expecting", "crate", "into"]
+        .iter()
+        .any(|ok| keyword.is(ok))
+    {
+        // These change nothing about what is accepted from JSON.
+        keyword.ignore_value()?;
+    } else {
+        return Err(unsupported_serde(keyword, "a type"));
+    }
+    Ok(())
+}
+
+fn parse_u64(keyword: &Keyword<'_>) -> syn::Result<u64> {
+    keyword.parse_value::<LitInt>()?.base10_parse::<u64>()
+}
+
+fn parse_num(keyword: &Keyword<'_>) -> syn::Result<NumLit> {
+    let input = keyword.value()?;
     let negative = input.peek(Token![-]);
     if negative {
         input.parse::<Token![-]>()?;
@@ -343,151 +414,143 @@ fn parse_num(meta: &ParseNestedMeta<'_>) -> syn::Result<NumLit> {
     }
 }
 
-fn length(meta: &ParseNestedMeta<'_>, out: &mut Length) -> syn::Result<()> {
-    out.span = Some(meta.path.span());
-    meta.parse_nested_meta(|inner| {
-        if inner.path.is_ident("min") {
-            out.min = Some(parse_u64(&inner)?);
-        } else if inner.path.is_ident("max") {
-            out.max = Some(parse_u64(&inner)?);
-        } else if inner.path.is_ident("equal") {
-            let n = parse_u64(&inner)?;
+fn length(keyword: &Keyword<'_>, out: &mut Length, errors: &Errors) -> syn::Result<()> {
+    out.span = Some(keyword.path.span());
+    keyword.list(errors, |inner| {
+        if inner.is("min") {
+            out.min = Some(parse_u64(inner)?);
+        } else if inner.is("max") {
+            out.max = Some(parse_u64(inner)?);
+        } else if inner.is("equal") {
+            let n = parse_u64(inner)?;
             out.min = Some(n);
             out.max = Some(n);
         } else {
-            return Err(unknown_keyword(&inner, "length", "`min`, `max` or `equal`"));
+            return Err(unknown_keyword(inner, "length", "`min`, `max` or `equal`"));
         }
         Ok(())
     })
 }
 
-fn range(meta: &ParseNestedMeta<'_>, out: &mut Range) -> syn::Result<()> {
-    out.span = Some(meta.path.span());
-    meta.parse_nested_meta(|inner| {
-        let slot = if inner.path.is_ident("min") {
+fn range(keyword: &Keyword<'_>, out: &mut Range, errors: &Errors) -> syn::Result<()> {
+    out.span = Some(keyword.path.span());
+    keyword.list(errors, |inner| {
+        let slot = if inner.is("min") {
             &mut out.min
-        } else if inner.path.is_ident("max") {
+        } else if inner.is("max") {
             &mut out.max
-        } else if inner.path.is_ident("exclusive_min") {
+        } else if inner.is("exclusive_min") {
             &mut out.exclusive_min
-        } else if inner.path.is_ident("exclusive_max") {
+        } else if inner.is("exclusive_max") {
             &mut out.exclusive_max
         } else {
             return Err(unknown_keyword(
-                &inner,
+                inner,
                 "range",
                 "`min`, `max`, `exclusive_min` or `exclusive_max`",
             ));
         };
-        *slot = Some(parse_num(&inner)?);
+        *slot = Some(parse_num(inner)?);
         Ok(())
     })
 }
 
-fn pattern(lit: LitStr) -> Spanned<String> {
-    Spanned {
+fn pattern(keyword: &Keyword<'_>) -> syn::Result<Spanned<String>> {
+    let lit: LitStr = keyword.parse_value()?;
+    Ok(Spanned {
         value: lit.value(),
         span: lit.span(),
-    }
+    })
 }
 
-pub(crate) fn field(attrs: &[Attribute], errors: &mut Errors) -> Field {
+pub(crate) fn field(attrs: &[Attribute], errors: &Errors) -> Field {
     let mut out = Field::default();
     for attr in attrs {
         if attr.path().is_ident("tool") {
-            let result = attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("length") {
-                    length(&meta, &mut out.length)?;
-                } else if meta.path.is_ident("range") {
-                    range(&meta, &mut out.range)?;
-                } else if meta.path.is_ident("pattern") {
-                    out.pattern = Some(pattern(lit_str(&meta)?));
-                } else if meta.path.is_ident("regex") {
-                    meta.parse_nested_meta(|inner| {
-                        if inner.path.is_ident("pattern") {
-                            out.pattern = Some(pattern(lit_str(&inner)?));
-                            Ok(())
-                        } else {
-                            Err(unknown_keyword(&inner, "regex", "`pattern = \"...\"`"))
-                        }
-                    })?;
-                } else if meta.path.is_ident("description") {
-                    out.description = Some(lit_str(&meta)?.value());
-                } else {
-                    errors.spanned(
-                        &meta.path,
-                        format!(
-                            "unknown tool attribute `{}`; on a field, #[tool(...)] takes \
-                             `length`, `range`, `pattern`, `regex` and `description`",
-                            meta.path.to_token_stream()
-                        ),
-                    );
-                    skip_value(&meta)?;
-                }
-                Ok(())
+            read_attr(attr, errors, |keyword| {
+                field_tool(keyword, &mut out, errors)
             });
-            if let Err(error) = result {
-                errors.push(error);
-            }
         } else if attr.path().is_ident("serde") {
-            let result = attr.parse_nested_meta(|meta| {
-                let path = &meta.path;
-                if path.is_ident("rename") {
-                    if let Some(lit) = deserialize_name(&meta)? {
-                        out.rename = Some(lit.value());
-                    }
-                } else if path.is_ident("default") {
-                    out.default = if meta.input.peek(Token![=]) {
-                        Default::Path(lit_str(&meta)?.parse()?)
-                    } else {
-                        Default::Trait
-                    };
-                } else if path.is_ident("skip") || path.is_ident("skip_deserializing") {
-                    out.skip = true;
-                } else if ["skip_serializing", "skip_serializing_if", "serialize_with"]
-                    .iter()
-                    .any(|ok| path.is_ident(ok))
-                {
-                    // Serialization only.
-                    skip_value(&meta)?;
-                } else {
-                    unsupported_serde(&meta, errors, "a field");
-                    skip_value(&meta)?;
-                }
-                Ok(())
+            read_attr(attr, errors, |keyword| {
+                field_serde(keyword, &mut out, errors)
             });
-            if let Err(error) = result {
-                errors.push(error);
-            }
         }
     }
     out
 }
 
-pub(crate) fn variant(attrs: &[Attribute], errors: &mut Errors) -> Variant {
+fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::Result<()> {
+    if keyword.is("length") {
+        length(keyword, &mut out.length, errors)?;
+    } else if keyword.is("range") {
+        range(keyword, &mut out.range, errors)?;
+    } else if keyword.is("pattern") {
+        out.pattern = Some(pattern(keyword)?);
+    } else if keyword.is("regex") {
+        keyword.list(errors, |inner| {
+            if inner.is("pattern") {
+                out.pattern = Some(pattern(inner)?);
+                Ok(())
+            } else {
+                Err(unknown_keyword(inner, "regex", "`pattern = \"...\"`"))
+            }
+        })?;
+    } else if keyword.is("description") {
+        out.description = Some(keyword.parse_value::<LitStr>()?.value());
+    } else {
+        return Err(keyword.error(format!(
+            "unknown tool attribute `{}`; on a field, #[tool(...)] takes `length`, `range`, \
+             `pattern`, `regex` and `description`",
+            keyword.name()
+        )));
+    }
+    Ok(())
+}
+
+fn field_serde(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::Result<()> {
+    if keyword.is("rename") {
+        if let Some(lit) = deserialize_name(keyword, errors)? {
+            out.rename = Some(lit.value());
+        }
+    } else if keyword.is("default") {
+        out.default = if keyword.has_value() {
+            Default::Path(keyword.parse_value::<LitStr>()?.parse()?)
+        } else {
+            Default::Trait
+        };
+    } else if keyword.is("skip") || keyword.is("skip_deserializing") {
+        out.skip = true;
+    } else if ["skip_serializing", "skip_serializing_if", "serialize_with"]
+        .iter()
+        .any(|ok| keyword.is(ok))
+    {
+        // Serialization only.
+        keyword.ignore_value()?;
+    } else {
+        return Err(unsupported_serde(keyword, "a field"));
+    }
+    Ok(())
+}
+
+pub(crate) fn variant(attrs: &[Attribute], errors: &Errors) -> Variant {
     let mut out = Variant::default();
     for attr in attrs {
         if attr.path().is_ident("tool") {
             errors.spanned(attr, "#[tool(...)] takes no keywords on an enum variant");
         } else if attr.path().is_ident("serde") {
-            let result = attr.parse_nested_meta(|meta| {
-                let path = &meta.path;
-                if path.is_ident("rename") {
-                    if let Some(lit) = deserialize_name(&meta)? {
+            read_attr(attr, errors, |keyword| {
+                if keyword.is("rename") {
+                    if let Some(lit) = deserialize_name(keyword, errors)? {
                         out.rename = Some(lit.value());
                     }
-                } else if path.is_ident("skip") || path.is_ident("skip_deserializing") {
+                } else if keyword.is("skip") || keyword.is("skip_deserializing") {
                     out.skip = true;
-                } else if path.is_ident("skip_serializing") {
+                } else if keyword.is("skip_serializing") {
                 } else {
-                    unsupported_serde(&meta, errors, "a variant");
-                    skip_value(&meta)?;
+                    return Err(unsupported_serde(keyword, "a variant"));
                 }
                 Ok(())
             });
-            if let Err(error) = result {
-                errors.push(error);
-            }
         }
     }
     out

@@ -1,24 +1,22 @@
-//! Rules across attributes and fields, checked before anything is expanded.
+//! Rules across attributes and fields, checked on the AST before anything is expanded.
 
 use std::collections::HashMap;
 
-use syn::DeriveInput;
-
-use crate::ast::{Body, Input};
-use crate::attr::{Errors, Range};
+use crate::ast::{Body, Field, Input, Mode};
+use crate::attr::Range;
 use crate::engine;
-use crate::expand::Mode;
+use crate::errors::Errors;
 
-pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors: &mut Errors) {
-    if !derive.generics.params.is_empty() {
+pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
+    if !input.generics.params.is_empty() {
         errors.spanned(
-            &derive.generics,
+            input.generics,
             "generic parameters are not supported: a tool's schema must be one fixed document; \
              use a concrete type",
         );
     }
-    match mode {
-        Mode::Tool => check_tool(derive, input, errors),
+    match input.mode {
+        Mode::Tool => check_tool(input, errors),
         Mode::Argument => {
             if let Some(name) = &input.attrs.name {
                 errors.at(name.span, "`name` applies to #[derive(Tool)] only");
@@ -42,12 +40,7 @@ pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors:
                         ),
                     );
                 }
-                check_length(
-                    field.attrs.length.min,
-                    field.attrs.length.max,
-                    field,
-                    errors,
-                );
+                check_length(field, errors);
                 check_range(&field.attrs.range, errors);
                 if let Some(pattern) = &field.attrs.pattern
                     && let Err(message) = check_pattern(&pattern.value)
@@ -80,33 +73,26 @@ pub(crate) fn check(derive: &DeriveInput, input: &Input<'_>, mode: Mode, errors:
     }
 }
 
-fn check_tool(derive: &DeriveInput, input: &Input<'_>, errors: &mut Errors) {
+fn check_tool(input: &Input<'_>, errors: &Errors) {
     if let Body::Enum(_) = input.body {
         errors.spanned(
-            &derive.ident,
+            input.ident,
             "#[derive(Tool)] needs a struct with named fields (the arguments object); derive \
              `Argument` for enums used as field types",
         );
     }
-    match &input.attrs.name {
-        Some(name) => {
-            if let Err(message) = check_tool_name(&name.value) {
-                errors.at(name.span, message);
-            }
-        }
-        None => {
-            let name = crate::expand::default_tool_name(input.ident);
-            if let Err(message) = check_tool_name(&name) {
-                errors.spanned(
-                    input.ident,
-                    format!("{message}; set one with #[tool(name = \"...\")]"),
-                );
-            }
+    if let Err(message) = check_tool_name(&input.name.value) {
+        match input.name.span {
+            Some(span) => errors.at(span, message),
+            None => errors.spanned(
+                input.ident,
+                format!("{message}; set one with #[tool(name = \"...\")]"),
+            ),
         }
     }
     if input.doc.as_deref().is_none_or(|doc| doc.trim().is_empty()) {
         errors.spanned(
-            &derive.ident,
+            input.ident,
             "missing tool description: add a doc comment to the struct or \
              #[tool(description = \"...\")]; the model reads it to decide when to call the tool",
         );
@@ -114,7 +100,7 @@ fn check_tool(derive: &DeriveInput, input: &Input<'_>, errors: &mut Errors) {
 }
 
 /// Tool names that every provider accepts: `^[a-zA-Z0-9_-]{1,64}$`.
-pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
+fn check_tool_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 64 {
         return Err(format!(
             "tool name {name:?} must be 1 to 64 characters long, not {}",
@@ -132,13 +118,9 @@ pub(crate) fn check_tool_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_length(
-    min: Option<u64>,
-    max: Option<u64>,
-    field: &crate::ast::Field<'_>,
-    errors: &mut Errors,
-) {
-    if let (Some(min), Some(max), Some(span)) = (min, max, field.attrs.length.span)
+fn check_length(field: &Field<'_>, errors: &Errors) {
+    let length = &field.attrs.length;
+    if let (Some(min), Some(max), Some(span)) = (length.min, length.max, length.span)
         && min > max
     {
         errors.at(
@@ -148,7 +130,7 @@ fn check_length(
     }
 }
 
-fn check_range(range: &Range, errors: &mut Errors) {
+fn check_range(range: &Range, errors: &Errors) {
     let Some(span) = range.span else { return };
     let lower = [
         (range.min, false, "min"),
@@ -189,7 +171,7 @@ fn check_range(range: &Range, errors: &mut Errors) {
 /// A `pattern` must be ECMA-262 (as JSON Schema says), must run on a linear-time engine, and
 /// must build, in the form the runtime matches it in, both within the runtime's size limit and
 /// with the engine of the `jsonschema` crate, so that the advertised schema is usable.
-pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
+fn check_pattern(pattern: &str) -> Result<(), String> {
     let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
         // The translator gives no reason; the Rust parser usually names it.
         let detail =

@@ -16,7 +16,9 @@ pub(crate) fn description(attrs: &[Attribute]) -> Option<String> {
                 ..
             }) = &meta.value
         {
-            for line in text.value().lines() {
+            // Not `lines()`: a blank `///` is an empty string, which has no lines but ends a
+            // paragraph.
+            for line in text.value().split('\n') {
                 lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
             }
         }

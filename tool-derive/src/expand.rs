@@ -1,40 +1,27 @@
 //! Code generation from a checked [`Input`]: the `Argument` impl (schema and checked parser
-//! side by side), the `Tool` impl, and a stub when the input had errors.
+//! side by side) and the `Tool` impl.
+//!
+//! Every name it introduces starts with two underscores (`__map`, `__A`, `__TOOL_FIELDS`), so
+//! that a `#[serde(default = "...")]` path, a field type or a constant of the user's module
+//! spliced into the generated code still means the user's item.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{DeriveInput, Ident, parse_quote};
 
-use crate::ast::{self, Body, Field, Input, Variant};
-use crate::attr::{self, Errors, NumLit};
-use crate::case::RenameRule;
-use crate::check;
+use crate::ast::{Body, Field, Input, Mode, Variant};
+use crate::attr::{self, NumLit};
+use crate::parameter_table::parameter_table;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Tool,
-    Argument,
-}
-
-pub(crate) fn derive(derive: &DeriveInput, mode: Mode) -> TokenStream {
-    let mut errors = Errors::default();
-    let input = ast::parse(derive, &mut errors);
-    check::check(derive, &input, mode, &mut errors);
-    let krate: syn::Path = input
-        .attrs
-        .krate
-        .clone()
-        .unwrap_or_else(|| parse_quote!(::tool_core));
-    if !errors.is_empty() {
-        return fallback(derive, &krate, mode, &errors);
-    }
+/// Expands an input in which no mistake was recorded.
+pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let argument = match &input.body {
-        Body::Struct(fields) => struct_argument(&input, fields, &krate),
-        Body::Enum(variants) => enum_argument(&input, variants, &krate),
-        Body::Unsupported => return fallback(derive, &krate, mode, &errors),
+        Body::Struct(fields) => struct_argument(input, fields),
+        Body::Enum(variants) => enum_argument(input, variants),
+        // Recorded as an error when read, so never expanded.
+        Body::Unsupported => TokenStream::new(),
     };
-    let tool = match (mode, &input.body) {
-        (Mode::Tool, Body::Struct(fields)) => tool_impl(&input, fields, &krate),
+    let tool = match (input.mode, &input.body) {
+        (Mode::Tool, Body::Struct(fields)) => tool_impl(input, fields),
         _ => TokenStream::new(),
     };
     quote! {
@@ -44,11 +31,6 @@ pub(crate) fn derive(derive: &DeriveInput, mode: Mode) -> TokenStream {
             #tool
         };
     }
-}
-
-/// The tool name used when `#[tool(name)]` is absent: the struct's name in snake_case.
-pub(crate) fn default_tool_name(ident: &Ident) -> String {
-    RenameRule::SnakeCase.apply_to_variant(&ident.to_string())
 }
 
 fn option_tokens<T: quote::ToTokens>(p: &TokenStream, value: Option<T>) -> TokenStream {
@@ -81,7 +63,7 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
             "`range({})` admits no value of `{}`: the bounds must overlap the type's own range \
              and, for an integer type, hold an integer",
             range_text(&attrs.range),
-            type_text(ty)
+            field.type_text()
         )
         .replace('{', "{{")
         .replace('}', "}}");
@@ -137,7 +119,8 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     (items, quote!(#name))
 }
 
-fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
+fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
+    let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
     let name = ident.to_string();
@@ -173,15 +156,15 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         } else {
             quote_spanned! {ty_span(ty)=>
                 if !<#ty as #krate::Argument>::OPTIONAL {
-                    required.push(#wire);
+                    __required.push(#wire);
                 }
             }
         };
         schema_fields.extend(quote_spanned! {ty_span(ty)=>
             __tool_argument::<#ty>();
-            let _: #p::Option<#p::Value> = properties.insert(
+            let _: #p::Option<#p::Value> = __properties.insert(
                 ::std::string::String::from(#wire),
-                #p::field_schema::<#ty>(generator, #c, #doc),
+                #p::field_schema::<#ty>(__generator, #c, #doc),
             );
             #require
         });
@@ -194,11 +177,13 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         value_arms.extend(quote_spanned! {ty_span(ty)=>
             __ToolKey::#key => {
                 if #slot.is_some() {
-                    cx.duplicate_key(at, #wire);
-                    let #p::IgnoredAny = map.next_value()?;
+                    __cx.duplicate_key(__at, #wire);
+                    let #p::IgnoredAny = __map.next_value()?;
                 } else {
-                    let at = at.key(#wire);
-                    #slot = #p::Some(__tool_next_value::<#ty, #bounds, A>(&mut map, cx, &at)?);
+                    let __at = __at.key(#wire);
+                    #slot = #p::Some(
+                        __tool_next_value::<#ty, #bounds, __A>(&mut __map, __cx, &__at)?,
+                    );
                 }
             }
         });
@@ -216,9 +201,9 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
             }
             attr::Default::None => quote! {
                 match <#ty as #krate::Argument>::absent() {
-                    #p::Some(value) => #p::Some(value),
+                    #p::Some(__value) => #p::Some(__value),
                     #p::None => {
-                        cx.missing(at, #wire);
+                        __cx.missing(__at, #wire);
                         #p::None
                     }
                 }
@@ -226,7 +211,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         };
         resolved.extend(quote! {
             let #value: #p::Option<#ty> = match #slot {
-                #p::Some(parsed) => parsed,
+                #p::Some(__parsed) => __parsed,
                 #p::None => #absent,
             };
         });
@@ -251,20 +236,20 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
     // bound at the same span everywhere, which rustc reports once instead of once per use.
     let helpers = (!live.is_empty()).then(|| {
         quote! {
-            const fn __tool_argument<T: #krate::Argument>() {}
+            const fn __tool_argument<__T: #krate::Argument>() {}
 
             #[inline]
             fn __tool_next_value<
-                'de,
-                T: #krate::Argument,
-                C: #p::ConstConstraints,
-                A: #p::MapAccess<'de>,
+                '__de,
+                __T: #krate::Argument,
+                __C: #p::ConstConstraints,
+                __A: #p::MapAccess<'__de>,
             >(
-                map: &mut A,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<T>, A::Error> {
-                map.next_value_seed(#p::Seed::<T, C>::new(cx, at))
+                __map: &mut __A,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<__T>, __A::Error> {
+                __map.next_value_seed(#p::Seed::<__T, __C>::new(__cx, __at))
             }
         }
     });
@@ -276,24 +261,24 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         #[automatically_derived]
         impl #krate::Argument for #ident {
             fn schema(
-                generator: &mut #p::SchemaGen,
+                __generator: &mut #p::SchemaGen,
                 _: &#p::Constraints,
             ) -> #p::Value {
-                generator.object::<Self>(#name, |generator| {
-                    let mut properties = #p::Map::new();
-                    let mut required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
+                __generator.object::<Self>(#name, |__generator| {
+                    let mut __properties = #p::Map::new();
+                    let mut __required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
                     #schema_fields
-                    #p::object_schema(#type_doc, properties, &required)
+                    #p::object_schema(#type_doc, __properties, &__required)
                 })
             }
 
             #[inline]
-            fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
-                de: D,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<Self>, D::Error> {
-                #p::parse_object::<Self, D>(de, cx, at)
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::parse_object::<Self, __D>(__de, __cx, __at)
             }
         }
 
@@ -301,28 +286,30 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -
         impl #p::Object for #ident {
             #[allow(clippy::too_many_lines, unreachable_patterns)]
             #[inline]
-            fn visit_members<'de, A: #p::MapAccess<'de>>(
-                mut map: A,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<Self>, A::Error> {
-                const FIELDS: &[&str] = &[#(#wires),*];
+            fn visit_members<'__de, __A: #p::MapAccess<'__de>>(
+                mut __map: __A,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __A::Error> {
+                const __TOOL_FIELDS: &[&str] = &[#(#wires),*];
                 enum __ToolKey {
                     #(#key_variants,)*
                     Unknown,
                 }
                 #slots
-                while let #p::Some(key) = map.next_key_seed(#p::KeySeed(|key: &str| match key {
-                    #key_arms
-                    _ => {
-                        cx.unknown_field(at, key, FIELDS);
-                        __ToolKey::Unknown
-                    }
-                }))? {
-                    match key {
+                while let #p::Some(__key) =
+                    __map.next_key_seed(#p::KeySeed(|__key: &str| match __key {
+                        #key_arms
+                        _ => {
+                            __cx.unknown_field(__at, __key, __TOOL_FIELDS);
+                            __ToolKey::Unknown
+                        }
+                    }))?
+                {
+                    match __key {
                         #value_arms
                         __ToolKey::Unknown => {
-                            let #p::IgnoredAny = map.next_value()?;
+                            let #p::IgnoredAny = __map.next_value()?;
                         }
                     }
                 }
@@ -343,7 +330,8 @@ fn ty_span(ty: &syn::Type) -> Span {
     syn::spanned::Spanned::span(ty)
 }
 
-fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path) -> TokenStream {
+fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
+    let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
     let doc = option_tokens(&p, input.doc.as_deref());
@@ -361,36 +349,33 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>], krate: &syn::Path)
                 _: &mut #p::SchemaGen,
                 _: &#p::Constraints,
             ) -> #p::Value {
-                #p::enum_schema(#doc, VARIANTS)
+                #p::enum_schema(#doc, __TOOL_VARIANTS)
             }
 
             #[inline]
-            fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
-                de: D,
-                cx: &mut #p::Cx,
-                at: &#p::Path<'_>,
-            ) -> #p::Result<#p::Option<Self>, D::Error> {
-                #p::parse_enum(de, cx, at, VARIANTS, |name: &str| match name {
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::parse_enum(__de, __cx, __at, __TOOL_VARIANTS, |__name: &str| match __name {
                     #(#arms,)*
                     _ => #p::None,
                 })
             }
         }
 
-        const VARIANTS: &[&str] = &[#(#wires),*];
+        const __TOOL_VARIANTS: &[&str] = &[#(#wires),*];
     }
 }
 
-fn tool_impl(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> TokenStream {
+fn tool_impl(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
+    let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
-    let name = input
-        .attrs
-        .name
-        .as_ref()
-        .map_or_else(|| default_tool_name(ident), |name| name.value.clone());
-    let description = input.doc.clone().unwrap_or_default();
-    let table = parameter_table(&name, fields, input.attrs.default);
+    let name = &input.name.value;
+    let description = input.doc.as_deref().unwrap_or_default();
+    let table = parameter_table(input, fields);
     quote! {
         #[doc = #table]
         #[automatically_derived]
@@ -402,8 +387,8 @@ fn tool_impl(input: &Input<'_>, fields: &[Field<'_>], krate: &syn::Path) -> Toke
             }
 
             fn input_schema() -> &'static #p::Value {
-                static SCHEMA: #p::OnceLock<#p::Value> = #p::OnceLock::new();
-                SCHEMA.get_or_init(#p::root_schema::<Self>)
+                static __TOOL_SCHEMA: #p::OnceLock<#p::Value> = #p::OnceLock::new();
+                __TOOL_SCHEMA.get_or_init(#p::root_schema::<Self>)
             }
         }
     }
@@ -421,122 +406,4 @@ fn range_text(range: &attr::Range) -> String {
     .filter_map(|(keyword, bound)| bound.map(|bound| format!("{keyword} = {bound}")))
     .collect::<Vec<_>>()
     .join(", ")
-}
-
-/// The Markdown table shown on the `Tool` impl in rustdoc.
-fn parameter_table(name: &str, fields: &[Field<'_>], container_default: bool) -> String {
-    let mut table = format!(
-        "The arguments of the `{name}` tool, as advertised to the model.\n\n\
-         | field | type | required | constraints | description |\n\
-         |---|---|---|---|---|\n"
-    );
-    for field in fields.iter().filter(|field| !field.attrs.skip) {
-        let ty = type_text(field.ty);
-        let optional = container_default
-            || !matches!(field.attrs.default, attr::Default::None)
-            || ty.starts_with("Option<");
-        let mut constraints = Vec::new();
-        let length = &field.attrs.length;
-        match (length.min, length.max) {
-            (Some(min), Some(max)) if min == max => constraints.push(format!("length = {min}")),
-            (min, max) => {
-                if let Some(min) = min {
-                    constraints.push(format!("length ≥ {min}"));
-                }
-                if let Some(max) = max {
-                    constraints.push(format!("length ≤ {max}"));
-                }
-            }
-        }
-        let range = &field.attrs.range;
-        for (bound, symbol) in [
-            (range.min, "≥"),
-            (range.exclusive_min, ">"),
-            (range.max, "≤"),
-            (range.exclusive_max, "<"),
-        ] {
-            if let Some(bound) = bound {
-                constraints.push(format!("{symbol} {bound}"));
-            }
-        }
-        if let Some(pattern) = &field.attrs.pattern {
-            constraints.push(format!("pattern `{}`", pattern.value));
-        }
-        table.push_str(&format!(
-            "| `{}` | `{}` | {} | {} | {} |\n",
-            field.wire,
-            ty,
-            if optional { "no" } else { "yes" },
-            cell(&constraints.join(", ")),
-            cell(field.doc.as_deref().unwrap_or("")),
-        ));
-    }
-    table
-}
-
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-fn type_text(ty: &syn::Type) -> String {
-    let text = quote!(#ty).to_string();
-    let mut out = String::with_capacity(text.len());
-    for part in text.split(' ') {
-        let glue = out.ends_with(['<', ':', '&'])
-            || part.starts_with(['<', '>', ',', ':'])
-            || out.is_empty();
-        if !glue {
-            out.push(' ');
-        }
-        out.push_str(part);
-    }
-    out.replace(',', ", ")
-}
-
-/// On errors: the errors, and stub impls so that uses of the type do not add more.
-fn fallback(derive: &DeriveInput, krate: &syn::Path, mode: Mode, errors: &Errors) -> TokenStream {
-    let p = quote!(#krate::__private);
-    let ident = &derive.ident;
-    let (impl_generics, ty_generics, where_clause) = derive.generics.split_for_impl();
-    let errors = errors.to_compile_errors();
-    let tool = (mode == Mode::Tool).then(|| {
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #krate::Tool for #ident #ty_generics #where_clause {
-                const NAME: &'static str = "";
-
-                fn description() -> &'static str {
-                    ""
-                }
-
-                fn input_schema() -> &'static #p::Value {
-                    ::core::unreachable!()
-                }
-            }
-        }
-    });
-    quote! {
-        #errors
-        #[doc(hidden)]
-        const _: () = {
-            #[automatically_derived]
-            impl #impl_generics #krate::Argument for #ident #ty_generics #where_clause {
-                fn schema(
-                    _: &mut #p::SchemaGen,
-                    _: &#p::Constraints,
-                ) -> #p::Value {
-                    ::core::unreachable!()
-                }
-
-                fn parse<'de, D: #p::Deserializer<'de>, C: #p::ConstConstraints>(
-                    _: D,
-                    _: &mut #p::Cx,
-                    _: &#p::Path<'_>,
-                ) -> #p::Result<#p::Option<Self>, D::Error> {
-                    ::core::unreachable!()
-                }
-            }
-            #tool
-        };
-    }
 }

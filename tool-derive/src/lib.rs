@@ -3,19 +3,28 @@
 
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+// Each module uses only the modules named before it in this comment. Helpers: `errors`
+// collects every mistake of one derive, `case` (serde's rename rules), `doc` (doc comments to
+// descriptions), `engine` (how patterns are built). The pipeline, run by `derive` at the end of
+// this file: `attr` reads the `#[tool(...)]` and `#[serde(...)]` keywords, `ast` builds the
+// input model, `check` applies the rules across fields, `expand` writes the impls (with
+// `parameter_table` for rustdoc), and `fallback` writes stubs instead when anything was wrong.
 mod ast;
 mod attr;
 mod case;
 mod check;
 mod doc;
-// How patterns are built: the runtime's own code, so that the compile-time check and the
-// runtime agree on which patterns can be evaluated.
-#[path = "../../tool-core/src/contract/constraints/engine.rs"]
 mod engine;
+mod errors;
 mod expand;
+mod fallback;
+mod parameter_table;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
+
+use crate::ast::{Input, Mode};
+use crate::errors::Errors;
 
 /// Derives `tool_core::Tool` and `tool_core::Argument` for a struct with named fields.
 ///
@@ -36,12 +45,24 @@ use syn::{DeriveInput, parse_macro_input};
 #[proc_macro_derive(Tool, attributes(tool, serde))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input, expand::Mode::Tool).into()
+    derive(&input, Mode::Tool).into()
 }
 
 /// Derives `tool_core::Argument` for a struct with named fields or a unit-variant enum.
 #[proc_macro_derive(Argument, attributes(tool, serde))]
 pub fn derive_argument(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input, expand::Mode::Argument).into()
+    derive(&input, Mode::Argument).into()
+}
+
+/// Both derives: read the input (recording every mistake), check it, then expand it, or
+/// report every mistake at once with stub impls in place of the real ones.
+fn derive(node: &DeriveInput, mode: Mode) -> proc_macro2::TokenStream {
+    let errors = Errors::default();
+    let input = Input::from_syn(node, mode, &errors);
+    check::check(&input, &errors);
+    match errors.finish() {
+        Ok(()) => expand::expand(&input),
+        Err(error) => fallback::expand(&input, &error),
+    }
 }

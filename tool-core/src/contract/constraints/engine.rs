@@ -1,6 +1,8 @@
-//! How a `pattern` becomes a matcher. This one file is compiled into `tool-core`, which matches,
-//! and into `tool-derive` (by `#[path]`), which builds every pattern at compile time exactly as
-//! the runtime will: a pattern the derive accepts is one the runtime can evaluate.
+//! How a `pattern` becomes a matcher. This file exists twice, byte for byte: in `tool-core`,
+//! which matches, and in `tool-derive`, which builds every pattern at compile time exactly as
+//! the runtime will, so that a pattern the derive accepts is one the runtime can evaluate. (A
+//! published crate reads no file outside itself, hence the copy.) The test
+//! `tests/engine_copies.rs` keeps the two identical: change both.
 
 use std::borrow::Cow;
 
