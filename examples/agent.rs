@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use examples::{create_invoice, get_weather};
-use tool_core::agent::{Agent, BatchPolicy, Message, ProposedCall, RunEnd, RunReport, Turn};
+use tool_core::ToolCall;
+use tool_core::agent::{Agent, BatchPolicy, Message, RunEnd, RunReport, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{Approvals, Code, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
 
@@ -40,13 +41,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let model = ScriptedTurns::new()
         .turn(
             Turn::calls([
-                ProposedCall::new("w1", "get_weather", r#"{"city":"Paris","units":"celsius"}"#),
-                ProposedCall::new("w2", "get_weather", r#"{"city":"Lyon","units":"kelvin"}"#),
+                ToolCall::new("w1", "get_weather", r#"{"city":"Paris","units":"celsius"}"#),
+                ToolCall::new("w2", "get_weather", r#"{"city":"Lyon","units":"kelvin"}"#),
             ])
             .with_usage(420, 38),
         )
         .turn(
-            Turn::calls([ProposedCall::new(
+            Turn::calls([ToolCall::new(
                 "i1",
                 "create_invoice",
                 r#"{"customerId":"cus_42","amount":120.5,"currency":"EUR"}"#,
@@ -54,7 +55,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .with_usage(510, 31),
         )
         .turn(
-            Turn::calls([ProposedCall::new(
+            Turn::calls([ToolCall::new(
                 "w3",
                 "get_weather",
                 r#"{"units":"celsius","city":"Paris"}"#,
@@ -151,7 +152,12 @@ fn print_run(report: &RunReport, skip: usize) {
                     println!("  model says: {text}");
                 }
                 for call in calls {
-                    println!("  model calls {} {} {}", call.id, call.name, call.arguments);
+                    println!(
+                        "  model calls {} {} {}",
+                        call.call_id(),
+                        call.name(),
+                        call.arguments_text()
+                    );
                 }
             }
             Message::Tool(result) => {

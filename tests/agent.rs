@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use examples::{CreateInvoice, GetWeather, create_invoice, get_weather};
 use tool_core::Code;
-use tool_core::agent::{Agent, BatchPolicy, Guard, Message, ProposedCall, RunEnd, Turn};
+use tool_core::ToolCall;
+use tool_core::agent::{Agent, BatchPolicy, Guard, Message, RunEnd, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
     Approvals, Argument, Context, Effect, Registry, RepairPolicy, Runtime, Tool, ToolDef, ToolError,
@@ -26,8 +27,8 @@ fn start() -> Vec<Message> {
     }]
 }
 
-fn call(id: &str, name: &str, arguments: &str) -> ProposedCall {
-    ProposedCall::new(id, name, arguments)
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall::new(id, name, arguments)
 }
 
 /// `get_weather` and `create_invoice`, counting executions.

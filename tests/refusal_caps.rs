@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use tool_core::Code;
-use tool_core::agent::{Agent, Message, ProposedCall, Turn};
+use tool_core::ToolCall;
+use tool_core::agent::{Agent, Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
     ArgumentErrors, Context, Keyword, Registry, RepairLoop, Runtime, Tool, ToolDef, ToolError,
@@ -127,7 +128,7 @@ async fn repair_feedback_of_half_a_million_violations_is_capped() {
 async fn transcript_entry_of_half_a_million_violations_is_capped() {
     let input = half_a_million_violations();
     let model = ScriptedTurns::new()
-        .turn(Turn::calls([ProposedCall::new("c1", "file_task", input)]))
+        .turn(Turn::calls([ToolCall::new("c1", "file_task", input)]))
         .turn(Turn::answer("done"));
     let report = Agent::new(runtime(), model).run(Vec::new(), &user()).await;
     let entry = report

@@ -8,6 +8,7 @@
 
 pub mod agent;
 mod approval;
+mod call;
 mod canonical;
 mod context;
 mod contract;
@@ -29,6 +30,7 @@ mod sync;
 pub mod testing;
 
 pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
+pub use call::{CallArguments, ToolCall};
 pub use canonical::canonical_json;
 pub use context::{Context, ContextBuilder};
 pub use contract::argument::Argument;

@@ -15,10 +15,11 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 
 pub use model::{Model, ModelRequest};
-pub use transcript::{Message, ProposedCall, ToolResult, Turn, Usage};
+pub use transcript::{Message, ToolResult, Turn, Usage};
 
 use crate::CancellationToken;
 use crate::approval::{Approvals, PendingApproval};
+use crate::call::ToolCall;
 use crate::context::{Context, Stopped};
 use crate::outcome::{Code, Outcome};
 use crate::repair::{ModelError, RepairLoop, RepairModel, RepairPolicy, RepairRequest};
@@ -133,7 +134,8 @@ impl RepairModel for NoRepair {
 /// Runs a model against a runtime's tools, under guards.
 ///
 /// ```
-/// use tool_core::agent::{Agent, Message, ProposedCall, RunEnd, Turn};
+/// use tool_core::agent::{Agent, Message, RunEnd, Turn};
+/// use tool_core::ToolCall;
 /// use tool_core::testing::ScriptedTurns;
 /// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
 /// # use tool_core::{Argument, Tool};
@@ -148,7 +150,7 @@ impl RepairModel for NoRepair {
 /// let mut registry = Registry::new();
 /// registry.register(ToolDef::new(add)).unwrap();
 /// let model = ScriptedTurns::new()
-///     .turn(Turn::calls([ProposedCall::new("c1", "add", r#"{"a":2,"b":3}"#)]))
+///     .turn(Turn::calls([ToolCall::new("c1", "add", r#"{"a":2,"b":3}"#)]))
 ///     .turn(Turn::answer("2 + 3 = 5"));
 /// let agent = Agent::new(Runtime::new(registry), model).max_steps(4);
 ///
@@ -411,21 +413,16 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     }
 
     /// Runs the unanswered calls of the last turn; `Some` when the run must end.
-    async fn run_batch(
-        &self,
-        run: &mut Run,
-        calls: Vec<ProposedCall>,
-        cx: &Context,
-    ) -> Option<RunEnd> {
+    async fn run_batch(&self, run: &mut Run, calls: Vec<ToolCall>, cx: &Context) -> Option<RunEnd> {
         enum Slot {
             Done(ToolResult),
-            Run(ProposedCall),
+            Run(ToolCall),
             Pending(PendingApproval),
         }
         let mut end: Option<RunEnd> = None;
         let mut slots = Vec::with_capacity(calls.len());
         for call in calls {
-            if let Some(recorded) = self.recorded.get(&call.id) {
+            if let Some(recorded) = self.recorded.get(&call.call_id) {
                 slots.push(Slot::Done(recorded.clone()));
                 continue;
             }
@@ -477,12 +474,12 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                     .registry()
                     .get(&call.name)
                     .is_some_and(|info| info.requires_approval())
-                && !approvals.has_decision(&call.id)
+                && !approvals.has_decision(&call.call_id)
             {
                 slots.push(Slot::Pending(PendingApproval {
-                    call_id: call.id.clone(),
+                    call_id: call.call_id.clone(),
                     tool: call.name.clone(),
-                    arguments: call.arguments.clone(),
+                    arguments: call.arguments_text().into_owned(),
                     principal: cx.principal().to_owned(),
                 }));
                 continue;
@@ -498,7 +495,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             (cx.with_cancellation(token.clone()), token)
         });
         let call_cx = batch_cx.as_ref().map_or(cx, |(derived, _)| derived);
-        let to_run: Vec<ProposedCall> = slots
+        let to_run: Vec<ToolCall> = slots
             .iter()
             .filter_map(|slot| match slot {
                 Slot::Run(call) => Some(call.clone()),
@@ -511,7 +508,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 async move {
                     let repaired = self
                         .repair
-                        .call(&call.id, &call.name, call.arguments.as_str(), call_cx)
+                        .call(&call.call_id, &call.name, call.arguments(), call_cx)
                         .await;
                     let repaired_arguments = repaired.repaired_arguments().map(str::to_owned);
                     let outcome = repaired.into_outcome();
@@ -563,13 +560,13 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
 }
 
 /// The transcript entry for a call's outcome.
-fn result_of(call: &ProposedCall, outcome: &Outcome) -> ToolResult {
+fn result_of(call: &ToolCall, outcome: &Outcome) -> ToolResult {
     let (code, content) = match outcome.result() {
         Ok(output) => (None, output.as_str().to_owned()),
         Err(failure) => (Some(failure.code()), failure.message().to_owned()),
     };
     ToolResult {
-        call_id: call.id.clone(),
+        call_id: call.call_id.clone(),
         tool: call.name.clone(),
         code,
         content,
@@ -577,9 +574,9 @@ fn result_of(call: &ProposedCall, outcome: &Outcome) -> ToolResult {
     }
 }
 
-fn refusal(call: &ProposedCall, code: Code, message: String) -> ToolResult {
+fn refusal(call: &ToolCall, code: Code, message: String) -> ToolResult {
     ToolResult {
-        call_id: call.id.clone(),
+        call_id: call.call_id.clone(),
         tool: call.name.clone(),
         code: Some(code),
         content: message,
@@ -609,14 +606,14 @@ impl Run {
             identical: HashMap::new(),
             outcomes: Vec::new(),
         };
-        let mut proposed: HashMap<&str, &ProposedCall> = HashMap::new();
+        let mut proposed: HashMap<&str, &ToolCall> = HashMap::new();
         for message in &transcript {
             match message {
                 Message::Assistant { calls, usage, .. } => {
                     run.steps += 1;
                     run.usage += *usage;
                     for call in calls {
-                        proposed.insert(&call.id, call);
+                        proposed.insert(&call.call_id, call);
                     }
                 }
                 Message::Tool(result) => {
@@ -640,7 +637,7 @@ impl Run {
     }
 
     /// Calls of the last assistant turn that have no result yet.
-    fn unanswered(&self) -> Vec<ProposedCall> {
+    fn unanswered(&self) -> Vec<ToolCall> {
         let Some(last) = self
             .transcript
             .iter()
@@ -660,7 +657,7 @@ impl Run {
             .collect();
         calls
             .iter()
-            .filter(|call| !answered.contains(&call.id.as_str()))
+            .filter(|call| !answered.contains(&call.call_id.as_str()))
             .cloned()
             .collect()
     }

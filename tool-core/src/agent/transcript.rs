@@ -5,6 +5,7 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
+use crate::call::ToolCall;
 use crate::outcome::Code;
 
 /// One entry of a run's transcript.
@@ -23,47 +24,13 @@ pub enum Message {
         text: Option<String>,
         /// The calls it proposed, in its order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        calls: Vec<ProposedCall>,
+        calls: Vec<ToolCall>,
         /// Tokens the turn used.
         #[serde(default)]
         usage: Usage,
     },
     /// The result of one proposed call, as the model will read it.
     Tool(ToolResult),
-}
-
-/// A call the model proposed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProposedCall {
-    /// The provider's call id.
-    pub id: String,
-    /// The tool name.
-    pub name: String,
-    /// The arguments, as JSON text.
-    pub arguments: String,
-}
-
-impl ProposedCall {
-    /// A proposed call.
-    pub fn new(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
-        ProposedCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        }
-    }
-
-    /// What makes two calls the same call: the tool and the canonical arguments (the trimmed
-    /// text when it is not JSON).
-    pub(crate) fn identity(&self) -> String {
-        let arguments = crate::canonical::canonical_text(&self.arguments)
-            .unwrap_or_else(|| self.arguments.trim().to_owned());
-        format!("{}\u{0}{}", self.name, arguments)
-    }
 }
 
 /// The result of a proposed call: its output or a refusal the model can read.
@@ -148,7 +115,7 @@ pub struct Turn {
     /// Text for the user.
     pub text: Option<String>,
     /// Proposed calls.
-    pub calls: Vec<ProposedCall>,
+    pub calls: Vec<ToolCall>,
     /// Tokens used.
     pub usage: Usage,
 }
@@ -163,7 +130,7 @@ impl Turn {
     }
 
     /// A turn that proposes `calls`.
-    pub fn calls(calls: impl IntoIterator<Item = ProposedCall>) -> Self {
+    pub fn calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
         Turn {
             calls: calls.into_iter().collect(),
             ..Turn::default()

@@ -44,8 +44,10 @@ mod sse;
 mod stream;
 mod target;
 
+#[doc(no_inline)]
+pub use crate::call::{CallArguments, ToolCall};
 pub use advertise::{AdvertiseError, Advertised, Lowered, advertise};
-pub use call::{CallArguments, ParseError, ToolCall};
+pub use call::ParseError;
 pub use encode::EncodeError;
 pub use limits::LimitError;
 pub use loss::{Loss, LossKind, LowerError};
