@@ -76,48 +76,11 @@ pub mod __private {
     pub use crate::contract::constraints::{
         AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
     };
+    pub use crate::contract::constraints::{accepts_length, accepts_pattern, accepts_range};
     pub use crate::contract::path::Path;
-    pub use crate::contract::schema::{SchemaGen, field_schema, object_schema};
-    pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_object};
+    pub use crate::contract::schema::{
+        SchemaGen, enum_schema, field_schema, object_schema, root_schema,
+    };
+    pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
     pub use crate::{Argument, Keyword};
-
-    /// The root schema of `T`, for `Tool::input_schema`.
-    pub fn root_schema<T: Argument>() -> Value {
-        crate::contract::schema::root_schema::<T>()
-    }
-
-    /// Parses a unit-variant enum: the variant `name` maps the string to, where `name`
-    /// answers `None` for every string not in `variants`.
-    #[inline]
-    pub fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
-        de: D,
-        cx: &mut Cx,
-        at: &Path<'_>,
-        variants: &'static [&'static str],
-        name: F,
-    ) -> Result<Option<E>, D::Error> {
-        crate::contract::validate::parse_enum(de, cx, at, variants, name)
-    }
-
-    /// The schema of a unit-variant enum.
-    pub fn enum_schema(description: Option<&str>, variants: &[&str]) -> Value {
-        let mut schema = Map::new();
-        if let Some(description) = description {
-            schema.insert("description".to_owned(), Value::from(description));
-        }
-        schema.insert(
-            "enum".to_owned(),
-            Value::Array(variants.iter().map(|&v| Value::from(v)).collect()),
-        );
-        Value::Object(schema)
-    }
-
-    /// Compile-time check that `length` applies to `T`.
-    pub const fn accepts_length<T: AcceptsLength + ?Sized>() {}
-    /// Compile-time check that `range` applies to `T`; whether the bounds `c` admit a value of it.
-    pub const fn accepts_range<T: AcceptsRange + ?Sized>(c: &Constraints) -> bool {
-        c.admits(T::DOMAIN)
-    }
-    /// Compile-time check that `pattern` applies to `T`.
-    pub const fn accepts_pattern<T: AcceptsPattern + ?Sized>() {}
 }

@@ -718,6 +718,17 @@ impl<T: AcceptsRange> AcceptsRange for Box<T> {
     const DOMAIN: Domain = T::DOMAIN;
 }
 
+/// Compile-time check that `length` applies to `T`.
+pub const fn accepts_length<T: AcceptsLength + ?Sized>() {}
+
+/// Compile-time check that `range` applies to `T`; whether the bounds `c` admit a value of it.
+pub const fn accepts_range<T: AcceptsRange + ?Sized>(c: &Constraints) -> bool {
+    c.admits(T::DOMAIN)
+}
+
+/// Compile-time check that `pattern` applies to `T`.
+pub const fn accepts_pattern<T: AcceptsPattern + ?Sized>() {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,7 +77,7 @@ fn reference(def: &str) -> Value {
 }
 
 /// The schema of the root argument object of `T`, with `$schema` and any `$defs`.
-pub(crate) fn root_schema<T: Argument>() -> Value {
+pub fn root_schema<T: Argument>() -> Value {
     let mut generator = SchemaGen::default();
     let mut schema = T::schema(
         &mut generator,
@@ -178,4 +178,17 @@ pub(crate) fn nullable(mut schema: Value) -> Value {
         }
     }
     json!({ "anyOf": [schema, { "type": "null" }] })
+}
+
+/// The schema of a unit-variant enum.
+pub fn enum_schema(description: Option<&str>, variants: &[&str]) -> Value {
+    let mut schema = Map::new();
+    if let Some(description) = description {
+        schema.insert("description".to_owned(), Value::from(description));
+    }
+    schema.insert(
+        "enum".to_owned(),
+        Value::Array(variants.iter().map(|&v| Value::from(v)).collect()),
+    );
+    Value::Object(schema)
 }

@@ -613,7 +613,7 @@ struct EnumVisitor<'a, 'p, F> {
 /// Parses a string that must be one of `variants`: the variant `name` maps it to (`name`
 /// answers `None` for any string not in `variants`).
 #[inline]
-pub(crate) fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
+pub fn parse_enum<'de, D: Deserializer<'de>, E, F: FnOnce(&str) -> Option<E>>(
     de: D,
     cx: &mut Cx,
     at: &Path<'_>,
