@@ -6,25 +6,37 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+// The modules in the order one call flows through them. Each uses only modules listed before
+// it (doc links aside).
+//
+// Shared plumbing.
+mod canonical;
+mod recent;
+mod sync;
+// The contract of a tool's arguments: schema and checked parser (the derive's runtime half).
+mod contract;
+// A proposed call and how it ends.
+mod call;
+mod context;
+mod observe;
+mod outcome;
+// The allow-list: tools with their contracts, handlers and settings.
+mod registry;
+// One call through its stages.
+pub mod runtime;
+// Around the runtime: approval receipts; calls found in model text; the repair loop and its
+// counts; the agent loop.
 pub mod agent;
 mod approval;
-mod call;
-mod canonical;
-mod context;
-mod contract;
 mod extract;
+mod metrics;
+mod repair;
+// Where calls come from and results go: provider wire formats, MCP.
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
-mod metrics;
-mod observe;
-mod outcome;
 pub mod providers;
-mod recent;
-mod registry;
-mod repair;
-pub mod runtime;
-mod sync;
+// Stand-ins for models.
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
