@@ -672,3 +672,30 @@ fn everything_text(name: &str, literal: &str) -> String {
     let text = serde_json::to_string(&base).unwrap();
     format!("{{\"{name}\":{literal},{}", &text[1..])
 }
+
+/// Found by the `example_tools` fuzz target: the list of known fields was attached to the
+/// first unknown field in reading order, which differs between text (document order) and a
+/// parsed value (sorted keys), so the two entry points gave different messages.
+#[test]
+fn unknown_fields_get_the_same_messages_from_text_and_from_a_value() {
+    let text = r#"{"rrency":5,"note":"hi"}"#;
+    let messages = |errors: ArgumentErrors| {
+        let mut messages: Vec<(String, String)> = errors
+            .iter()
+            .map(|v| (v.pointer().into_owned(), v.message().to_owned()))
+            .collect();
+        messages.sort();
+        messages
+    };
+    let from_text = messages(GetWeather::parse_arguments(text).unwrap_err());
+    let value: Value = serde_json::from_str(text).unwrap();
+    let from_value = messages(GetWeather::parse_value(&value).unwrap_err());
+    assert_eq!(from_text, from_value);
+    // The hint goes on the unknown field whose name sorts first, whatever the order.
+    assert!(
+        from_text
+            .iter()
+            .any(|(pointer, message)| pointer == "/note" && message.contains("expected one of")),
+        "{from_text:?}"
+    );
+}

@@ -200,6 +200,14 @@ impl Violation {
         self.property.as_deref()
     }
 
+    /// Puts `message` in place of the message, handing back the old one.
+    pub(crate) fn replace_message(
+        &mut self,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Cow<'static, str> {
+        std::mem::replace(&mut self.message, message.into())
+    }
+
     /// The rule that was broken.
     pub fn keyword(&self) -> Keyword {
         self.keyword
@@ -454,8 +462,8 @@ impl Collector {
     }
 
     /// The violations held so far.
-    pub(crate) fn kept(&self) -> &[Violation] {
-        &self.kept
+    pub(crate) fn kept_mut(&mut self) -> &mut [Violation] {
+        &mut self.kept
     }
 
     /// Whether no violation was found.

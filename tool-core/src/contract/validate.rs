@@ -79,25 +79,46 @@ impl Cx {
         self.report_property(at, name, Keyword::Required, "missing required field");
     }
 
-    /// Records a field the object's schema does not list. The known fields are named on the
-    /// object's first unknown field only.
+    /// Records a field the object's schema does not list. The known fields are named once
+    /// per object, on the unknown field whose name sorts first: the same field whether the
+    /// keys came in the text's order or a parsed value's (sorted) order.
     #[cold]
     pub fn unknown_field(&mut self, at: &Path<'_>, name: &str, known: &[&str]) {
         if self.counted_only(Keyword::AdditionalProperties) {
             return;
         }
         let location = at.pointer();
-        let listed = self.violations.kept().iter().any(|violation| {
+        if known.is_empty() {
+            self.violations.push(Violation::on_property(
+                location,
+                name,
+                Keyword::AdditionalProperties,
+                "unknown field; this object takes no fields",
+            ));
+            return;
+        }
+        // A violation that will not be kept must not take the list from one that is.
+        let room = self.violations.has_room();
+        let hinted = self.violations.kept_mut().iter_mut().find(|violation| {
             violation.keyword() == Keyword::AdditionalProperties
                 && violation.instance_location() == location
+                && violation
+                    .message()
+                    .starts_with("unknown field; expected one of")
         });
-        let mut message = String::from("unknown field");
-        if known.is_empty() {
-            message.push_str("; this object takes no fields");
-        } else if !listed {
-            message.push_str("; expected one of ");
-            push_quoted_list(&mut message, known.iter().copied());
-        }
+        let message = match hinted {
+            // An earlier field sorts first and keeps the list.
+            Some(earlier) if !room || earlier.property().is_some_and(|p| p <= name) => {
+                Cow::Borrowed("unknown field")
+            }
+            // This one sorts first: the list moves here.
+            Some(earlier) => Cow::Owned(earlier.replace_message("unknown field").into_owned()),
+            None => {
+                let mut message = String::from("unknown field; expected one of ");
+                push_quoted_list(&mut message, known.iter().copied());
+                Cow::Owned(message)
+            }
+        };
         self.violations.push(Violation::on_property(
             location,
             name,
