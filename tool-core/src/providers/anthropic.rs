@@ -61,25 +61,14 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             field: "name",
         })?;
         let input = block.input.unwrap_or_else(|| Value::Object(Map::new()));
-        calls.push(make_call(id, &name, CallArguments::Json(input), names));
+        calls.push(ToolCall::proposed(
+            id,
+            &name,
+            CallArguments::Json(input),
+            names,
+        ));
     }
     Ok(calls)
-}
-
-fn make_call(
-    id: String,
-    provider_name: &str,
-    arguments: CallArguments,
-    names: &NameMap,
-) -> ToolCall {
-    ToolCall {
-        call_id: id,
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        arguments,
-        id_from_provider: true,
-        thought_signature: None,
-    }
 }
 
 /// The user message answering `calls`: one `tool_result` block per call, in call order,
@@ -294,7 +283,7 @@ impl Stream {
                                     .unwrap_or_else(|| Value::Object(Map::new())),
                             )
                         };
-                        Ok(vec![make_call(id, &name, arguments, &self.names)])
+                        Ok(vec![ToolCall::proposed(id, &name, arguments, &self.names)])
                     }
                 }
             }

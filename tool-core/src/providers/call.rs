@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::names::NameMap;
 use crate::contract::arguments::Arguments;
 
 /// A call's arguments as the provider sent them: JSON text (OpenAI, a streamed Anthropic
@@ -15,6 +16,18 @@ pub enum CallArguments {
     Text(String),
     /// A parsed value.
     Json(Value),
+}
+
+impl CallArguments {
+    /// OpenAI's `arguments` string (Chat and Responses): the text as sent, or `{}` when it
+    /// is empty, which is how some servers say "no arguments".
+    pub(crate) fn openai_text(text: String) -> Self {
+        CallArguments::Text(if text.is_empty() {
+            "{}".to_owned()
+        } else {
+            text
+        })
+    }
 }
 
 /// A tool call proposed by a model, in proposal order, ready for
@@ -49,6 +62,25 @@ impl ToolCall {
             call_id: call_id.into(),
             provider_name: name.clone(),
             name,
+            arguments,
+            id_from_provider: true,
+            thought_signature: None,
+        }
+    }
+
+    /// A call as a provider proposed it: the provider's id, the name decoded with `names`.
+    /// Gemini's calls, which may come without an id and with a thought signature, set those
+    /// two fields afterwards.
+    pub(crate) fn proposed(
+        call_id: String,
+        provider_name: &str,
+        arguments: CallArguments,
+        names: &NameMap,
+    ) -> Self {
+        ToolCall {
+            call_id,
+            name: names.resolve(provider_name).to_owned(),
+            provider_name: provider_name.to_owned(),
             arguments,
             id_from_provider: true,
             thought_signature: None,

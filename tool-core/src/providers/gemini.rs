@@ -113,6 +113,8 @@ fn local_id(response_id: Option<&str>, ordinal: usize) -> String {
     }
 }
 
+/// A call as Gemini proposed it: with an id made here when Gemini sent none (or an empty
+/// one), and the part's `thoughtSignature`.
 fn make_call(
     id: Option<String>,
     provider_name: &str,
@@ -121,19 +123,13 @@ fn make_call(
     local: impl FnOnce() -> String,
     names: &NameMap,
 ) -> ToolCall {
-    let id_from_provider = id.as_ref().is_some_and(|id| !id.is_empty());
-    ToolCall {
-        call_id: if id_from_provider {
-            id.unwrap_or_default()
-        } else {
-            local()
-        },
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        arguments: CallArguments::Json(args),
-        id_from_provider,
-        thought_signature: signature,
-    }
+    let id = id.filter(|id| !id.is_empty());
+    let id_from_provider = id.is_some();
+    let call_id = id.unwrap_or_else(local);
+    let mut call = ToolCall::proposed(call_id, provider_name, CallArguments::Json(args), names);
+    call.id_from_provider = id_from_provider;
+    call.thought_signature = signature;
+    call
 }
 
 fn first_candidate(response: Response) -> Option<Candidate> {

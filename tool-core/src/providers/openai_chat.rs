@@ -96,30 +96,14 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             index,
             field: "function.name",
         })?;
-        calls.push(make_call(
+        calls.push(ToolCall::proposed(
             id,
             &name,
-            function.arguments.unwrap_or_default(),
+            CallArguments::openai_text(function.arguments.unwrap_or_default()),
             names,
         ));
     }
     Ok(calls)
-}
-
-fn make_call(id: String, provider_name: &str, arguments: String, names: &NameMap) -> ToolCall {
-    ToolCall {
-        call_id: id,
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        // An empty string is how some servers say "no arguments".
-        arguments: CallArguments::Text(if arguments.is_empty() {
-            "{}".to_owned()
-        } else {
-            arguments
-        }),
-        id_from_provider: true,
-        thought_signature: None,
-    }
 }
 
 /// The `role: "tool"` messages answering `calls`, one per call in call order: the output's
@@ -287,10 +271,10 @@ impl Stream {
                     "tool call index {index} never got a name"
                 )));
             }
-            calls.push(make_call(
+            calls.push(ToolCall::proposed(
                 id,
                 &partial.name,
-                partial.arguments.text,
+                CallArguments::openai_text(partial.arguments.text),
                 &self.names,
             ));
         }

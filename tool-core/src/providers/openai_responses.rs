@@ -58,29 +58,14 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             index,
             field: "name",
         })?;
-        calls.push(make_call(
+        calls.push(ToolCall::proposed(
             call_id,
             &name,
-            item.arguments.unwrap_or_default(),
+            CallArguments::openai_text(item.arguments.unwrap_or_default()),
             names,
         ));
     }
     Ok(calls)
-}
-
-fn make_call(call_id: String, provider_name: &str, arguments: String, names: &NameMap) -> ToolCall {
-    ToolCall {
-        call_id,
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        arguments: CallArguments::Text(if arguments.is_empty() {
-            "{}".to_owned()
-        } else {
-            arguments
-        }),
-        id_from_provider: true,
-        thought_signature: None,
-    }
 }
 
 /// The `function_call_output` input items answering `calls`, one per call in call order.
@@ -308,7 +293,12 @@ impl Stream {
                             limit: self.max_call_bytes,
                         });
                     }
-                    calls.push(make_call(call_id, &name, arguments, &self.names));
+                    calls.push(ToolCall::proposed(
+                        call_id,
+                        &name,
+                        CallArguments::openai_text(arguments),
+                        &self.names,
+                    ));
                 }
                 Ok(calls)
             }
@@ -348,10 +338,10 @@ impl Stream {
         }
         self.done.insert(key.to_owned());
         self.done.insert(format!("call:{}", partial.call_id));
-        Ok(vec![make_call(
+        Ok(vec![ToolCall::proposed(
             partial.call_id,
             &partial.name,
-            partial.arguments.text,
+            CallArguments::openai_text(partial.arguments.text),
             &self.names,
         )])
     }
