@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, pair};
 use super::names::NameMap;
-use super::stream::{DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
+use super::stream::{self, Caps, StreamError};
 use crate::{MAX_DEPTH, Outcome};
 
 #[derive(Deserialize)]
@@ -221,8 +221,7 @@ struct Open {
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
-    max_call_bytes: usize,
-    time: TimeCap,
+    caps: Caps,
     open: Option<Open>,
     ordinal: usize,
     response_id: Option<String>,
@@ -231,12 +230,11 @@ pub struct Stream {
 
 impl Stream {
     /// An accumulator decoding names with `names`, capping each call at
-    /// [`DEFAULT_MAX_CALL_BYTES`].
+    /// [`DEFAULT_MAX_CALL_BYTES`](super::DEFAULT_MAX_CALL_BYTES).
     pub fn new(names: &NameMap) -> Self {
         Stream {
             names: names.clone(),
-            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
-            time: TimeCap::default(),
+            caps: Caps::default(),
             open: None,
             ordinal: 0,
             response_id: None,
@@ -246,14 +244,14 @@ impl Stream {
 
     /// Caps each call's streamed arguments at `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
     /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
     pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.time = TimeCap::new(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -265,7 +263,7 @@ impl Stream {
     /// Takes one chunk (a `GenerateContentResponse`); returns the calls it completes. After an
     /// error, drop the stream.
     pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        self.time.check()?;
+        self.caps.chunk()?;
         let response =
             Response::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
         if self.response_id.is_none() {
@@ -375,12 +373,7 @@ impl Stream {
                 continue;
             };
             open.bytes += size + path.len();
-            if open.bytes > self.max_call_bytes {
-                return Err(StreamError::TooLarge {
-                    call_id: open.id.clone(),
-                    limit: self.max_call_bytes,
-                });
-            }
+            self.caps.check(open.bytes, open.id.as_deref())?;
             let append = open.continuing.contains(&path);
             set_at(&mut open.args, &segments, value, append)?;
             if entry.will_continue == Some(true) {
@@ -405,13 +398,7 @@ impl Stream {
         names: &NameMap,
         chunks: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Vec<ToolCall>, StreamError> {
-        let mut stream = Stream::new(names);
-        let mut calls = Vec::new();
-        for chunk in chunks {
-            calls.extend(stream.push(chunk)?);
-        }
-        stream.finish()?;
-        Ok(calls)
+        stream::collect(Stream::new(names), chunks, Stream::push, Stream::finish)
     }
 }
 
