@@ -94,7 +94,7 @@ impl ToolCall {
         &self.call_id
     }
 
-    /// The registry name (decoded with the [`NameMap`](super::NameMap); as sent when the
+    /// The registry name (decoded with the [`NameMap`]; as sent when the
     /// map does not know it).
     pub fn name(&self) -> &str {
         &self.name
