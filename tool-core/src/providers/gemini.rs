@@ -242,7 +242,8 @@ impl Stream {
         }
     }
 
-    /// Caps each call's streamed arguments at `bytes`.
+    /// Caps each call's streamed arguments (the values and paths of its `partialArgs`) at
+    /// `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
         self.caps.set_max_call_bytes(bytes);
         self

@@ -109,10 +109,12 @@ struct Partial {
     arguments: String,
 }
 
-/// Tool calls out of a streamed response. `response.output_item.added` opens a call (and is
-/// the only event carrying its `call_id`); `response.function_call_arguments.delta` events,
-/// keyed by `item_id`, add text; `response.function_call_arguments.done` (whose `arguments`
-/// are authoritative) or `response.output_item.done` completes it.
+/// Tool calls out of a streamed response. `response.output_item.added` opens a call;
+/// `response.function_call_arguments.delta` events, which name it by `item_id` only, add
+/// text; `response.function_call_arguments.done` (whose `arguments` are authoritative) or
+/// `response.output_item.done` completes it, and an item that was never added is a whole call
+/// by itself. A call the stream never completed is taken from the output of
+/// `response.completed`.
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,

@@ -4,9 +4,9 @@
 //! Every accumulator follows the same rules:
 //!
 //! - a call is yielded only when the provider says its arguments are complete (OpenAI Chat's
-//!   `finish_reason`, Responses' `function_call_arguments.done` or `output_item.done`,
-//!   Anthropic's `content_block_stop`, Gemini's closing `functionCall`), never because the
-//!   text so far happens to parse;
+//!   `finish_reason`, Responses' `function_call_arguments.done`, `output_item.done` or the
+//!   final output of `response.completed`, Anthropic's `content_block_stop`, Gemini's closing
+//!   `functionCall`), never because the text so far happens to parse;
 //! - each call's arguments are held under a byte cap as they accumulate (argument text, and the
 //!   values and paths of Gemini's `partialArgs`), and a stream over it is aborted at once with
 //!   [`StreamError::TooLarge`], which maps to the runtime's `input_too_large`; arguments that
