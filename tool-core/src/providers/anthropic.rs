@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
+use super::stream::{self, Caps, StreamError};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -61,25 +61,14 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             field: "name",
         })?;
         let input = block.input.unwrap_or_else(|| Value::Object(Map::new()));
-        calls.push(make_call(id, &name, CallArguments::Json(input), names));
+        calls.push(ToolCall::proposed(
+            id,
+            &name,
+            CallArguments::Json(input),
+            names,
+        ));
     }
     Ok(calls)
-}
-
-fn make_call(
-    id: String,
-    provider_name: &str,
-    arguments: CallArguments,
-    names: &NameMap,
-) -> ToolCall {
-    ToolCall {
-        call_id: id,
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        arguments,
-        id_from_provider: true,
-        thought_signature: None,
-    }
 }
 
 /// The user message answering `calls`: one `tool_result` block per call, in call order,
@@ -141,7 +130,7 @@ enum Open {
         id: String,
         name: String,
         input: Option<Value>,
-        buffer: Capped,
+        buffer: String,
     },
     Other,
 }
@@ -154,8 +143,7 @@ enum Open {
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
-    max_call_bytes: usize,
-    time: TimeCap,
+    caps: Caps,
     in_message: bool,
     blocks: BTreeMap<u64, Open>,
     stop_reason: Option<String>,
@@ -164,12 +152,11 @@ pub struct Stream {
 
 impl Stream {
     /// An accumulator decoding names with `names`, capping each call at
-    /// [`DEFAULT_MAX_CALL_BYTES`].
+    /// [`DEFAULT_MAX_CALL_BYTES`](super::DEFAULT_MAX_CALL_BYTES).
     pub fn new(names: &NameMap) -> Self {
         Stream {
             names: names.clone(),
-            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
-            time: TimeCap::default(),
+            caps: Caps::default(),
             in_message: false,
             blocks: BTreeMap::new(),
             stop_reason: None,
@@ -179,14 +166,14 @@ impl Stream {
 
     /// Caps each call's arguments at `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
     /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
     pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.time = TimeCap::new(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -202,7 +189,7 @@ impl Stream {
 
     /// Takes one event; returns the call it completes, if any. After an error, drop the stream.
     pub fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        self.time.check()?;
+        self.caps.chunk()?;
         let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
         match event.kind.as_str() {
             "message_start" => {
@@ -233,7 +220,7 @@ impl Stream {
                             .name
                             .ok_or_else(|| StreamError::protocol("tool_use block without name"))?,
                         input: block.input,
-                        buffer: Capped::default(),
+                        buffer: String::new(),
                     }
                 } else {
                     if let Some(text) = block.text.filter(|_| block.kind == "text") {
@@ -254,9 +241,9 @@ impl Stream {
                         "delta for content block {index}, which never started"
                     ))),
                     (Some(Open::Tool { id, buffer, .. }), Some("input_json_delta")) => {
-                        buffer.push(
+                        self.caps.append(
+                            buffer,
                             delta.partial_json.as_deref().unwrap_or_default(),
-                            self.max_call_bytes,
                             Some(id),
                         )?;
                         Ok(Vec::new())
@@ -282,9 +269,9 @@ impl Stream {
                         input,
                         buffer,
                     }) => {
-                        let arguments = if !buffer.text.trim().is_empty() {
+                        let arguments = if !buffer.trim().is_empty() {
                             // The runtime parses the text once, strictly.
-                            CallArguments::Text(buffer.text)
+                            CallArguments::Text(buffer)
                         } else {
                             // The start block's `input` is a placeholder `{}`, unless a
                             // server filled it and sent no deltas.
@@ -294,7 +281,7 @@ impl Stream {
                                     .unwrap_or_else(|| Value::Object(Map::new())),
                             )
                         };
-                        Ok(vec![make_call(id, &name, arguments, &self.names)])
+                        Ok(vec![ToolCall::proposed(id, &name, arguments, &self.names)])
                     }
                 }
             }
@@ -330,7 +317,7 @@ impl Stream {
                     reason,
                     call_id: id,
                     name,
-                    partial: buffer.text,
+                    partial: buffer,
                 });
             }
         }
@@ -347,12 +334,6 @@ impl Stream {
         names: &NameMap,
         events: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Vec<ToolCall>, StreamError> {
-        let mut stream = Stream::new(names);
-        let mut calls = Vec::new();
-        for event in events {
-            calls.extend(stream.push(event)?);
-        }
-        stream.finish()?;
-        Ok(calls)
+        stream::collect(Stream::new(names), events, Stream::push, Stream::finish)
     }
 }

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, pair};
 use super::names::NameMap;
-use super::stream::{DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
+use super::stream::{self, Caps, StreamError};
 use crate::{MAX_DEPTH, Outcome};
 
 #[derive(Deserialize)]
@@ -113,6 +113,8 @@ fn local_id(response_id: Option<&str>, ordinal: usize) -> String {
     }
 }
 
+/// A call as Gemini proposed it: with an id made here when Gemini sent none (or an empty
+/// one), and the part's `thoughtSignature`.
 fn make_call(
     id: Option<String>,
     provider_name: &str,
@@ -121,19 +123,13 @@ fn make_call(
     local: impl FnOnce() -> String,
     names: &NameMap,
 ) -> ToolCall {
-    let id_from_provider = id.as_ref().is_some_and(|id| !id.is_empty());
-    ToolCall {
-        call_id: if id_from_provider {
-            id.unwrap_or_default()
-        } else {
-            local()
-        },
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        arguments: CallArguments::Json(args),
-        id_from_provider,
-        thought_signature: signature,
-    }
+    let id = id.filter(|id| !id.is_empty());
+    let id_from_provider = id.is_some();
+    let call_id = id.unwrap_or_else(local);
+    let mut call = ToolCall::proposed(call_id, provider_name, CallArguments::Json(args), names);
+    call.id_from_provider = id_from_provider;
+    call.thought_signature = signature;
+    call
 }
 
 fn first_candidate(response: Response) -> Option<Candidate> {
@@ -225,8 +221,7 @@ struct Open {
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
-    max_call_bytes: usize,
-    time: TimeCap,
+    caps: Caps,
     open: Option<Open>,
     ordinal: usize,
     response_id: Option<String>,
@@ -235,12 +230,11 @@ pub struct Stream {
 
 impl Stream {
     /// An accumulator decoding names with `names`, capping each call at
-    /// [`DEFAULT_MAX_CALL_BYTES`].
+    /// [`DEFAULT_MAX_CALL_BYTES`](super::DEFAULT_MAX_CALL_BYTES).
     pub fn new(names: &NameMap) -> Self {
         Stream {
             names: names.clone(),
-            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
-            time: TimeCap::default(),
+            caps: Caps::default(),
             open: None,
             ordinal: 0,
             response_id: None,
@@ -248,16 +242,17 @@ impl Stream {
         }
     }
 
-    /// Caps each call's streamed arguments at `bytes`.
+    /// Caps each call's streamed arguments (the values and paths of its `partialArgs`) at
+    /// `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
     /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
     pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.time = TimeCap::new(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -269,7 +264,7 @@ impl Stream {
     /// Takes one chunk (a `GenerateContentResponse`); returns the calls it completes. After an
     /// error, drop the stream.
     pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        self.time.check()?;
+        self.caps.chunk()?;
         let response =
             Response::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
         if self.response_id.is_none() {
@@ -379,12 +374,7 @@ impl Stream {
                 continue;
             };
             open.bytes += size + path.len();
-            if open.bytes > self.max_call_bytes {
-                return Err(StreamError::TooLarge {
-                    call_id: open.id.clone(),
-                    limit: self.max_call_bytes,
-                });
-            }
+            self.caps.check(open.bytes, open.id.as_deref())?;
             let append = open.continuing.contains(&path);
             set_at(&mut open.args, &segments, value, append)?;
             if entry.will_continue == Some(true) {
@@ -409,13 +399,7 @@ impl Stream {
         names: &NameMap,
         chunks: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Vec<ToolCall>, StreamError> {
-        let mut stream = Stream::new(names);
-        let mut calls = Vec::new();
-        for chunk in chunks {
-            calls.extend(stream.push(chunk)?);
-        }
-        stream.finish()?;
-        Ok(calls)
+        stream::collect(Stream::new(names), chunks, Stream::push, Stream::finish)
     }
 }
 

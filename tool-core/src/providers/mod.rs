@@ -4,7 +4,7 @@
 //! result messages.
 //!
 //! The canonical contract is never replaced. A tool's input schema stays what the registry
-//! holds; [`advertise`] derives each provider's copy and reports, as a list of [`Loss`]es, what
+//! holds; [`advertise`](fn@advertise) derives each provider's copy and reports, as a list of [`Loss`]es, what
 //! the copy no longer says (a `maxLength` OpenAI strict does not enforce, a `default` Gemini
 //! is not shown, an open object Anthropic strict closes). The runtime validates every call
 //! against the canonical schema whatever the provider was shown, so a lowering can only ever
@@ -14,7 +14,7 @@
 //!
 //! | step | function |
 //! |---|---|
-//! | advertise the registry's tools: names mapped, schemas lowered, limits checked | [`advertise`] → [`Advertised::to_json`] |
+//! | advertise the registry's tools: names mapped, schemas lowered, limits checked | [`advertise`](fn@advertise) → [`Advertised::to_json`] |
 //! | read the calls of a response, in proposal order | [`openai_chat::parse_response`], [`openai_responses::parse_response`], [`anthropic::parse_response`], [`gemini::parse_response`] |
 //! | or of a stream, each call only once its arguments are complete | [`SseDecoder`] / [`json_lines`], then `openai_chat::Stream` and the like |
 //! | undo OpenAI strict's nulls for optional fields | [`ToolCall::remove_strict_nulls`] |

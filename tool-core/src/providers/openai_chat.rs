@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
+use super::stream::{self, Caps, StreamError};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -96,30 +96,14 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             index,
             field: "function.name",
         })?;
-        calls.push(make_call(
+        calls.push(ToolCall::proposed(
             id,
             &name,
-            function.arguments.unwrap_or_default(),
+            CallArguments::openai_text(function.arguments.unwrap_or_default()),
             names,
         ));
     }
     Ok(calls)
-}
-
-fn make_call(id: String, provider_name: &str, arguments: String, names: &NameMap) -> ToolCall {
-    ToolCall {
-        call_id: id,
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        // An empty string is how some servers say "no arguments".
-        arguments: CallArguments::Text(if arguments.is_empty() {
-            "{}".to_owned()
-        } else {
-            arguments
-        }),
-        id_from_provider: true,
-        thought_signature: None,
-    }
 }
 
 /// The `role: "tool"` messages answering `calls`, one per call in call order: the output's
@@ -141,7 +125,7 @@ pub fn tool_messages(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Val
 struct Partial {
     id: Option<String>,
     name: String,
-    arguments: Capped,
+    arguments: String,
 }
 
 /// Tool calls out of a streamed completion (`chat.completion.chunk` events), accumulated by
@@ -165,8 +149,7 @@ struct Partial {
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
-    max_call_bytes: usize,
-    time: TimeCap,
+    caps: Caps,
     calls: BTreeMap<u64, Partial>,
     finished: bool,
     text: String,
@@ -174,12 +157,11 @@ pub struct Stream {
 
 impl Stream {
     /// An accumulator decoding names with `names`, capping each call at
-    /// [`DEFAULT_MAX_CALL_BYTES`].
+    /// [`DEFAULT_MAX_CALL_BYTES`](super::DEFAULT_MAX_CALL_BYTES).
     pub fn new(names: &NameMap) -> Self {
         Stream {
             names: names.clone(),
-            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
-            time: TimeCap::default(),
+            caps: Caps::default(),
             calls: BTreeMap::new(),
             finished: false,
             text: String::new(),
@@ -188,14 +170,14 @@ impl Stream {
 
     /// Caps each call's arguments at `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
     /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
     pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.time = TimeCap::new(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -206,7 +188,7 @@ impl Stream {
 
     /// Takes one chunk; returns the calls it completes. After an error, drop the stream.
     pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        self.time.check()?;
+        self.caps.chunk()?;
         let chunk =
             Completion::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
         let mut done = Vec::new();
@@ -239,7 +221,7 @@ impl Stream {
         let partial = self.calls.entry(index).or_insert_with(|| Partial {
             id: None,
             name: String::new(),
-            arguments: Capped::default(),
+            arguments: String::new(),
         });
         if let Some(id) = fragment.id.filter(|id| !id.is_empty()) {
             match &partial.id {
@@ -259,9 +241,8 @@ impl Stream {
                 partial.name.push_str(&name);
             }
             if let Some(arguments) = function.arguments {
-                partial
-                    .arguments
-                    .push(&arguments, self.max_call_bytes, partial.id.as_deref())?;
+                self.caps
+                    .append(&mut partial.arguments, &arguments, partial.id.as_deref())?;
             }
         }
         Ok(())
@@ -287,10 +268,10 @@ impl Stream {
                     "tool call index {index} never got a name"
                 )));
             }
-            calls.push(make_call(
+            calls.push(ToolCall::proposed(
                 id,
                 &partial.name,
-                partial.arguments.text,
+                CallArguments::openai_text(partial.arguments),
                 &self.names,
             ));
         }
@@ -310,13 +291,7 @@ impl Stream {
         names: &NameMap,
         chunks: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Vec<ToolCall>, StreamError> {
-        let mut stream = Stream::new(names);
-        let mut calls = Vec::new();
-        for chunk in chunks {
-            calls.extend(stream.push(chunk)?);
-        }
-        stream.finish()?;
-        Ok(calls)
+        stream::collect(Stream::new(names), chunks, Stream::push, Stream::finish)
     }
 }
 
@@ -325,6 +300,6 @@ fn truncated(reason: &str, partial: Partial) -> StreamError {
         reason: reason.to_owned(),
         call_id: partial.id.unwrap_or_default(),
         name: partial.name,
-        partial: partial.arguments.text,
+        partial: partial.arguments,
     }
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{Capped, DEFAULT_MAX_CALL_BYTES, StreamError, TimeCap};
+use super::stream::{self, Caps, StreamError};
 use crate::Outcome;
 
 #[derive(Deserialize)]
@@ -58,29 +58,14 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             index,
             field: "name",
         })?;
-        calls.push(make_call(
+        calls.push(ToolCall::proposed(
             call_id,
             &name,
-            item.arguments.unwrap_or_default(),
+            CallArguments::openai_text(item.arguments.unwrap_or_default()),
             names,
         ));
     }
     Ok(calls)
-}
-
-fn make_call(call_id: String, provider_name: &str, arguments: String, names: &NameMap) -> ToolCall {
-    ToolCall {
-        call_id,
-        name: names.resolve(provider_name).to_owned(),
-        provider_name: provider_name.to_owned(),
-        arguments: CallArguments::Text(if arguments.is_empty() {
-            "{}".to_owned()
-        } else {
-            arguments
-        }),
-        id_from_provider: true,
-        thought_signature: None,
-    }
 }
 
 /// The `function_call_output` input items answering `calls`, one per call in call order.
@@ -121,18 +106,19 @@ struct Event {
 struct Partial {
     call_id: String,
     name: String,
-    arguments: Capped,
+    arguments: String,
 }
 
-/// Tool calls out of a streamed response. `response.output_item.added` opens a call (and is
-/// the only event carrying its `call_id`); `response.function_call_arguments.delta` events,
-/// keyed by `item_id`, add text; `response.function_call_arguments.done` (whose `arguments`
-/// are authoritative) or `response.output_item.done` completes it.
+/// Tool calls out of a streamed response. `response.output_item.added` opens a call;
+/// `response.function_call_arguments.delta` events, which name it by `item_id` only, add
+/// text; `response.function_call_arguments.done` (whose `arguments` are authoritative) or
+/// `response.output_item.done` completes it, and an item that was never added is a whole call
+/// by itself. A call the stream never completed is taken from the output of
+/// `response.completed`.
 #[derive(Debug)]
 pub struct Stream {
     names: NameMap,
-    max_call_bytes: usize,
-    time: TimeCap,
+    caps: Caps,
     open: HashMap<String, Partial>,
     done: HashSet<String>,
     text: String,
@@ -140,12 +126,11 @@ pub struct Stream {
 
 impl Stream {
     /// An accumulator decoding names with `names`, capping each call at
-    /// [`DEFAULT_MAX_CALL_BYTES`].
+    /// [`DEFAULT_MAX_CALL_BYTES`](super::DEFAULT_MAX_CALL_BYTES).
     pub fn new(names: &NameMap) -> Self {
         Stream {
             names: names.clone(),
-            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
-            time: TimeCap::default(),
+            caps: Caps::default(),
             open: HashMap::new(),
             done: HashSet::new(),
             text: String::new(),
@@ -154,14 +139,14 @@ impl Stream {
 
     /// Caps each call's arguments at `bytes`.
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
     /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
     pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.time = TimeCap::new(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -173,7 +158,7 @@ impl Stream {
     /// Takes one event (the JSON `data`; its `type` says what it is); returns the calls it
     /// completes. After an error, drop the stream.
     pub fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        self.time.check()?;
+        self.caps.chunk()?;
         let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
         let key =
             |item_id: Option<&String>, output_index: Option<u64>| match (item_id, output_index) {
@@ -194,10 +179,10 @@ impl Stream {
                     .call_id
                     .clone()
                     .ok_or_else(|| StreamError::protocol("a function_call item without call_id"))?;
-                let mut arguments = Capped::default();
-                arguments.push(
+                let mut arguments = String::new();
+                self.caps.append(
+                    &mut arguments,
                     item.arguments.as_deref().unwrap_or_default(),
-                    self.max_call_bytes,
                     Some(&call_id),
                 )?;
                 self.open.insert(
@@ -218,9 +203,8 @@ impl Stream {
                     ))
                 })?;
                 let delta = event.delta.unwrap_or_default();
-                partial
-                    .arguments
-                    .push(&delta, self.max_call_bytes, Some(&partial.call_id))?;
+                self.caps
+                    .append(&mut partial.arguments, &delta, Some(&partial.call_id))?;
                 Ok(Vec::new())
             }
             "response.function_call_arguments.done" => {
@@ -252,7 +236,7 @@ impl Stream {
                         Partial {
                             call_id,
                             name: item.name.clone().unwrap_or_default(),
-                            arguments: Capped::default(),
+                            arguments: String::new(),
                         },
                     );
                 }
@@ -270,7 +254,7 @@ impl Stream {
                         reason,
                         call_id: partial.call_id,
                         name: partial.name,
-                        partial: partial.arguments.text,
+                        partial: partial.arguments,
                     }),
                     None => Ok(Vec::new()),
                 }
@@ -302,13 +286,13 @@ impl Stream {
                     self.done.insert(key);
                     self.done.insert(format!("call:{call_id}"));
                     let arguments = item.arguments.unwrap_or_default();
-                    if arguments.len() > self.max_call_bytes {
-                        return Err(StreamError::TooLarge {
-                            call_id: Some(call_id),
-                            limit: self.max_call_bytes,
-                        });
-                    }
-                    calls.push(make_call(call_id, &name, arguments, &self.names));
+                    self.caps.check(arguments.len(), Some(&call_id))?;
+                    calls.push(ToolCall::proposed(
+                        call_id,
+                        &name,
+                        CallArguments::openai_text(arguments),
+                        &self.names,
+                    ));
                 }
                 Ok(calls)
             }
@@ -331,9 +315,8 @@ impl Stream {
             )));
         };
         if let Some(arguments) = arguments {
-            partial
-                .arguments
-                .set(arguments, self.max_call_bytes, Some(&partial.call_id))?;
+            self.caps
+                .replace(&mut partial.arguments, arguments, Some(&partial.call_id))?;
         }
         if partial.name.is_empty()
             && let Some(name) = name
@@ -348,10 +331,10 @@ impl Stream {
         }
         self.done.insert(key.to_owned());
         self.done.insert(format!("call:{}", partial.call_id));
-        Ok(vec![make_call(
+        Ok(vec![ToolCall::proposed(
             partial.call_id,
             &partial.name,
-            partial.arguments.text,
+            CallArguments::openai_text(partial.arguments),
             &self.names,
         )])
     }
@@ -363,7 +346,7 @@ impl Stream {
                 reason: "end of stream".to_owned(),
                 call_id: partial.call_id,
                 name: partial.name,
-                partial: partial.arguments.text,
+                partial: partial.arguments,
             }),
             None => Ok(()),
         }
@@ -374,19 +357,13 @@ impl Stream {
         names: &NameMap,
         events: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Vec<ToolCall>, StreamError> {
-        let mut stream = Stream::new(names);
-        let mut calls = Vec::new();
-        for event in events {
-            calls.extend(stream.push(event)?);
-        }
-        stream.finish()?;
-        Ok(calls)
+        stream::collect(Stream::new(names), events, Stream::push, Stream::finish)
     }
 }
 
 fn truncated(reason: &str, partial: Option<Partial>, item: &Item) -> StreamError {
     let (call_id, name, partial) = match partial {
-        Some(p) => (p.call_id, p.name, p.arguments.text),
+        Some(p) => (p.call_id, p.name, p.arguments),
         None => (
             item.call_id.clone().unwrap_or_default(),
             item.name.clone().unwrap_or_default(),

@@ -1,14 +1,17 @@
-//! What the streaming accumulators share: their errors and the byte cap on each call's
-//! arguments.
+//! What the streaming accumulators share: their errors, their [`Caps`] (bytes in each call's
+//! arguments, time for the whole stream) and the loop of their `collect`.
 //!
 //! Every accumulator follows the same rules:
 //!
 //! - a call is yielded only when the provider says its arguments are complete (OpenAI Chat's
-//!   `finish_reason`, Responses' `function_call_arguments.done` or `output_item.done`,
-//!   Anthropic's `content_block_stop`, Gemini's closing `functionCall`), never because the
-//!   text so far happens to parse;
-//! - each call's arguments are held under a byte cap, and a stream over it is aborted at once
-//!   with [`StreamError::TooLarge`], which maps to the runtime's `input_too_large`;
+//!   `finish_reason`, Responses' `function_call_arguments.done`, `output_item.done` or the
+//!   final output of `response.completed`, Anthropic's `content_block_stop`, Gemini's closing
+//!   `functionCall`), never because the text so far happens to parse;
+//! - each call's arguments are held under a byte cap as they accumulate (argument text, and the
+//!   values and paths of Gemini's `partialArgs`), and a stream over it is aborted at once with
+//!   [`StreamError::TooLarge`], which maps to the runtime's `input_too_large`; arguments that
+//!   arrive as a value already parsed with their chunk (Anthropic's start-block `input`, the
+//!   `args` of a whole Gemini `functionCall`) are not counted;
 //! - no call's arguments nest deeper than [`MAX_DEPTH`](crate::MAX_DEPTH): streamed text is
 //!   left to the runtime's parser, which refuses deeper text, and a value built from Gemini's
 //!   `partialArgs` paths is refused with [`StreamError::Protocol`] as soon as a path is longer;
@@ -17,8 +20,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::time::Instant;
 
+use super::call::ToolCall;
 use crate::Code;
 
 /// The default cap on one call's arguments: the runtime's default input cap, 1 MiB.
@@ -63,34 +68,6 @@ pub enum StreamError {
         /// The cap.
         limit: Duration,
     },
-}
-
-/// The time cap of one stream, counted from its first chunk.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct TimeCap {
-    limit: Option<Duration>,
-    started: Option<Instant>,
-}
-
-impl TimeCap {
-    pub(crate) fn new(limit: Duration) -> Self {
-        TimeCap {
-            limit: Some(limit),
-            started: None,
-        }
-    }
-
-    /// Fails once the cap has passed since the first chunk.
-    pub(crate) fn check(&mut self) -> Result<(), StreamError> {
-        let Some(limit) = self.limit else {
-            return Ok(());
-        };
-        let started = *self.started.get_or_insert_with(Instant::now);
-        if started.elapsed() > limit {
-            return Err(StreamError::TimedOut { limit });
-        }
-        Ok(())
-    }
 }
 
 impl StreamError {
@@ -141,36 +118,93 @@ impl fmt::Display for StreamError {
 
 impl std::error::Error for StreamError {}
 
-/// Argument text under a byte cap.
-#[derive(Debug, Default)]
-pub(crate) struct Capped {
-    pub(crate) text: String,
+/// The caps every accumulator enforces: bytes in each call's arguments, and (when set) the
+/// time the whole stream may take, counted from its first chunk.
+#[derive(Debug)]
+pub(crate) struct Caps {
+    max_call_bytes: usize,
+    max_duration: Option<Duration>,
+    started: Option<Instant>,
 }
 
-impl Capped {
-    pub(crate) fn push(
-        &mut self,
-        fragment: &str,
-        limit: usize,
-        call_id: Option<&str>,
-    ) -> Result<(), StreamError> {
-        if self.text.len() + fragment.len() > limit {
-            return Err(StreamError::TooLarge {
-                call_id: call_id.map(str::to_owned),
-                limit,
-            });
+impl Default for Caps {
+    fn default() -> Self {
+        Caps {
+            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            max_duration: None,
+            started: None,
         }
-        self.text.push_str(fragment);
+    }
+}
+
+impl Caps {
+    pub(crate) fn set_max_call_bytes(&mut self, bytes: usize) {
+        self.max_call_bytes = bytes;
+    }
+
+    pub(crate) fn set_max_duration(&mut self, limit: Duration) {
+        self.max_duration = Some(limit);
+    }
+
+    /// Called first on every chunk: fails once the time cap has passed since the first one.
+    pub(crate) fn chunk(&mut self) -> Result<(), StreamError> {
+        let Some(limit) = self.max_duration else {
+            return Ok(());
+        };
+        let started = *self.started.get_or_insert_with(Instant::now);
+        if started.elapsed() > limit {
+            return Err(StreamError::TimedOut { limit });
+        }
         Ok(())
     }
 
-    pub(crate) fn set(
-        &mut self,
-        text: &str,
-        limit: usize,
+    /// Fails when a call's arguments come to `bytes`, over the cap.
+    pub(crate) fn check(&self, bytes: usize, call_id: Option<&str>) -> Result<(), StreamError> {
+        if bytes > self.max_call_bytes {
+            return Err(StreamError::TooLarge {
+                call_id: call_id.map(str::to_owned),
+                limit: self.max_call_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends a fragment to a call's argument text, within the cap.
+    pub(crate) fn append(
+        &self,
+        arguments: &mut String,
+        fragment: &str,
         call_id: Option<&str>,
     ) -> Result<(), StreamError> {
-        self.text.clear();
-        self.push(text, limit, call_id)
+        self.check(arguments.len() + fragment.len(), call_id)?;
+        arguments.push_str(fragment);
+        Ok(())
     }
+
+    /// Replaces a call's argument text (with a provider's final copy), within the cap.
+    pub(crate) fn replace(
+        &self,
+        arguments: &mut String,
+        text: &str,
+        call_id: Option<&str>,
+    ) -> Result<(), StreamError> {
+        arguments.clear();
+        self.append(arguments, text, call_id)
+    }
+}
+
+/// Every call of a whole stream: each event pushed in order, then the end checked. The
+/// `collect` of every accumulator.
+pub(crate) fn collect<'a, S>(
+    mut stream: S,
+    events: impl IntoIterator<Item = &'a Value>,
+    push: fn(&mut S, &Value) -> Result<Vec<ToolCall>, StreamError>,
+    finish: fn(S) -> Result<(), StreamError>,
+) -> Result<Vec<ToolCall>, StreamError> {
+    let mut calls = Vec::new();
+    for event in events {
+        calls.extend(push(&mut stream, event)?);
+    }
+    finish(stream)?;
+    Ok(calls)
 }
