@@ -198,6 +198,36 @@ fn openai_responses_stream_uses_call_id_and_done_arguments() {
     assert_eq!(arguments(&calls), [json!({"city": "Beijing"})]);
 }
 
+/// With several calls open when a Responses stream ends, the error names the one opened
+/// first, every time (it was an arbitrary one of them, the first a hash map gave).
+#[test]
+fn openai_responses_truncation_names_the_first_open_call() {
+    let added = |i: usize| {
+        json!({
+            "type": "response.output_item.added",
+            "output_index": i,
+            "item": {"type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"), "name": "get_weather", "arguments": ""}
+        })
+    };
+    let events: Vec<Value> = (0..8).map(added).collect();
+    for ending in ["finish", "response.incomplete"] {
+        let mut stream = openai_responses::Stream::new(&none());
+        for event in &events {
+            assert!(stream.push(event).unwrap().is_empty());
+        }
+        let error = match ending {
+            "finish" => stream.finish().unwrap_err(),
+            _ => stream
+                .push(&json!({"type": "response.incomplete"}))
+                .unwrap_err(),
+        };
+        assert!(
+            matches!(&error, StreamError::Truncated { call_id, .. } if call_id == "call_0"),
+            "{ending}: {error:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn openai_responses_parallel_calls_then_outputs_in_call_order() {
     let root = fixtures();

@@ -107,6 +107,8 @@ struct Partial {
     call_id: String,
     name: String,
     arguments: String,
+    /// When it was opened, counting from 0: a truncated stream names the first call open.
+    opened: u64,
 }
 
 /// Tool calls out of a streamed response. `response.output_item.added` opens a call;
@@ -120,6 +122,7 @@ pub struct Stream {
     names: NameMap,
     caps: Caps,
     open: HashMap<String, Partial>,
+    opened: u64,
     done: HashSet<String>,
     text: String,
 }
@@ -132,6 +135,7 @@ impl Stream {
             names: names.clone(),
             caps: Caps::default(),
             open: HashMap::new(),
+            opened: 0,
             done: HashSet::new(),
             text: String::new(),
         }
@@ -191,8 +195,10 @@ impl Stream {
                         call_id,
                         name: item.name.unwrap_or_default(),
                         arguments,
+                        opened: self.opened,
                     },
                 );
+                self.opened += 1;
                 Ok(Vec::new())
             }
             "response.function_call_arguments.delta" => {
@@ -237,8 +243,10 @@ impl Stream {
                             call_id,
                             name: item.name.clone().unwrap_or_default(),
                             arguments: String::new(),
+                            opened: self.opened,
                         },
                     );
+                    self.opened += 1;
                 }
                 self.complete(&key, item.arguments.as_deref(), item.name.as_deref())
             }
@@ -249,7 +257,7 @@ impl Stream {
             }
             "response.incomplete" | "response.failed" => {
                 let reason = event.kind.trim_start_matches("response.").to_owned();
-                match self.open.drain().next() {
+                match self.first_open() {
                     Some((_, partial)) => Err(StreamError::Truncated {
                         reason,
                         call_id: partial.call_id,
@@ -339,9 +347,19 @@ impl Stream {
         )])
     }
 
+    /// Takes out the call opened first among those still open.
+    fn first_open(&mut self) -> Option<(String, Partial)> {
+        let key = self
+            .open
+            .iter()
+            .min_by_key(|(_, partial)| partial.opened)
+            .map(|(key, _)| key.clone())?;
+        self.open.remove_entry(&key)
+    }
+
     /// Ends the stream: an error if a call was opened and never completed.
     pub fn finish(mut self) -> Result<(), StreamError> {
-        match self.open.drain().next() {
+        match self.first_open() {
             Some((_, partial)) => Err(StreamError::Truncated {
                 reason: "end of stream".to_owned(),
                 call_id: partial.call_id,
