@@ -171,6 +171,10 @@ struct Saved {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     provider_name: Option<String>,
     arguments: CallArguments,
+    /// Set when the provider sent a parsed JSON string as the arguments, which would otherwise
+    /// read back as text.
+    #[serde(default, skip_serializing_if = "is_false")]
+    arguments_are_a_string_value: bool,
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     has_provider_id: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,13 +189,22 @@ fn is_true(value: &bool) -> bool {
     *value
 }
 
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
 impl From<Saved> for ToolCall {
     fn from(saved: Saved) -> Self {
         ToolCall {
             provider_name: saved.provider_name.unwrap_or_else(|| saved.name.clone()),
             call_id: saved.call_id,
             name: saved.name,
-            arguments: saved.arguments,
+            arguments: match saved.arguments {
+                CallArguments::Text(text) if saved.arguments_are_a_string_value => {
+                    CallArguments::Json(Value::String(text))
+                }
+                arguments => arguments,
+            },
             id_from_provider: saved.has_provider_id,
             thought_signature: saved.thought_signature,
         }
@@ -204,6 +217,10 @@ impl From<ToolCall> for Saved {
             provider_name: (call.provider_name != call.name).then_some(call.provider_name),
             call_id: call.call_id,
             name: call.name,
+            arguments_are_a_string_value: matches!(
+                call.arguments,
+                CallArguments::Json(Value::String(_))
+            ),
             arguments: call.arguments,
             has_provider_id: call.id_from_provider,
             thought_signature: call.thought_signature,
@@ -224,7 +241,9 @@ mod tests {
         gemini.id_from_provider = false;
         gemini.thought_signature = Some("c2lnbmF0dXJl".into());
         let text = ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#);
-        for call in [gemini, text] {
+        // Arguments a provider sent as a parsed JSON string (not an object): kept a value.
+        let string = ToolCall::new("toolu_1", "get_weather", json!("Paris"));
+        for call in [gemini, text, string] {
             let saved = serde_json::to_value(&call).unwrap();
             let back: ToolCall = serde_json::from_value(saved.clone()).unwrap();
             assert_eq!(back, call, "{saved}");

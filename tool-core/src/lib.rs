@@ -6,8 +6,9 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-// The modules in the order one call flows through them. Each uses only modules listed before
-// it (doc links aside).
+// The modules in groups, in the order one call flows through them (rustfmt sorts the modules
+// within a group). A module uses only modules of its own group or of a group before it (doc
+// links aside).
 //
 // Shared plumbing.
 mod canonical;
@@ -47,6 +48,8 @@ pub use canonical::canonical_json;
 pub use context::{Context, ContextBuilder};
 pub use contract::argument::Argument;
 pub use contract::arguments::Arguments;
+#[doc(hidden)]
+pub use contract::constraints::Constraints;
 pub use contract::error::{ArgumentErrors, Keyword, Violation};
 pub use contract::schema::DRAFT_2020_12;
 pub use contract::tool::Tool;

@@ -356,7 +356,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             && let RunEnd::Guard(guard) = &end
             && !matches!(guard, Guard::Cancelled | Guard::Deadline)
         {
-            self.wrap_up_turn(&mut run).await;
+            self.wrap_up_turn(&mut run, cx).await;
         }
         RunReport {
             transcript: run.transcript,
@@ -393,13 +393,14 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
         None
     }
 
-    async fn wrap_up_turn(&self, run: &mut Run) {
+    async fn wrap_up_turn(&self, run: &mut Run, cx: &Context) {
         let request = ModelRequest {
             transcript: &run.transcript,
             tools: Vec::new(),
             step: run.steps + 1,
         };
-        if let Ok(turn) = self.model.respond(&request).await {
+        // Bounded by the run like every model call: a stopped run gets no wrap-up text.
+        if let Ok(Ok(turn)) = cx.bounded(self.model.respond(&request)).await {
             run.usage += turn.usage;
             // Calls proposed without tools on offer are dropped: the run is over.
             run.transcript.push(Message::Assistant {

@@ -462,8 +462,22 @@ impl Collector {
     }
 
     /// The violations held so far.
-    pub(crate) fn kept_mut(&mut self) -> &mut [Violation] {
-        &mut self.kept
+    pub(crate) fn kept(&self) -> &[Violation] {
+        &self.kept
+    }
+
+    /// Puts `message` in place of the message of the held violation at `index`, keeping the
+    /// count of bytes held exact; hands back the old message.
+    pub(crate) fn replace_message(
+        &mut self,
+        index: usize,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Cow<'static, str> {
+        let violation = &mut self.kept[index];
+        let before = violation.held_bytes();
+        let old = violation.replace_message(message);
+        self.kept_bytes = self.kept_bytes - before + violation.held_bytes();
+        old
     }
 
     /// Whether no violation was found.

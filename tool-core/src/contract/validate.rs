@@ -97,9 +97,9 @@ impl Cx {
             ));
             return;
         }
-        // A violation that will not be kept must not take the list from one that is.
-        let room = self.violations.has_room();
-        let hinted = self.violations.kept_mut().iter_mut().find(|violation| {
+        // Here the collector has room (`counted_only` returned otherwise), so this violation is
+        // held and may take the list from an earlier one.
+        let hinted = self.violations.kept().iter().position(|violation| {
             violation.keyword() == Keyword::AdditionalProperties
                 && violation.instance_location() == location
                 && violation
@@ -108,11 +108,19 @@ impl Cx {
         });
         let message = match hinted {
             // An earlier field sorts first and keeps the list.
-            Some(earlier) if !room || earlier.property().is_some_and(|p| p <= name) => {
+            Some(index)
+                if self.violations.kept()[index]
+                    .property()
+                    .is_some_and(|p| p <= name) =>
+            {
                 Cow::Borrowed("unknown field")
             }
             // This one sorts first: the list moves here.
-            Some(earlier) => Cow::Owned(earlier.replace_message("unknown field").into_owned()),
+            Some(index) => Cow::Owned(
+                self.violations
+                    .replace_message(index, "unknown field")
+                    .into_owned(),
+            ),
             None => {
                 let mut message = String::from("unknown field; expected one of ");
                 push_quoted_list(&mut message, known.iter().copied());

@@ -354,7 +354,10 @@ impl Stream {
             .iter()
             .min_by_key(|(_, partial)| partial.opened)
             .map(|(key, _)| key.clone())?;
-        self.open.remove_entry(&key)
+        let first = self.open.remove_entry(&key);
+        // The stream is over for every call still open; the first one is the one reported.
+        self.open.clear();
+        first
     }
 
     /// Ends the stream: an error if a call was opened and never completed.

@@ -18,8 +18,10 @@
 //! authorized, an unauthorized one never approved or run. Stages 3 and 4 run inside the
 //! registry's typed code, so the typed value goes from the parser to the tool's own check and to
 //! the handler without leaving it; the runtime's policy (stage 4) sees the tool and the
-//! [`Context`], and the approver (stage 5) sees the arguments as JSON, re-read from the
-//! validated text.
+//! [`Context`], and the approver (stage 5) sees the arguments as JSON (read again from the
+//! validated text, or a copy of the value when they arrived parsed). Stage 8 is the last step of
+//! the call's work (the registry's typed code serializes and checks the output), so it runs
+//! under stage 7's panic catching; `output.rs` turns its errors into failures.
 //!
 //! # Budgets
 //!
