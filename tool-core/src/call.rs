@@ -136,9 +136,12 @@ impl ToolCall {
     /// What makes two calls the same call: the tool and the canonical arguments (the trimmed
     /// text when it is not JSON).
     pub(crate) fn identity(&self) -> String {
-        let text = self.arguments_text();
-        let arguments =
-            crate::canonical::canonical_text(&text).unwrap_or_else(|| text.trim().to_owned());
+        // A parsed value is written in canonical form directly; text is parsed first.
+        let arguments = match &self.arguments {
+            CallArguments::Json(value) => crate::canonical::exact_json(value),
+            CallArguments::Text(text) => crate::canonical::canonical_text(text),
+        }
+        .unwrap_or_else(|| self.arguments_text().trim().to_owned());
         format!("{}\u{0}{}", self.name, arguments)
     }
 }

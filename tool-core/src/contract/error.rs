@@ -476,7 +476,7 @@ impl Collector {
         let violation = &mut self.kept[index];
         let before = violation.held_bytes();
         let old = violation.replace_message(message);
-        self.kept_bytes = self.kept_bytes - before + violation.held_bytes();
+        self.kept_bytes = self.kept_bytes.saturating_sub(before) + violation.held_bytes();
         old
     }
 

@@ -14,7 +14,7 @@ use crate::ArgumentErrors;
 use crate::context::Context;
 use crate::contract::arguments::Arguments;
 use crate::contract::error::{Keyword, Violation};
-use crate::registry::kind::{Kind, OutputError, to_text};
+use crate::registry::kind::{Kind, OutputError, run_handler, to_text};
 use crate::registry::{Handler, RegistryError, ToolError};
 
 /// A tool known only by its JSON Schema: discovered from an MCP server, loaded from
@@ -415,8 +415,7 @@ where
         args: Value,
         cx: &'a Context,
     ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
-        let future = self.handler.call(args, cx);
-        async move { future.await.map_err(Into::into) }
+        run_handler(&self.handler, args, cx)
     }
 
     fn output(&self, out: Value, limit: usize) -> Result<String, OutputError> {

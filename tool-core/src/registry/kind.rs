@@ -144,6 +144,20 @@ impl<K: Kind> Erased for Entry<K> {
     }
 }
 
+/// Runs a handler, its own error turned into a [`ToolError`]: the `execute` of every kind.
+pub(crate) fn run_handler<'a, A, O, E, H>(
+    handler: &'a H,
+    args: A,
+    cx: &'a Context,
+) -> impl Future<Output = Result<O, ToolError>> + Send + 'a
+where
+    H: Handler<'a, A, O, E>,
+    E: Into<ToolError>,
+{
+    let future = handler.call(args, cx);
+    async move { future.await.map_err(Into::into) }
+}
+
 /// A tool whose contract is its Rust argument type `A` and output type `O`.
 pub(crate) struct Typed<A, O, E, H> {
     handler: H,
@@ -181,8 +195,7 @@ where
         args: A,
         cx: &'a Context,
     ) -> impl Future<Output = Result<O, ToolError>> + Send + 'a {
-        let future = self.handler.call(args, cx);
-        async move { future.await.map_err(Into::into) }
+        run_handler(&self.handler, args, cx)
     }
 
     fn output(&self, out: O, limit: usize) -> Result<String, OutputError> {
