@@ -113,7 +113,9 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
                 exclusive_minimum: #exclusive_minimum,
                 exclusive_maximum: #exclusive_maximum,
                 pattern: #pattern,
+                ..#p::Constraints::NONE
             };
+            type Items = #p::Unconstrained;
         }
     });
     (items, quote!(#name))

@@ -9,7 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use crate::contract::constraints::Constraints;
-use crate::contract::constraints::{ConstConstraints, Num, Unconstrained};
+use crate::contract::constraints::{ConstConstraints, Num};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
 use crate::contract::schema::{SchemaGen, nullable};
@@ -514,7 +514,7 @@ impl<T: Argument> Argument for Vec<T> {
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
         let mut schema = Map::new();
         schema.insert("type".to_owned(), Value::from("array"));
-        schema.insert("items".to_owned(), T::schema(generator, &Constraints::NONE));
+        schema.insert("items".to_owned(), T::schema(generator, c.item_constraints()));
         c.array_keywords(&mut schema);
         Value::Object(schema)
     }
@@ -569,7 +569,7 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
         let mut count: u64 = 0;
         loop {
             let at = self.at.index(count as usize);
-            let Some(item) = seq.next_element_seed(Seed::<T, Unconstrained>::new(self.cx, &at))?
+            let Some(item) = seq.next_element_seed(Seed::<T, C::Items>::new(self.cx, &at))?
             else {
                 break;
             };
@@ -647,10 +647,10 @@ macro_rules! string_maps {
         }
 
         impl<T: Argument $(, $s: $bound + Default)?> Argument for $map {
-            fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
+            fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
                 json!({
                     "type": "object",
-                    "additionalProperties": T::schema(generator, &Constraints::NONE),
+                    "additionalProperties": T::schema(generator, c.item_constraints()),
                 })
             }
 
@@ -661,7 +661,7 @@ macro_rules! string_maps {
             ) -> Result<Option<Self>, D::Error> {
                 // Typed (see `parse_str`): fails the parse on a value neither object nor
                 // array.
-                de.deserialize_map(MapVisitor::<Self, T> {
+                de.deserialize_map(MapVisitor::<Self, T, C::Items> {
                         cx,
                         at,
                         _marker: std::marker::PhantomData,
@@ -677,20 +677,22 @@ string_maps! {
     impl<T, S: BuildHasher> for HashMap<String, T, S> => hash_map;
 }
 
-struct MapVisitor<'a, 'p, M, T> {
+struct MapVisitor<'a, 'p, M, T, I> {
     cx: &'a mut Cx,
     at: &'a Path<'p>,
-    _marker: std::marker::PhantomData<(M, T)>,
+    _marker: std::marker::PhantomData<(M, T, I)>,
 }
 
-impl<M, T> MapVisitor<'_, '_, M, T> {
+impl<M, T, I> MapVisitor<'_, '_, M, T, I> {
     fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
         self.cx.type_mismatch(self.at, "object", got);
         None
     }
 }
 
-impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T> {
+impl<'de, M: StringMap<T>, T: Argument, I: ConstConstraints> Visitor<'de>
+    for MapVisitor<'_, '_, M, T, I>
+{
     type Value = Option<M>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -721,7 +723,7 @@ impl<'de, M: StringMap<T>, T: Argument> Visitor<'de> for MapVisitor<'_, '_, M, T
             let at = self.at;
             let outcome = entries.insert_new(key, |key| {
                 let at = at.key(key);
-                map.next_value_seed(Seed::<T, Unconstrained>::new(cx, &at))
+                map.next_value_seed(Seed::<T, I>::new(cx, &at))
             })?;
             match outcome {
                 Insert::Inserted => {}

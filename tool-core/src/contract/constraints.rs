@@ -280,6 +280,8 @@ pub struct Constraints {
     pub exclusive_maximum: Option<Num>,
     /// A regular expression strings must match (unanchored, as in JSON Schema).
     pub pattern: Option<&'static Pattern>,
+    /// The constraints on each item of a collection (each value of a map).
+    pub items: Option<&'static Constraints>,
 }
 
 impl Constraints {
@@ -292,6 +294,7 @@ impl Constraints {
         exclusive_minimum: None,
         exclusive_maximum: None,
         pattern: None,
+        items: None,
     };
 
     /// The inclusive integer window left by the type's range `[lo, hi]` and the declared
@@ -641,6 +644,8 @@ pub enum Domain {
 pub trait ConstConstraints {
     /// The constraints.
     const VALUE: Constraints;
+    /// The constraints on each item of a collection (each value of a map), as a type.
+    type Items: ConstConstraints;
 }
 
 /// No constraint, as a type.
@@ -649,6 +654,14 @@ pub struct Unconstrained;
 
 impl ConstConstraints for Unconstrained {
     const VALUE: Constraints = Constraints::NONE;
+    type Items = Unconstrained;
+}
+
+impl Constraints {
+    /// The constraints on each item of a collection (each value of a map).
+    pub(crate) fn item_constraints(&self) -> &'static Constraints {
+        self.items.unwrap_or(&Constraints::NONE)
+    }
 }
 
 fn merge(a: Option<Num>, b: Option<Num>, keep: Ordering) -> Option<Num> {
