@@ -94,7 +94,8 @@ pub mod __private {
     pub use crate::contract::constraints::{accepts_length, accepts_pattern, accepts_range};
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
-        SchemaGen, enum_schema, field_schema, object_schema, root_schema,
+        Contract, SchemaGen, advertise_default, enum_schema, field_schema, object_schema,
+        root_contract, root_schema,
     };
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
     pub use crate::{Argument, Keyword};

@@ -141,6 +141,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
     let mut resolved = TokenStream::new();
     let mut bindings = Vec::new();
     let mut members = Vec::new();
+    let mut to_value_fields = TokenStream::new();
     let wires: Vec<&str> = live.iter().map(|(_, field)| field.wire.as_str()).collect();
     let container_default = input.attrs.default;
 
@@ -162,13 +163,40 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
                 }
             }
         };
+        let default_value = match &field.attrs.default {
+            attr::Default::Trait => Some(quote!(&<#ty as ::core::default::Default>::default())),
+            attr::Default::Path(path) => Some(quote!(&#path())),
+            attr::Default::None if container_default => Some(quote!(&__container_default.#member)),
+            attr::Default::None => None,
+        };
+        let advertise = default_value.map(|value| {
+            quote! {
+                #p::advertise_default::<#ty, #bounds>(
+                    __generator,
+                    &mut __schema,
+                    #value,
+                    #name,
+                    #wire,
+                );
+            }
+        });
         schema_fields.extend(quote_spanned! {ty_span(ty)=>
             __tool_argument::<#ty>();
+            let mut __schema = #p::field_schema::<#ty>(__generator, #c, #doc);
+        });
+        schema_fields.extend(advertise);
+        schema_fields.extend(quote_spanned! {ty_span(ty)=>
             let _: #p::Option<#p::Value> = __properties.insert(
                 ::std::string::String::from(#wire),
-                #p::field_schema::<#ty>(__generator, #c, #doc),
+                __schema,
             );
             #require
+        });
+        to_value_fields.extend(quote_spanned! {ty_span(ty)=>
+            let _: #p::Option<#p::Value> = __object.insert(
+                ::std::string::String::from(#wire),
+                <#ty as #krate::Argument>::to_value(&self.#member)?,
+            );
         });
 
         let key = format_ident!("F{}", index);
@@ -233,6 +261,9 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
         }
     });
 
+    let container_default_value = container_default
+        .then(|| quote!(let __container_default = <Self as ::core::default::Default>::default();));
+
     // Each body names every field type in `__tool_argument::<T>()` before any other use, and
     // parses through `__tool_next_value::<T>`: a type without `Argument` then fails the same
     // bound at the same span everywhere, which rustc reports once instead of once per use.
@@ -267,6 +298,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
                 _: &#p::Constraints,
             ) -> #p::Value {
                 __generator.object::<Self>(#name, |__generator| {
+                    #container_default_value
                     let mut __properties = #p::Map::new();
                     let mut __required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
                     #schema_fields
@@ -281,6 +313,12 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
                 __at: &#p::Path<'_>,
             ) -> #p::Result<#p::Option<Self>, __D::Error> {
                 #p::parse_object::<Self, __D>(__de, __cx, __at)
+            }
+
+            fn to_value(&self) -> #p::Option<#p::Value> {
+                let mut __object = #p::Map::new();
+                #to_value_fields
+                #p::Some(#p::Value::Object(__object))
             }
         }
 
@@ -344,6 +382,11 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         let wire = &variant.wire;
         quote!(#wire => #p::Some(Self::#variant_ident))
     });
+    let to_value_arms = live.iter().map(|variant| {
+        let variant_ident = variant.ident;
+        let wire = &variant.wire;
+        quote!(Self::#variant_ident => #p::Some(#p::Value::from(#wire)))
+    });
     quote! {
         #[automatically_derived]
         impl #krate::Argument for #ident {
@@ -364,6 +407,14 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
                     #(#arms,)*
                     _ => #p::None,
                 })
+            }
+
+            fn to_value(&self) -> #p::Option<#p::Value> {
+                match self {
+                    #(#to_value_arms,)*
+                    #[allow(unreachable_patterns)]
+                    _ => #p::None,
+                }
             }
         }
 
@@ -389,9 +440,17 @@ fn tool_impl(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
             }
 
             fn input_schema() -> &'static #p::Value {
-                static __TOOL_SCHEMA: #p::OnceLock<#p::Value> = #p::OnceLock::new();
-                __TOOL_SCHEMA.get_or_init(#p::root_schema::<Self>)
+                &__tool_contract().schema
             }
+
+            fn contract_errors() -> &'static [::std::string::String] {
+                &__tool_contract().problems
+            }
+        }
+
+        fn __tool_contract() -> &'static #p::Contract {
+            static __TOOL_CONTRACT: #p::OnceLock<#p::Contract> = #p::OnceLock::new();
+            __TOOL_CONTRACT.get_or_init(#p::root_contract::<#ident>)
         }
     }
 }

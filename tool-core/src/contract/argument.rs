@@ -57,6 +57,13 @@ pub trait Argument: Sized {
     fn absent() -> Option<Self> {
         None
     }
+
+    /// The value as the JSON the parser reads it from, used to advertise a field's `default`;
+    /// `None` when the type cannot say (its default is then not advertised).
+    #[doc(hidden)]
+    fn to_value(&self) -> Option<Value> {
+        None
+    }
 }
 
 impl Scalar for bool {
@@ -75,6 +82,10 @@ impl Scalar for bool {
 impl Argument for bool {
     fn schema(_: &mut SchemaGen, _: &Constraints) -> Value {
         json!({ "type": "boolean" })
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Some(Value::Bool(*self))
     }
 
     #[inline]
@@ -204,6 +215,10 @@ macro_rules! integer {
                 Value::Object(schema)
             }
 
+            fn to_value(&self) -> Option<Value> {
+                Some(Value::from(*self))
+            }
+
             #[inline]
             fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
                 de: D,
@@ -301,6 +316,10 @@ macro_rules! float {
                 let advertise: fn(&Constraints) -> Constraints = $advertised;
                 advertise(c).number_keywords(&mut schema, $min, $max);
                 Value::Object(schema)
+            }
+
+            fn to_value(&self) -> Option<Value> {
+                serde_json::Number::from_f64(f64::from(*self)).map(Value::Number)
             }
 
             #[inline]
@@ -427,6 +446,10 @@ impl Argument for String {
         Value::Object(schema)
     }
 
+    fn to_value(&self) -> Option<Value> {
+        Some(Value::String(self.clone()))
+    }
+
     #[inline]
     fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
         de: D,
@@ -459,6 +482,13 @@ impl<T: Argument> Argument for Option<T> {
 
     fn absent() -> Option<Self> {
         Some(None)
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        match self {
+            Some(value) => value.to_value(),
+            None => Some(Value::Null),
+        }
     }
 }
 
@@ -508,15 +538,29 @@ impl<T: Argument> Argument for Box<T> {
     fn absent() -> Option<Self> {
         T::absent().map(Box::new)
     }
+
+    fn to_value(&self) -> Option<Value> {
+        T::to_value(self)
+    }
 }
 
 impl<T: Argument> Argument for Vec<T> {
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
         let mut schema = Map::new();
         schema.insert("type".to_owned(), Value::from("array"));
-        schema.insert("items".to_owned(), T::schema(generator, c.item_constraints()));
+        schema.insert(
+            "items".to_owned(),
+            T::schema(generator, c.item_constraints()),
+        );
         c.array_keywords(&mut schema);
         Value::Object(schema)
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        self.iter()
+            .map(T::to_value)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array)
     }
 
     #[inline]
@@ -569,8 +613,7 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
         let mut count: u64 = 0;
         loop {
             let at = self.at.index(count as usize);
-            let Some(item) = seq.next_element_seed(Seed::<T, C::Items>::new(self.cx, &at))?
-            else {
+            let Some(item) = seq.next_element_seed(Seed::<T, C::Items>::new(self.cx, &at))? else {
                 break;
             };
             count += 1;
@@ -652,6 +695,13 @@ macro_rules! string_maps {
                     "type": "object",
                     "additionalProperties": T::schema(generator, c.item_constraints()),
                 })
+            }
+
+            fn to_value(&self) -> Option<Value> {
+                self.iter()
+                    .map(|(key, value)| Some((key.clone(), value.to_value()?)))
+                    .collect::<Option<Map<_, _>>>()
+                    .map(Value::Object)
             }
 
             fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(

@@ -6,6 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Map, Value, json};
 
 use crate::Argument;
+use crate::contract::constraints::ConstConstraints;
+use crate::contract::path::Path;
+use crate::contract::untyped::Untyped;
+use crate::contract::validate::Cx;
 
 /// The dialect every generated schema declares.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -19,6 +23,8 @@ pub struct SchemaGen {
     defs: BTreeMap<String, Value>,
     in_progress: Vec<(TypeId, bool)>,
     def_names: HashMap<TypeId, String>,
+    /// Mistakes in the contract found while its schema was built.
+    problems: Vec<String>,
 }
 
 impl SchemaGen {
@@ -78,6 +84,20 @@ fn reference(def: &str) -> Value {
 
 /// The schema of the root argument object of `T`, with `$schema` and any `$defs`.
 pub fn root_schema<T: Argument>() -> Value {
+    root_contract::<T>().schema
+}
+
+/// A tool's contract as built once: its schema and the mistakes found in it.
+#[derive(Debug)]
+pub struct Contract {
+    /// The root schema.
+    pub schema: Value,
+    /// Mistakes found while building it (see [`Tool::contract_errors`](crate::Tool::contract_errors)).
+    pub problems: Vec<String>,
+}
+
+/// The root schema of `T` and the mistakes found while building it.
+pub fn root_contract<T: Argument>() -> Contract {
     let mut generator = SchemaGen::default();
     let mut schema = T::schema(
         &mut generator,
@@ -109,7 +129,46 @@ pub fn root_schema<T: Argument>() -> Value {
             Value::Object(generator.defs.into_iter().collect()),
         );
     }
-    Value::Object(root)
+    Contract {
+        schema: Value::Object(root),
+        problems: generator.problems,
+    }
+}
+
+/// Advertises `default` as the `default` of the field `wire` of the type `owner`, whose schema
+/// is `schema`, after checking it against the field's own type and constraints `C`: a default
+/// that the field's schema refuses is recorded as a mistake in the contract.
+pub fn advertise_default<T: Argument, C: ConstConstraints>(
+    generator: &mut SchemaGen,
+    schema: &mut Value,
+    default: &T,
+    owner: &str,
+    wire: &str,
+) {
+    let Some(value) = default.to_value() else {
+        return;
+    };
+    let mut cx = Cx::default();
+    let checked = T::parse::<_, C>(Untyped(&value), &mut cx, &Path::ROOT);
+    if !matches!(checked, Ok(Some(_))) || !cx.is_clean() {
+        let reasons = cx.into_errors().map_or_else(
+            || "it cannot be read back".to_owned(),
+            |errors| {
+                errors
+                    .iter()
+                    .map(|violation| violation.message().to_owned())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
+        );
+        generator.problems.push(format!(
+            "the default of `{owner}.{wire}` ({value}) breaks the field's own schema: {reasons}"
+        ));
+        return;
+    }
+    if let Value::Object(map) = schema {
+        map.insert("default".to_owned(), value);
+    }
 }
 
 /// The schema of an object with the given properties, all strict.

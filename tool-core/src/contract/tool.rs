@@ -55,17 +55,32 @@ pub trait Tool: Argument {
     /// `required`, every numeric range of the Rust types and every declared constraint.
     fn input_schema() -> &'static Value;
 
+    /// Mistakes in the contract found when its schema was built: a field whose `default` breaks
+    /// the field's own constraints (`#[serde(default)]` on a `#[tool(range(min = 1))] u32`
+    /// would hand the handler `0`). The registry refuses a tool with any, and while there is
+    /// one, [`parse_arguments`](Self::parse_arguments) and [`parse_value`](Self::parse_value)
+    /// refuse every call. Empty for a sound contract.
+    fn contract_errors() -> &'static [String] {
+        &[]
+    }
+
     /// Parses the model's argument text: strict JSON (no duplicate keys, nothing after the
     /// value, bounded nesting), checked against [`input_schema`](Self::input_schema).
     ///
     /// Accepts exactly the JSON values a Draft 2020-12 validator accepts against that schema.
     fn parse_arguments(raw: &str) -> Result<Self, ArgumentErrors> {
+        if let Some(problem) = Self::contract_errors().first() {
+            return Err(crate::contract::validate::unsound_contract(problem));
+        }
         crate::contract::validate::parse_str(raw)
     }
 
     /// The same check for arguments that arrive already parsed (Anthropic, Gemini and MCP
     /// send an object, not a string).
     fn parse_value(value: &Value) -> Result<Self, ArgumentErrors> {
+        if let Some(problem) = Self::contract_errors().first() {
+            return Err(crate::contract::validate::unsound_contract(problem));
+        }
         crate::contract::validate::parse_value(value)
     }
 }

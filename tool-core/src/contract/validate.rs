@@ -621,6 +621,17 @@ fn refused(cx: Cx) -> ArgumentErrors {
     })
 }
 
+/// The one violation for every call to a tool whose contract has a mistake.
+#[cold]
+#[inline(never)]
+pub(crate) fn unsound_contract(problem: &str) -> ArgumentErrors {
+    ArgumentErrors::new(vec![Violation::new(
+        String::new(),
+        Keyword::Other("default"),
+        format!("the tool cannot accept calls: {problem}"),
+    )])
+}
+
 /// The one violation for text that is not JSON (or nests too deep).
 #[cold]
 #[inline(never)]

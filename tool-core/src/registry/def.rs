@@ -254,6 +254,12 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
             info,
             authorize: None,
             build: Box::new(move |info, authorize| {
+                if let Some(reason) = A::contract_errors().first() {
+                    return Err(super::RegistryError::InvalidContract {
+                        tool: info.name.to_string(),
+                        reason: reason.clone(),
+                    });
+                }
                 let kind = Typed::new(handler);
                 Ok(Box::new(Entry {
                     info,

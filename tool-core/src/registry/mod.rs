@@ -39,6 +39,14 @@ pub enum RegistryError {
         /// What the schema compiler said.
         reason: String,
     },
+    /// A derived tool's contract has a mistake (see
+    /// [`Tool::contract_errors`](crate::Tool::contract_errors)).
+    InvalidContract {
+        /// The tool.
+        tool: String,
+        /// The mistake.
+        reason: String,
+    },
     /// A dynamic tool's schema declares a `$schema` dialect this crate does not validate.
     UnsupportedDialect {
         /// The tool.
@@ -66,6 +74,9 @@ impl fmt::Display for RegistryError {
                 f,
                 "the {which} schema of `{tool}` does not compile: {reason}"
             ),
+            RegistryError::InvalidContract { tool, reason } => {
+                write!(f, "the contract of `{tool}` is unsound: {reason}")
+            }
             RegistryError::UnsupportedDialect { tool, dialect } => write!(
                 f,
                 "the schema of `{tool}` declares $schema {dialect:?}; supported: Draft 4, 6, 7, 2019-09 and 2020-12 (the default when $schema is absent)"
