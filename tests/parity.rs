@@ -77,6 +77,84 @@ enum Kind {
     Second,
 }
 
+/// Data-carrying enums in serde's four representations, as fields, in arrays and nullable.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct Unions {
+    ops: Vec<Op>,
+    shapes: Vec<Shape>,
+    event: Option<Event>,
+    #[tool(length(max = 3))]
+    ids: Vec<Id>,
+}
+
+/// Internally tagged.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Op {
+    Insert {
+        #[tool(range(min = 1, max = 1000))]
+        line: u32,
+        #[tool(length(max = 5))]
+        text: String,
+    },
+    Delete {
+        line: u16,
+        count: Option<u8>,
+    },
+    Wrap(Kind2),
+    Clear,
+}
+
+/// A struct held by an internally tagged newtype variant.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Kind2 {
+    width: u8,
+}
+
+/// Externally tagged.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+enum Shape {
+    Dot,
+    Circle(f32),
+    Rect { w: u8, h: u8 },
+    Nested(Box<Shape>),
+}
+
+/// Adjacently tagged.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(tag = "t", content = "c")]
+enum Event {
+    Ping,
+    Text(#[allow(dead_code)] String),
+    Move { x: i8, y: i8 },
+}
+
+/// Untagged.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Id {
+    Number(u16),
+    Name(String),
+    Pair { a: bool },
+    Nothing,
+}
+
+/// An internally tagged enum as a tool's root.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(tag = "method")]
+enum Pay {
+    /// By card.
+    Card {
+        #[tool(length(min = 4, max = 4))]
+        last4: String,
+        amount: u32,
+    },
+    /// By transfer.
+    Transfer { iban: String, amount: u32 },
+    /// Nothing to pay.
+    Free,
+}
+
 fn validator_for<T: Tool>() -> jsonschema::Validator {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
@@ -135,7 +213,8 @@ fn check<T: Tool + PartialEq + std::fmt::Debug>(
             // at its location; the typed parser reports what failed inside it.
             let summarized = |pointer: &str| {
                 theirs.iter().any(|(at, keyword)| {
-                    keyword == "anyOf" && (pointer == at || pointer.starts_with(&format!("{at}/")))
+                    (keyword == "anyOf" || keyword == "oneOf")
+                        && (pointer == at || pointer.starts_with(&format!("{at}/")))
                 })
             };
             for found in &ours {
@@ -148,7 +227,7 @@ fn check<T: Tool + PartialEq + std::fmt::Debug>(
                 );
             }
             for found in &theirs {
-                let covered = if found.1.as_str() == "anyOf" {
+                let covered = if found.1.as_str() == "anyOf" || found.1.as_str() == "oneOf" {
                     ours.iter()
                         .any(|(at, _)| at == &found.0 || at.starts_with(&format!("{}/", found.0)))
                 } else {
@@ -198,12 +277,29 @@ fn integer_value(v: i128) -> Value {
 
 fn valid(schema: &Value, root: &Value, depth: u32) -> BoxedStrategy<Value> {
     let schema = resolve(schema, root);
-    if let Some(alternatives) = schema.get("anyOf").and_then(Value::as_array) {
+    if let Some(value) = schema.get("const") {
+        return Just(value.clone()).boxed();
+    }
+    if let Some(alternatives) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
         if depth > 3 && alternatives.iter().any(|a| a == &json!({"type": "null"})) {
             return Just(Value::Null).boxed();
         }
-        let options: Vec<_> = alternatives
+        // Deep down, only the branches that do not recurse.
+        let finite: Vec<&Value> = alternatives
             .iter()
+            .filter(|a| depth <= 3 || !a.to_string().contains("$ref"))
+            .collect();
+        let chosen = if finite.is_empty() {
+            alternatives.iter().take(1).collect()
+        } else {
+            finite
+        };
+        let options: Vec<_> = chosen
+            .into_iter()
             .map(|a| valid(a, root, depth + 1))
             .collect();
         return proptest::strategy::Union::new(options).boxed();
@@ -606,6 +702,24 @@ parity_suite!(widths, Widths, |parsed, instance| {
     // Where serde's own derive accepts the instance, both produce the same value (serde
     // refuses a few that JSON Schema allows, such as `1.0` for an integer).
     if let Ok(by_serde) = serde_json::from_value::<Widths>(instance.clone()) {
+        prop_assert_eq!(parsed, &by_serde);
+    }
+    Ok(())
+});
+
+parity_suite!(unions, Unions, |parsed, instance| {
+    if let Ok(by_serde) = serde_json::from_value::<Unions>(instance.clone()) {
+        prop_assert_eq!(parsed, &by_serde);
+    }
+    prop_assert_eq!(
+        parsed.ops.len(),
+        instance["ops"].as_array().map_or(0, Vec::len)
+    );
+    Ok(())
+});
+
+parity_suite!(pay, Pay, |parsed, instance| {
+    if let Ok(by_serde) = serde_json::from_value::<Pay>(instance.clone()) {
         prop_assert_eq!(parsed, &by_serde);
     }
     Ok(())

@@ -923,9 +923,20 @@ fn example_tools_lose_exactly_what_each_dialect_cannot_say() {
     );
 
     let tags = loss("/properties/tags", "additionalProperties", Narrowed);
+    // OpenAI strict has no `default`: the defaults the model would have seen are hidden.
+    let defaults = [
+        "/properties/passengers/items/properties/checkedBags",
+        "/properties/passengers/items/properties/needsSeat",
+        "/properties/preferredAirlines",
+        "/properties/refundableOnly",
+    ]
+    .map(|pointer| loss(pointer, "default", Hidden));
+    let mut expected = defaults.to_vec();
+    expected.push(tags.clone());
+    expected.push(loss("/properties/tags", "default", Hidden));
     assert_eq!(
         losses("search_flights", flights, Target::OpenAiChatStrict),
-        vec![tags.clone()]
+        expected
     );
     let anthropic = losses("search_flights", flights, Target::AnthropicStrict);
     for expected in [
@@ -963,7 +974,12 @@ fn example_tools_lose_exactly_what_each_dialect_cannot_say() {
                 Unenforced
             ),
             loss("/properties/origin", "pattern", Unenforced),
+            defaults[0].clone(),
+            defaults[1].clone(),
+            defaults[2].clone(),
+            defaults[3].clone(),
             loss("/properties/returnDate", "pattern", Unenforced),
+            loss("/properties/tags", "default", Hidden),
         ]
     );
     assert_eq!(

@@ -97,6 +97,10 @@ pub mod __private {
         Contract, SchemaGen, advertise_default, enum_schema, field_schema, object_schema,
         root_contract, root_schema,
     };
+    pub use crate::contract::union::{
+        Repr, Union, parse_union, skip_value, union_branch, union_schema, union_value,
+    };
+    pub use crate::contract::validate::drain_map;
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
     pub use crate::{Argument, Keyword};
 }

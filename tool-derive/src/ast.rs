@@ -58,6 +58,52 @@ pub(crate) struct Variant<'a> {
     pub(crate) ident: &'a Ident,
     pub(crate) wire: String,
     pub(crate) skip: bool,
+    /// The description: `#[tool(description)]`, else the doc comment.
+    pub(crate) doc: Option<String>,
+    pub(crate) shape: Shape<'a>,
+}
+
+/// What a variant carries.
+pub(crate) enum Shape<'a> {
+    Unit,
+    /// One unnamed field: the variant's content is that field's value.
+    Newtype(&'a syn::Field),
+    /// Named fields: the content is an object.
+    Struct(Vec<Field<'a>>),
+    /// Several unnamed fields (not supported; the error is recorded).
+    Tuple,
+}
+
+/// How a data-carrying enum is told apart on the wire, as serde's attributes say.
+#[derive(Clone, Copy)]
+pub(crate) enum Tagging<'a> {
+    External,
+    Internal(&'a str),
+    Adjacent(&'a str, &'a str),
+    Untagged,
+}
+
+impl Input<'_> {
+    /// The tagging the container attributes ask for.
+    pub(crate) fn tagging(&self) -> Tagging<'_> {
+        let attrs = &self.attrs;
+        match (&attrs.tag, &attrs.content, attrs.untagged) {
+            (_, _, Some(_)) => Tagging::Untagged,
+            (Some(tag), Some(content), None) => Tagging::Adjacent(&tag.value, &content.value),
+            (Some(tag), None, None) => Tagging::Internal(&tag.value),
+            (None, _, None) => Tagging::External,
+        }
+    }
+
+    /// Whether this is an enum of unit variants with no tagging: a string `enum`.
+    pub(crate) fn is_string_enum(&self) -> bool {
+        let attrs = &self.attrs;
+        matches!(&self.body, Body::Enum(variants)
+            if variants.iter().all(|variant| matches!(variant.shape, Shape::Unit)))
+            && attrs.tag.is_none()
+            && attrs.content.is_none()
+            && attrs.untagged.is_none()
+    }
 }
 
 impl Field<'_> {
@@ -118,31 +164,7 @@ fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) ->
     let rule = attrs.rename_all.unwrap_or(RenameRule::None);
     match &input.data {
         Data::Struct(data) => match &data.fields {
-            Fields::Named(named) => Body::Struct(
-                named
-                    .named
-                    .iter()
-                    .filter_map(|field| {
-                        let member = field.ident.as_ref()?;
-                        let attrs = attr::field(&field.attrs, errors);
-                        let wire = attrs
-                            .rename
-                            .clone()
-                            .unwrap_or_else(|| rule.apply_to_field(&unraw(member)));
-                        let doc = attrs
-                            .description
-                            .clone()
-                            .or_else(|| doc::description(&field.attrs));
-                        Some(Field {
-                            member,
-                            ty: &field.ty,
-                            wire,
-                            attrs,
-                            doc,
-                        })
-                    })
-                    .collect(),
-            ),
+            Fields::Named(named) => Body::Struct(fields(named, rule, errors)),
             Fields::Unnamed(_) => {
                 errors.spanned(
                     &input.ident,
@@ -164,24 +186,40 @@ fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) ->
             data.variants
                 .iter()
                 .map(|variant| {
-                    let attrs = attr::variant(&variant.attrs, errors);
-                    if !matches!(variant.fields, Fields::Unit) {
-                        errors.spanned(
-                            &variant.fields,
-                            format!(
-                                "variant `{}` carries data: #[derive(Argument)] supports unit \
-                                 variants only (advertised as a string `enum`); move the data \
-                                 into a struct field",
-                                variant.ident
-                            ),
-                        );
-                    }
+                    let variant_attrs = attr::variant(&variant.attrs, errors);
+                    let field_rule = variant_attrs
+                        .rename_all
+                        .or(attrs.rename_all_fields)
+                        .unwrap_or(RenameRule::None);
+                    let shape = match &variant.fields {
+                        Fields::Unit => Shape::Unit,
+                        Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                            Shape::Newtype(&unnamed.unnamed[0])
+                        }
+                        Fields::Unnamed(_) => {
+                            errors.spanned(
+                                &variant.fields,
+                                format!(
+                                    "variant `{}` has several unnamed fields: name them (a \
+                                     struct variant is an object on the wire) or wrap them in \
+                                     one tuple `(A, B)`",
+                                    variant.ident
+                                ),
+                            );
+                            Shape::Tuple
+                        }
+                        Fields::Named(named) => Shape::Struct(fields(named, field_rule, errors)),
+                    };
                     Variant {
                         ident: &variant.ident,
-                        wire: attrs
+                        wire: variant_attrs
                             .rename
                             .unwrap_or_else(|| rule.apply_to_variant(&unraw(&variant.ident))),
-                        skip: attrs.skip,
+                        skip: variant_attrs.skip,
+                        doc: variant_attrs
+                            .description
+                            .or_else(|| doc::description(&variant.attrs)),
+                        shape,
                     }
                 })
                 .collect(),
@@ -194,6 +232,33 @@ fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) ->
             Body::Unsupported
         }
     }
+}
+
+/// The named fields of a struct or struct variant, with their keys on the wire under `rule`.
+fn fields<'a>(named: &'a syn::FieldsNamed, rule: RenameRule, errors: &Errors) -> Vec<Field<'a>> {
+    named
+        .named
+        .iter()
+        .filter_map(|field| {
+            let member = field.ident.as_ref()?;
+            let attrs = attr::field(&field.attrs, errors);
+            let wire = attrs
+                .rename
+                .clone()
+                .unwrap_or_else(|| rule.apply_to_field(&unraw(member)));
+            let doc = attrs
+                .description
+                .clone()
+                .or_else(|| doc::description(&field.attrs));
+            Some(Field {
+                member,
+                ty: &field.ty,
+                wire,
+                attrs,
+                doc,
+            })
+        })
+        .collect()
 }
 
 /// Strips `r#` the way serde does when it names a raw identifier.

@@ -72,7 +72,17 @@ pub(crate) struct Container {
     pub(crate) description: Option<String>,
     pub(crate) krate: Option<syn::Path>,
     pub(crate) rename_all: Option<RenameRule>,
+    /// `rename_all_fields`: the rule for the fields of every struct variant.
+    pub(crate) rename_all_fields: Option<RenameRule>,
     pub(crate) default: bool,
+    /// `tag = "..."`: internally tagged (adjacently with `content`).
+    pub(crate) tag: Option<Spanned<String>>,
+    /// `content = "..."`: adjacently tagged.
+    pub(crate) content: Option<Spanned<String>>,
+    /// `untagged`.
+    pub(crate) untagged: Option<Span>,
+    /// `transparent`: a struct with one field is that field on the wire.
+    pub(crate) transparent: Option<Span>,
 }
 
 #[derive(Default)]
@@ -125,6 +135,9 @@ impl std::default::Default for Field {
 pub(crate) struct Variant {
     pub(crate) rename: Option<String>,
     pub(crate) skip: bool,
+    /// `rename_all` for the fields of a struct variant.
+    pub(crate) rename_all: Option<RenameRule>,
+    pub(crate) description: Option<String>,
 }
 
 /// One keyword of an attribute list, read up to the end of its name; `= value`, `(...)` or
@@ -260,9 +273,7 @@ fn unsupported_serde(keyword: &Keyword<'_>, place: &str) -> syn::Error {
         "deserialize_with" | "with" | "from" | "try_from" | "remote" => {
             "; parse into a supported type and convert it in the handler"
         }
-        "tag" | "content" | "untagged" => {
-            "; a derived enum is a string `enum` of unit variants, with no tagging"
-        }
+        "tag" | "content" | "untagged" => "; tagging applies to enums",
         "other" => "; every accepted string must be a variant",
         "default" => "; use `#[serde(default)]` without a path, or `default = \"...\"` on fields",
         _ => "",
@@ -364,6 +375,25 @@ fn container_serde(keyword: &Keyword<'_>, out: &mut Container, errors: &Errors) 
             return Err(unsupported_serde(keyword, "a type"));
         }
         out.default = true;
+    } else if keyword.is("rename_all_fields") {
+        if let Some(lit) = deserialize_name(keyword, errors)? {
+            out.rename_all_fields = Some(rename_rule(&lit)?);
+        }
+    } else if keyword.is("tag") || keyword.is("content") {
+        let lit: LitStr = keyword.parse_value()?;
+        let value = Some(Spanned {
+            value: lit.value(),
+            span: lit.span(),
+        });
+        if keyword.is("tag") {
+            out.tag = value;
+        } else {
+            out.content = value;
+        }
+    } else if keyword.is("untagged") {
+        out.untagged = Some(keyword.path.span());
+    } else if keyword.is("transparent") {
+        out.transparent = Some(keyword.path.span());
     } else if keyword.is("deny_unknown_fields") {
         // Unknown fields are always refused.
     } else if ["rename", "expecting", "crate", "into"]
@@ -536,12 +566,27 @@ pub(crate) fn variant(attrs: &[Attribute], errors: &Errors) -> Variant {
     let mut out = Variant::default();
     for attr in attrs {
         if attr.path().is_ident("tool") {
-            errors.spanned(attr, "#[tool(...)] takes no keywords on an enum variant");
+            read_attr(attr, errors, |keyword| {
+                if keyword.is("description") {
+                    out.description = Some(keyword.parse_value::<LitStr>()?.value());
+                    Ok(())
+                } else {
+                    Err(keyword.error(format!(
+                        "unknown tool attribute `{}`; on a variant, #[tool(...)] takes \
+                         `description`",
+                        keyword.name()
+                    )))
+                }
+            });
         } else if attr.path().is_ident("serde") {
             read_attr(attr, errors, |keyword| {
                 if keyword.is("rename") {
                     if let Some(lit) = deserialize_name(keyword, errors)? {
                         out.rename = Some(lit.value());
+                    }
+                } else if keyword.is("rename_all") {
+                    if let Some(lit) = deserialize_name(keyword, errors)? {
+                        out.rename_all = Some(rename_rule(&lit)?);
                     }
                 } else if keyword.is("skip") || keyword.is("skip_deserializing") {
                     out.skip = true;

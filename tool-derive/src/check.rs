@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Body, Field, Input, Mode};
+use crate::ast::{Body, Field, Input, Mode, Shape, Tagging};
 use crate::attr::Range;
 use crate::engine;
 use crate::errors::Errors;
@@ -23,32 +23,9 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
             }
         }
     }
+    check_tagging(input, errors);
     match &input.body {
-        Body::Struct(fields) => {
-            let mut seen: HashMap<&str, &syn::Ident> = HashMap::new();
-            for field in fields {
-                if field.attrs.skip {
-                    continue;
-                }
-                if let Some(first) = seen.insert(&field.wire, field.member) {
-                    errors.spanned(
-                        field.member,
-                        format!(
-                            "field name {:?} is already used by `{first}`: each field needs its \
-                             own name on the wire",
-                            field.wire
-                        ),
-                    );
-                }
-                check_length(field, errors);
-                check_range(&field.attrs.range, errors);
-                if let Some(pattern) = &field.attrs.pattern
-                    && let Err(message) = check_pattern(&pattern.value)
-                {
-                    errors.at(pattern.span, message);
-                }
-            }
-        }
+        Body::Struct(fields) => check_fields(fields, None, errors),
         Body::Enum(variants) => {
             if variants.iter().all(|variant| variant.skip) {
                 errors.spanned(
@@ -67,18 +44,118 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
                         ),
                     );
                 }
+                match &variant.shape {
+                    Shape::Struct(fields) => {
+                        let internal_tag = match input.tagging() {
+                            Tagging::Internal(tag) => Some(tag),
+                            _ => None,
+                        };
+                        check_fields(fields, internal_tag, errors);
+                    }
+                    Shape::Newtype(field) => {
+                        if let Some(attr) = field.attrs.iter().find(|attr| {
+                            attr.path().is_ident("tool") || attr.path().is_ident("serde")
+                        }) {
+                            errors.spanned(
+                                attr,
+                                "attributes on the field of a newtype variant are not supported: \
+                                 put the constraints on a newtype struct \
+                                 (`struct Email(#[tool(pattern = \"...\")] String);`) and use it \
+                                 as the variant's type",
+                            );
+                        }
+                    }
+                    Shape::Unit | Shape::Tuple => {}
+                }
             }
         }
         Body::Unsupported => {}
     }
 }
 
+/// The fields of a struct or struct variant (`tag`: the internal tag beside them).
+fn check_fields(fields: &[Field<'_>], tag: Option<&str>, errors: &Errors) {
+    let mut seen: HashMap<&str, &syn::Ident> = HashMap::new();
+    for field in fields {
+        if field.attrs.skip {
+            continue;
+        }
+        if tag == Some(field.wire.as_str()) {
+            errors.spanned(
+                field.member,
+                format!(
+                    "field name {:?} is the enum's tag: the tag and the fields share one object",
+                    field.wire
+                ),
+            );
+        }
+        if let Some(first) = seen.insert(&field.wire, field.member) {
+            errors.spanned(
+                field.member,
+                format!(
+                    "field name {:?} is already used by `{first}`: each field needs its own name \
+                     on the wire",
+                    field.wire
+                ),
+            );
+        }
+        check_length(field, errors);
+        check_range(&field.attrs.range, errors);
+        if let Some(pattern) = &field.attrs.pattern
+            && let Err(message) = check_pattern(&pattern.value)
+        {
+            errors.at(pattern.span, message);
+        }
+    }
+}
+
+/// `tag`, `content` and `untagged` belong to enums and go together only as serde allows.
+fn check_tagging(input: &Input<'_>, errors: &Errors) {
+    let attrs = &input.attrs;
+    let is_enum = matches!(input.body, Body::Enum(_));
+    if !is_enum {
+        if let Some(tag) = &attrs.tag {
+            errors.at(tag.span, "`tag` applies to enums");
+        }
+        if let Some(content) = &attrs.content {
+            errors.at(content.span, "`content` applies to enums");
+        }
+        if let Some(span) = attrs.untagged {
+            errors.at(span, "`untagged` applies to enums");
+        }
+        return;
+    }
+    if let (Some(content), None) = (&attrs.content, &attrs.tag) {
+        errors.at(
+            content.span,
+            "`content` needs `tag`: an adjacently tagged enum names both keys",
+        );
+    }
+    if let (Some(span), Some(_)) = (attrs.untagged, &attrs.tag) {
+        errors.at(
+            span,
+            "an enum is either `untagged` or tagged with `tag`, not both",
+        );
+    }
+    if let (Some(tag), Some(content)) = (&attrs.tag, &attrs.content)
+        && tag.value == content.value
+    {
+        errors.at(content.span, "`tag` and `content` must be different keys");
+    }
+    if let Some(span) = attrs.transparent {
+        errors.at(span, "`transparent` applies to structs with one field");
+    }
+}
+
 fn check_tool(input: &Input<'_>, errors: &Errors) {
-    if let Body::Enum(_) = input.body {
+    if let Body::Enum(_) = input.body
+        && !matches!(input.tagging(), Tagging::Internal(_))
+    {
         errors.spanned(
             input.ident,
-            "#[derive(Tool)] needs a struct with named fields (the arguments object); derive \
-             `Argument` for enums used as field types",
+            "#[derive(Tool)] needs a struct with named fields or an internally tagged enum \
+             (`#[serde(tag = \"...\")]`): a tool's arguments are one JSON object; derive \
+             `Argument` for other enums used as field types",
         );
     }
     if let Err(message) = check_tool_name(&input.name.value) {

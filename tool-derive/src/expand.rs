@@ -8,7 +8,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use crate::ast::{Body, Field, Input, Mode, Variant};
+use crate::ast::{Body, Field, Input, Mode, Shape, Tagging, Variant};
 use crate::attr::{self, NumLit};
 use crate::parameter_table::parameter_table;
 
@@ -16,13 +16,14 @@ use crate::parameter_table::parameter_table;
 pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let argument = match &input.body {
         Body::Struct(fields) => struct_argument(input, fields),
-        Body::Enum(variants) => enum_argument(input, variants),
+        Body::Enum(variants) if input.is_string_enum() => enum_argument(input, variants),
+        Body::Enum(variants) => union_argument(input, variants),
         // Recorded as an error when read, so never expanded.
         Body::Unsupported => TokenStream::new(),
     };
-    let tool = match (input.mode, &input.body) {
-        (Mode::Tool, Body::Struct(fields)) => tool_impl(input, fields),
-        _ => TokenStream::new(),
+    let tool = match input.mode {
+        Mode::Tool => tool_impl(input),
+        Mode::Argument => TokenStream::new(),
     };
     quote! {
         #[doc(hidden)]
@@ -121,12 +122,39 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     (items, quote!(#name))
 }
 
+/// An object type to expand: a struct, or the hidden struct of a struct variant.
+struct ObjectSpec<'a> {
+    krate: &'a syn::Path,
+    ident: &'a syn::Ident,
+    /// The name in messages about the contract and in `$defs`.
+    name: String,
+    doc: Option<&'a str>,
+    fields: &'a [Field<'a>],
+    container_default: bool,
+    /// The tag of an internally tagged enum, which shares the variant's object: read already,
+    /// so a second one is a duplicate key.
+    tag: Option<&'a str>,
+}
+
 fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
-    let krate = &input.krate;
+    object_argument(&ObjectSpec {
+        krate: &input.krate,
+        ident: input.ident,
+        name: input.ident.to_string(),
+        doc: input.doc.as_deref(),
+        fields,
+        container_default: input.attrs.default,
+        tag: None,
+    })
+}
+
+fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
+    let krate = spec.krate;
+    let fields = spec.fields;
     let p = quote!(#krate::__private);
-    let ident = input.ident;
-    let name = ident.to_string();
-    let type_doc = option_tokens(&p, input.doc.as_deref());
+    let ident = spec.ident;
+    let name = &spec.name;
+    let type_doc = option_tokens(&p, spec.doc);
     let live: Vec<(usize, &Field<'_>)> = fields
         .iter()
         .enumerate()
@@ -142,8 +170,22 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
     let mut bindings = Vec::new();
     let mut members = Vec::new();
     let mut to_value_fields = TokenStream::new();
-    let wires: Vec<&str> = live.iter().map(|(_, field)| field.wire.as_str()).collect();
-    let container_default = input.attrs.default;
+    let wires: Vec<&str> = spec
+        .tag
+        .into_iter()
+        .chain(live.iter().map(|(_, field)| field.wire.as_str()))
+        .collect();
+    let container_default = spec.container_default;
+    let tag_variant = spec.tag.map(|_| quote!(Tag,));
+    if let Some(tag) = spec.tag {
+        key_arms.extend(quote!(#tag => __ToolKey::Tag,));
+        value_arms.extend(quote! {
+            __ToolKey::Tag => {
+                __cx.duplicate_key(__at, #tag);
+                let #p::IgnoredAny = __map.next_value()?;
+            }
+        });
+    }
 
     for &(index, field) in &live {
         let (field_items, bounds) = constraints(field, index, &p);
@@ -193,6 +235,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
             #require
         });
         to_value_fields.extend(quote_spanned! {ty_span(ty)=>
+            __tool_argument::<#ty>();
             let _: #p::Option<#p::Value> = __object.insert(
                 ::std::string::String::from(#wire),
                 <#ty as #krate::Argument>::to_value(&self.#member)?,
@@ -334,6 +377,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
                 const __TOOL_FIELDS: &[&str] = &[#(#wires),*];
                 enum __ToolKey {
                     #(#key_variants,)*
+                    #tag_variant
                     Unknown,
                 }
                 #slots
@@ -422,13 +466,240 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
     }
 }
 
-fn tool_impl(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
+fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
+    let krate = &input.krate;
+    let p = quote!(#krate::__private);
+    let ident = input.ident;
+    let name = ident.to_string();
+    let type_doc = option_tokens(&p, input.doc.as_deref());
+    let repr = match input.tagging() {
+        Tagging::External => quote!(#p::Repr::External),
+        Tagging::Internal(tag) => quote!(#p::Repr::Internal(#tag)),
+        Tagging::Adjacent(tag, content) => quote!(#p::Repr::Adjacent(#tag, #content)),
+        Tagging::Untagged => quote!(#p::Repr::Untagged),
+    };
+    let internal_tag = match input.tagging() {
+        Tagging::Internal(tag) => Some(tag),
+        _ => None,
+    };
+    let live: Vec<&Variant<'_>> = variants.iter().filter(|variant| !variant.skip).collect();
+    let wires: Vec<&str> = live.iter().map(|variant| variant.wire.as_str()).collect();
+    let units: Vec<bool> = live
+        .iter()
+        .map(|variant| matches!(variant.shape, Shape::Unit))
+        .collect();
+    let mut items = TokenStream::new();
+    let mut branches = TokenStream::new();
+    let mut unit_arms = TokenStream::new();
+    let mut content_arms = TokenStream::new();
+    let mut fields_arms = TokenStream::new();
+    let mut to_value_arms = TokenStream::new();
+    for (index, variant) in live.iter().enumerate() {
+        let variant_ident = variant.ident;
+        let wire = &variant.wire;
+        let doc = option_tokens(&p, variant.doc.as_deref());
+        match &variant.shape {
+            Shape::Unit | Shape::Tuple => {
+                branches.extend(quote! {
+                    __branches.push(#p::union_branch(__generator, __TOOL_REPR, #wire, #p::None, #doc));
+                });
+                unit_arms.extend(quote!(#index => #p::Some(Self::#variant_ident),));
+                to_value_arms.extend(quote! {
+                    Self::#variant_ident => #p::union_value(__TOOL_REPR, #wire, #p::None),
+                });
+            }
+            Shape::Newtype(field) => {
+                let ty = &field.ty;
+                branches.extend(quote_spanned! {ty_span(ty)=>
+                    let __content =
+                        <#ty as #krate::Argument>::schema(__generator, &#p::Constraints::NONE);
+                    __branches.push(#p::union_branch(
+                        __generator,
+                        __TOOL_REPR,
+                        #wire,
+                        #p::Some(__content),
+                        #doc,
+                    ));
+                });
+                content_arms.extend(quote_spanned! {ty_span(ty)=>
+                    #index => #p::Ok(
+                        <#ty as #krate::Argument>::parse::<__D, #p::Unconstrained>(__de, __cx, __at)?
+                            .map(Self::#variant_ident),
+                    ),
+                });
+                if internal_tag.is_some() {
+                    fields_arms.extend(quote_spanned! {ty_span(ty)=>
+                        #index => #p::Ok(
+                            <#ty as #p::Object>::visit_members(__map, __cx, __at)?
+                                .map(Self::#variant_ident),
+                        ),
+                    });
+                }
+                to_value_arms.extend(quote! {
+                    Self::#variant_ident(__content) => #p::union_value(
+                        __TOOL_REPR,
+                        #wire,
+                        #p::Some(<#ty as #krate::Argument>::to_value(__content)?),
+                    ),
+                });
+            }
+            Shape::Struct(fields) => {
+                let hidden = format_ident!("__ToolVariant{}", index);
+                let members: Vec<&syn::Ident> = fields.iter().map(|field| field.member).collect();
+                let types = fields.iter().map(|field| field.ty);
+                let object = object_argument(&ObjectSpec {
+                    krate,
+                    ident: &hidden,
+                    name: format!("{ident}::{variant_ident}"),
+                    doc: None,
+                    fields,
+                    container_default: false,
+                    tag: internal_tag,
+                });
+                items.extend(quote! {
+                    struct #hidden {
+                        #(#members: #types,)*
+                    }
+                    const _: () = {
+                        #object
+                    };
+                });
+                branches.extend(quote! {
+                    let __content =
+                        <#hidden as #krate::Argument>::schema(__generator, &#p::Constraints::NONE);
+                    __branches.push(#p::union_branch(
+                        __generator,
+                        __TOOL_REPR,
+                        #wire,
+                        #p::Some(__content),
+                        #doc,
+                    ));
+                });
+                content_arms.extend(quote! {
+                    #index => #p::Ok(
+                        <#hidden as #krate::Argument>::parse::<__D, #p::Unconstrained>(__de, __cx, __at)?
+                            .map(|__v| Self::#variant_ident { #(#members: __v.#members,)* }),
+                    ),
+                });
+                fields_arms.extend(quote! {
+                    #index => #p::Ok(
+                        <#hidden as #p::Object>::visit_members(__map, __cx, __at)?
+                            .map(|__v| Self::#variant_ident { #(#members: __v.#members,)* }),
+                    ),
+                });
+                let live_fields: Vec<&Field<'_>> =
+                    fields.iter().filter(|field| !field.attrs.skip).collect();
+                let live_members = live_fields.iter().map(|field| field.member);
+                let inserts = live_fields.iter().map(|field| {
+                    let member = field.member;
+                    let ty = field.ty;
+                    let wire = &field.wire;
+                    quote! {
+                        let _: #p::Option<#p::Value> = __object.insert(
+                            ::std::string::String::from(#wire),
+                            <#ty as #krate::Argument>::to_value(#member)?,
+                        );
+                    }
+                });
+                to_value_arms.extend(quote! {
+                    #[allow(unused_variables)]
+                    Self::#variant_ident { #(#live_members,)* .. } => {
+                        let mut __object = #p::Map::new();
+                        #(#inserts)*
+                        #p::union_value(__TOOL_REPR, #wire, #p::Some(#p::Value::Object(__object)))
+                    }
+                });
+            }
+        }
+    }
+    quote! {
+        #items
+
+        const __TOOL_REPR: #p::Repr = #repr;
+
+        #[automatically_derived]
+        impl #krate::Argument for #ident {
+            fn schema(
+                __generator: &mut #p::SchemaGen,
+                _: &#p::Constraints,
+            ) -> #p::Value {
+                __generator.object::<Self>(#name, |__generator| {
+                    let mut __branches: ::std::vec::Vec<#p::Value> = ::std::vec::Vec::new();
+                    #branches
+                    #p::union_schema(#type_doc, __TOOL_REPR, __branches)
+                })
+            }
+
+            #[inline]
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::parse_union::<Self, __D>(__de, __cx, __at, __TOOL_REPR)
+            }
+
+            fn to_value(&self) -> #p::Option<#p::Value> {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #to_value_arms
+                    _ => #p::None,
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Union for #ident {
+            const VARIANTS: &'static [&'static str] = &[#(#wires),*];
+            const UNIT: &'static [bool] = &[#(#units),*];
+
+            fn unit(__index: usize) -> #p::Option<Self> {
+                match __index {
+                    #unit_arms
+                    _ => #p::None,
+                }
+            }
+
+            fn content<'__de, __D: #p::Deserializer<'__de>>(
+                __index: usize,
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                match __index {
+                    #content_arms
+                    _ => {
+                        #p::skip_value(__de)?;
+                        #p::Ok(#p::None)
+                    }
+                }
+            }
+
+            fn fields<'__de, __A: #p::MapAccess<'__de>>(
+                __index: usize,
+                __map: __A,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __A::Error> {
+                match __index {
+                    #fields_arms
+                    _ => {
+                        #p::drain_map(__map)?;
+                        #p::Ok(#p::None)
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn tool_impl(input: &Input<'_>) -> TokenStream {
     let krate = &input.krate;
     let p = quote!(#krate::__private);
     let ident = input.ident;
     let name = &input.name.value;
     let description = input.doc.as_deref().unwrap_or_default();
-    let table = parameter_table(input, fields);
+    let table = parameter_table(input);
     quote! {
         #[doc = #table]
         #[automatically_derived]

@@ -12,5 +12,6 @@ pub(crate) mod error;
 pub(crate) mod path;
 pub(crate) mod schema;
 pub(crate) mod tool;
+pub(crate) mod union;
 pub(crate) mod untyped;
 pub(crate) mod validate;

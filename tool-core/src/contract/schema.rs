@@ -61,6 +61,14 @@ impl SchemaGen {
         }
     }
 
+    /// Records a mistake in the contract, found while building its schema (see
+    /// [`Tool::contract_errors`](crate::Tool::contract_errors)).
+    pub fn problem(&mut self, problem: String) {
+        if !self.problems.contains(&problem) {
+            self.problems.push(problem);
+        }
+    }
+
     fn def_name(&mut self, id: TypeId, name: &str) -> String {
         if let Some(def) = self.def_names.get(&id) {
             return def.clone();
@@ -115,6 +123,18 @@ pub fn root_contract<T: Argument>() -> Contract {
     }
     let mut root = Map::new();
     root.insert("$schema".to_owned(), Value::from(DRAFT_2020_12));
+    // A union of objects (an internally tagged enum) says at the root that it is an object,
+    // where providers look for it.
+    if let Value::Object(body) = &schema
+        && !body.contains_key("type")
+        && let Some(Value::Array(branches)) = body.get("oneOf").or_else(|| body.get("anyOf"))
+        && !branches.is_empty()
+        && branches
+            .iter()
+            .all(|branch| branch.get("type") == Some(&Value::from("object")))
+    {
+        root.insert("type".to_owned(), Value::from("object"));
+    }
     if let Value::Object(body) = schema {
         for (key, value) in body {
             // The tool's description is advertised beside the schema, not inside it.

@@ -1,10 +1,9 @@
 use tool_core::Argument;
 
 #[derive(Argument)]
-#[serde(untagged)]
-enum Units {
-    Celsius,
-    Fahrenheit,
+#[serde(tag = "type")]
+enum Value {
+    Number(u32),
 }
 
 fn main() {}

@@ -1,0 +1,872 @@
+//! Enums whose variants carry data, in serde's four representations: externally tagged
+//! (`{"Insert": {...}}`), internally tagged (`{"type": "Insert", ...}`), adjacently tagged
+//! (`{"t": "Insert", "c": {...}}`) and untagged.
+//!
+//! For the tagged ones the tag picks the variant and only that variant's violations are
+//! reported, at their real pointers; the schema is a `oneOf` of closed branches, each with the
+//! tag as a required `const`, so a validator reaches the same verdict. An untagged value is
+//! tried against each variant in declaration order, as serde does, and one that matches none is
+//! one violation naming the alternatives tried (the schema is an `anyOf`).
+//!
+//! A tag may come anywhere in its object. When it comes first (as models write it) the rest is
+//! read straight into the variant; otherwise the members before it are held as JSON values,
+//! to the same depth limit as everything else, and read once the tag is known.
+
+use std::fmt;
+
+use serde::de::{
+    self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess,
+    Visitor,
+};
+use serde_json::{Map, Number, Value, json};
+
+use crate::contract::error::Keyword;
+use crate::contract::path::Path;
+use crate::contract::schema::SchemaGen;
+use crate::contract::untyped::Untyped;
+use crate::contract::validate::{Cx, Got, KeySeed, MAX_DEPTH, check_depth, parse_enum};
+
+/// An enum with data-carrying variants, as the derive describes it to the parsers here.
+#[doc(hidden)]
+pub trait Union: Sized {
+    /// The wire names of the variants that can be deserialized, in declaration order.
+    const VARIANTS: &'static [&'static str];
+    /// Whether each variant of [`VARIANTS`](Self::VARIANTS) is a unit variant.
+    const UNIT: &'static [bool];
+
+    /// The value of the unit variant `index`.
+    fn unit(index: usize) -> Option<Self>;
+
+    /// Parses the content of the data variant `index`: a newtype variant's value, a struct
+    /// variant's object.
+    fn content<'de, D: Deserializer<'de>>(
+        index: usize,
+        de: D,
+        cx: &mut Cx,
+        at: &Path<'_>,
+    ) -> Result<Option<Self>, D::Error>;
+
+    /// Reads the members of an internally tagged object, after its tag, as the data variant
+    /// `index`.
+    fn fields<'de, A: MapAccess<'de>>(
+        index: usize,
+        map: A,
+        cx: &mut Cx,
+        at: &Path<'_>,
+    ) -> Result<Option<Self>, A::Error>;
+}
+
+/// How an enum's variants are told apart on the wire.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Repr {
+    /// `{"Variant": content}`, or `"Variant"` for a unit variant.
+    External,
+    /// `{"tag": "Variant", ...fields}`.
+    Internal(&'static str),
+    /// `{"tag": "Variant", "content": content}`.
+    Adjacent(&'static str, &'static str),
+    /// The content alone; unit variants are `null`.
+    Untagged,
+}
+
+fn index_of<E: Union>(name: &str) -> Option<usize> {
+    E::VARIANTS.iter().position(|variant| *variant == name)
+}
+
+fn names<E: Union>(unit: bool) -> impl Iterator<Item = &'static str> {
+    E::VARIANTS
+        .iter()
+        .zip(E::UNIT)
+        .filter(move |(_, is_unit)| **is_unit == unit)
+        .map(|(name, _)| *name)
+}
+
+fn quoted(names: impl Iterator<Item = &'static str>) -> String {
+    names
+        .map(|name| Value::from(name).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---- schemas ----
+
+/// One branch of a union's schema: the variant `wire` with its content's schema (`None` for a
+/// unit variant) in the representation `repr`, described by the variant's doc comment.
+#[doc(hidden)]
+pub fn union_branch(
+    generator: &mut SchemaGen,
+    repr: Repr,
+    wire: &str,
+    content: Option<Value>,
+    description: Option<&str>,
+) -> Value {
+    let tag_const = |tag: &str| (tag.to_owned(), json!({ "const": wire }));
+    let mut branch = match (repr, content) {
+        (Repr::External, None) => json!({ "type": "string", "const": wire }),
+        (Repr::External, Some(content)) => closed_object(vec![(wire.to_owned(), content)], 1),
+        (Repr::Internal(tag), None) => closed_object(vec![tag_const(tag)], 1),
+        (Repr::Internal(tag), Some(content)) => match content {
+            Value::Object(mut object)
+                if object.get("type") == Some(&Value::from("object"))
+                    && object.get("properties").is_some_and(Value::is_object) =>
+            {
+                let mut properties = Map::new();
+                properties.insert(tag.to_owned(), json!({ "const": wire }));
+                if let Some(Value::Object(fields)) = object.remove("properties") {
+                    properties.extend(fields);
+                }
+                let mut required = vec![Value::from(tag)];
+                if let Some(Value::Array(names)) = object.remove("required") {
+                    required.extend(names);
+                }
+                let mut branch = Map::new();
+                branch.insert("type".to_owned(), Value::from("object"));
+                if let Some(description) = object.remove("description") {
+                    branch.insert("description".to_owned(), description);
+                }
+                branch.insert("properties".to_owned(), Value::Object(properties));
+                branch.insert("required".to_owned(), Value::Array(required));
+                branch.extend(object);
+                Value::Object(branch)
+            }
+            other => {
+                generator.problem(format!(
+                    "the variant `{wire}` is internally tagged, so its content must be an \
+                     object schema with properties; its type advertises {other}"
+                ));
+                other
+            }
+        },
+        (Repr::Adjacent(tag, _), None) => closed_object(vec![tag_const(tag)], 1),
+        (Repr::Adjacent(tag, content_key), Some(content)) => {
+            closed_object(vec![tag_const(tag), (content_key.to_owned(), content)], 2)
+        }
+        (Repr::Untagged, None) => json!({ "type": "null" }),
+        (Repr::Untagged, Some(content)) => content,
+    };
+    if let (Some(description), Value::Object(map)) = (description, &mut branch) {
+        map.insert("description".to_owned(), Value::from(description));
+    }
+    branch
+}
+
+/// `{"type": "object", "properties": ..., "required": [the first `required` names], closed}`.
+fn closed_object(properties: Vec<(String, Value)>, required: usize) -> Value {
+    let names: Vec<Value> = properties
+        .iter()
+        .take(required)
+        .map(|(name, _)| Value::from(name.as_str()))
+        .collect();
+    let mut map = Map::new();
+    map.insert("type".to_owned(), Value::from("object"));
+    map.insert(
+        "properties".to_owned(),
+        Value::Object(properties.into_iter().collect()),
+    );
+    map.insert("required".to_owned(), Value::Array(names));
+    map.insert("additionalProperties".to_owned(), Value::Bool(false));
+    Value::Object(map)
+}
+
+/// The schema of a union: `oneOf` its branches when tagged (they exclude each other), `anyOf`
+/// when untagged.
+#[doc(hidden)]
+pub fn union_schema(description: Option<&str>, repr: Repr, branches: Vec<Value>) -> Value {
+    let mut schema = Map::new();
+    if let Some(description) = description {
+        schema.insert("description".to_owned(), Value::from(description));
+    }
+    let keyword = match repr {
+        Repr::Untagged => "anyOf",
+        _ => "oneOf",
+    };
+    schema.insert(keyword.to_owned(), Value::Array(branches));
+    Value::Object(schema)
+}
+
+/// A variant's value as JSON, in the representation `repr` (`content` is `None` for a unit
+/// variant).
+#[doc(hidden)]
+pub fn union_value(repr: Repr, wire: &str, content: Option<Value>) -> Option<Value> {
+    Some(match (repr, content) {
+        (Repr::External, None) => Value::from(wire),
+        (Repr::External, Some(content)) => json!({ wire: content }),
+        (Repr::Internal(tag) | Repr::Adjacent(tag, _), None) => json!({ tag: wire }),
+        (Repr::Internal(tag), Some(Value::Object(fields))) => {
+            let mut object = Map::new();
+            object.insert(tag.to_owned(), Value::from(wire));
+            object.extend(fields);
+            Value::Object(object)
+        }
+        (Repr::Internal(_), Some(_)) => return None,
+        (Repr::Adjacent(tag, content_key), Some(content)) => {
+            json!({ tag: wire, content_key: content })
+        }
+        (Repr::Untagged, None) => Value::Null,
+        (Repr::Untagged, Some(content)) => content,
+    })
+}
+
+// ---- parsing ----
+
+/// Parses a union in the representation `repr`.
+#[doc(hidden)]
+#[inline]
+pub fn parse_union<'de, E: Union, D: Deserializer<'de>>(
+    de: D,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    repr: Repr,
+) -> Result<Option<E>, D::Error> {
+    match repr {
+        Repr::External => de.deserialize_any(External::<E> {
+            cx,
+            at,
+            _marker: std::marker::PhantomData,
+        }),
+        Repr::Internal(tag) => de.deserialize_any(Internal::<E> {
+            cx,
+            at,
+            tag,
+            _marker: std::marker::PhantomData,
+        }),
+        Repr::Adjacent(tag, content) => de.deserialize_any(Adjacent::<E> {
+            cx,
+            at,
+            tag,
+            content,
+            _marker: std::marker::PhantomData,
+        }),
+        Repr::Untagged => {
+            let value = Buffer { depth: at.depth() }.deserialize(de)?;
+            untagged::<E>(&value, cx, at).map_err(de::Error::custom)
+        }
+    }
+}
+
+/// Implements the scalar `visit_*` methods by handing the value, described, to `self.other`.
+macro_rules! scalars_to_other {
+    () => {
+        fn visit_bool<Er: de::Error>(self, v: bool) -> Result<Self::Value, Er> {
+            Ok(self.other(Got::Bool(v)))
+        }
+
+        fn visit_i64<Er: de::Error>(self, v: i64) -> Result<Self::Value, Er> {
+            Ok(self.other(Got::Number(crate::contract::constraints::Num::from(v))))
+        }
+
+        fn visit_u64<Er: de::Error>(self, v: u64) -> Result<Self::Value, Er> {
+            Ok(self.other(Got::Number(crate::contract::constraints::Num::U(v))))
+        }
+
+        fn visit_f64<Er: de::Error>(self, v: f64) -> Result<Self::Value, Er> {
+            Ok(self.other(Got::Number(crate::contract::constraints::Num::F(v))))
+        }
+
+        fn visit_unit<Er: de::Error>(self) -> Result<Self::Value, Er> {
+            Ok(self.other(Got::Null))
+        }
+
+        fn visit_none<Er: de::Error>(self) -> Result<Self::Value, Er> {
+            Ok(self.other(Got::Null))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            crate::contract::validate::drain_seq(seq)?;
+            Ok(self.other(Got::Array))
+        }
+    };
+}
+
+struct External<'a, 'p, E> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    _marker: std::marker::PhantomData<E>,
+}
+
+impl<E: Union> External<'_, '_, E> {
+    fn other(self, got: Got<'_>) -> Option<E> {
+        let expected = if E::UNIT.contains(&true) {
+            "string or object"
+        } else {
+            "object"
+        };
+        self.cx.type_mismatch(self.at, expected, got);
+        None
+    }
+}
+
+impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
+    type Value = Option<E>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a variant")
+    }
+
+    scalars_to_other!();
+
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        if !E::UNIT.contains(&true) {
+            return Ok(self.other(Got::Str(v)));
+        }
+        match index_of::<E>(v).filter(|&index| E::UNIT[index]) {
+            Some(index) => Ok(E::unit(index)),
+            None => {
+                let units: Vec<&str> = names::<E>(true).collect();
+                self.cx.not_in_enum(self.at, &units, false, Got::Str(v));
+                Ok(None)
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        let External { cx, at, .. } = self;
+        let Some(first) = map.next_key_seed(KeySeed(|key: &str| {
+            index_of::<E>(key)
+                .filter(|&index| !E::UNIT[index])
+                .ok_or_else(|| key.to_owned())
+        }))?
+        else {
+            cx.report(
+                at,
+                Keyword::Required,
+                format!(
+                    "expected one key naming the variant, one of {}",
+                    quoted(names::<E>(false))
+                ),
+            );
+            return Ok(None);
+        };
+        let parsed = match first {
+            Ok(index) => {
+                let child = at.key(E::VARIANTS[index]);
+                map.next_value_seed(Content::<E> {
+                    index,
+                    cx: &mut *cx,
+                    at: &child,
+                    _marker: std::marker::PhantomData,
+                })?
+            }
+            Err(key) => {
+                cx.report_property(
+                    at,
+                    &key,
+                    Keyword::AdditionalProperties,
+                    format!(
+                        "unknown variant; expected one of {}",
+                        quoted(names::<E>(false))
+                    ),
+                );
+                map.next_value::<IgnoredAny>()?;
+                None
+            }
+        };
+        let mut single = true;
+        while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+            cx.report_property(
+                at,
+                &key,
+                Keyword::AdditionalProperties,
+                "a variant is one key; this object already names one",
+            );
+            map.next_value::<IgnoredAny>()?;
+            single = false;
+        }
+        Ok(parsed.filter(|_| single))
+    }
+}
+
+/// Parses the content of the variant `index` as a map value.
+struct Content<'a, 'p, E> {
+    index: usize,
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    _marker: std::marker::PhantomData<E>,
+}
+
+impl<'de, E: Union> DeserializeSeed<'de> for Content<'_, '_, E> {
+    type Value = Option<E>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Option<E>, D::Error> {
+        E::content(self.index, de, self.cx, self.at)
+    }
+}
+
+/// Reads a tag's value at `at/tag`: the index of the variant it names.
+fn read_tag<'de, E: Union, D: Deserializer<'de>>(
+    de: D,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    tag: &str,
+) -> Result<Option<usize>, D::Error> {
+    let at = at.key(tag);
+    parse_enum(de, cx, &at, E::VARIANTS, index_of::<E>)
+}
+
+struct TagSeed<'a, 'p, E> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    tag: &'static str,
+    _marker: std::marker::PhantomData<E>,
+}
+
+impl<'de, E: Union> DeserializeSeed<'de> for TagSeed<'_, '_, E> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Option<usize>, D::Error> {
+        read_tag::<E, D>(de, self.cx, self.at, self.tag)
+    }
+}
+
+struct Internal<'a, 'p, E> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    tag: &'static str,
+    _marker: std::marker::PhantomData<E>,
+}
+
+impl<E> Internal<'_, '_, E> {
+    fn other(self, got: Got<'_>) -> Option<E> {
+        self.cx.type_mismatch(self.at, "object", got);
+        None
+    }
+}
+
+impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
+    type Value = Option<E>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    scalars_to_other!();
+
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        Ok(self.other(Got::Str(v)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        let Internal { cx, at, tag, .. } = self;
+        let first = map.next_key_seed(KeySeed(|key: &str| (key != tag).then(|| key.to_owned())))?;
+        match first {
+            None => {
+                cx.missing(at, tag);
+                Ok(None)
+            }
+            // The tag first: the rest is read straight into the variant.
+            Some(None) => {
+                let index = map.next_value_seed(TagSeed::<E> {
+                    cx: &mut *cx,
+                    at,
+                    tag,
+                    _marker: std::marker::PhantomData,
+                })?;
+                match index {
+                    Some(index) if E::UNIT[index] => {
+                        let clean = unit_rest(&mut map, cx, at, tag)?;
+                        Ok(E::unit(index).filter(|_| clean))
+                    }
+                    Some(index) => E::fields(index, map, cx, at),
+                    None => {
+                        crate::contract::validate::drain_map(map)?;
+                        Ok(None)
+                    }
+                }
+            }
+            // Members before the tag are held until it comes.
+            Some(Some(first)) => {
+                let mut entries = Vec::new();
+                let value = map.next_value_seed(Buffer {
+                    depth: at.depth() + 1,
+                })?;
+                entries.push((first, value));
+                while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+                    let value = map.next_value_seed(Buffer {
+                        depth: at.depth() + 1,
+                    })?;
+                    entries.push((key, value));
+                }
+                internal_buffered::<E>(entries, cx, at, tag).map_err(de::Error::custom)
+            }
+        }
+    }
+}
+
+/// The members after the tag of a unit variant: there should be none.
+fn unit_rest<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    tag: &str,
+) -> Result<bool, A::Error> {
+    let mut clean = true;
+    while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+        if key == tag {
+            cx.duplicate_key(at, &key);
+        } else {
+            cx.unknown_field(at, &key, &[tag]);
+        }
+        map.next_value::<IgnoredAny>()?;
+        clean = false;
+    }
+    Ok(clean)
+}
+
+fn internal_buffered<E: Union>(
+    mut entries: Vec<(String, Value)>,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    tag: &'static str,
+) -> Result<Option<E>, serde_json::Error> {
+    let Some(position) = entries.iter().position(|(key, _)| key == tag) else {
+        cx.missing(at, tag);
+        return Ok(None);
+    };
+    let (_, tag_value) = entries.remove(position);
+    let Some(index) = read_tag::<E, _>(Untyped(&tag_value), cx, at, tag)? else {
+        return Ok(None);
+    };
+    let mut rest = Buffered {
+        entries: entries.into_iter(),
+        value: None,
+    };
+    if E::UNIT[index] {
+        let clean = unit_rest(&mut rest, cx, at, tag)?;
+        return Ok(E::unit(index).filter(|_| clean));
+    }
+    E::fields(index, rest, cx, at)
+}
+
+struct Adjacent<'a, 'p, E> {
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    tag: &'static str,
+    content: &'static str,
+    _marker: std::marker::PhantomData<E>,
+}
+
+impl<E> Adjacent<'_, '_, E> {
+    fn other(self, got: Got<'_>) -> Option<E> {
+        self.cx.type_mismatch(self.at, "object", got);
+        None
+    }
+}
+
+enum Key {
+    Tag,
+    Content,
+    Other(String),
+}
+
+/// What an adjacently tagged object has said of its content so far.
+enum Held<E> {
+    None,
+    /// Read into the variant the tag named.
+    Parsed(Option<E>),
+    /// Seen before the tag.
+    Buffered(Value),
+}
+
+impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
+    type Value = Option<E>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    scalars_to_other!();
+
+    fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
+        Ok(self.other(Got::Str(v)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        let Adjacent {
+            cx,
+            at,
+            tag,
+            content,
+            ..
+        } = self;
+        // `None` until the tag is read; then the variant it names, if any.
+        let mut variant: Option<Option<usize>> = None;
+        let mut held = Held::None;
+        let mut clean = true;
+        while let Some(key) = map.next_key_seed(KeySeed(|key: &str| {
+            if key == tag {
+                Key::Tag
+            } else if key == content {
+                Key::Content
+            } else {
+                Key::Other(key.to_owned())
+            }
+        }))? {
+            match key {
+                Key::Tag if variant.is_some() => {
+                    cx.duplicate_key(at, tag);
+                    map.next_value::<IgnoredAny>()?;
+                    clean = false;
+                }
+                Key::Tag => {
+                    variant = Some(map.next_value_seed(TagSeed::<E> {
+                        cx: &mut *cx,
+                        at,
+                        tag,
+                        _marker: std::marker::PhantomData,
+                    })?);
+                }
+                Key::Content if !matches!(held, Held::None) => {
+                    cx.duplicate_key(at, content);
+                    map.next_value::<IgnoredAny>()?;
+                    clean = false;
+                }
+                Key::Content => match variant {
+                    Some(Some(index)) if E::UNIT[index] => {
+                        cx.unknown_field(at, content, &[tag]);
+                        map.next_value::<IgnoredAny>()?;
+                        held = Held::Parsed(None);
+                        clean = false;
+                    }
+                    Some(Some(index)) => {
+                        let child = at.key(content);
+                        held = Held::Parsed(map.next_value_seed(Content::<E> {
+                            index,
+                            cx: &mut *cx,
+                            at: &child,
+                            _marker: std::marker::PhantomData,
+                        })?);
+                    }
+                    Some(None) => {
+                        map.next_value::<IgnoredAny>()?;
+                        held = Held::Parsed(None);
+                    }
+                    None => {
+                        held = Held::Buffered(map.next_value_seed(Buffer {
+                            depth: at.depth() + 1,
+                        })?);
+                    }
+                },
+                Key::Other(key) => {
+                    cx.unknown_field(at, &key, &[tag, content]);
+                    map.next_value::<IgnoredAny>()?;
+                    clean = false;
+                }
+            }
+        }
+        let Some(variant) = variant else {
+            cx.missing(at, tag);
+            return Ok(None);
+        };
+        let Some(index) = variant else {
+            return Ok(None);
+        };
+        let parsed = if E::UNIT[index] {
+            if let Held::Buffered(_) = held {
+                cx.unknown_field(at, content, &[tag]);
+                None
+            } else {
+                E::unit(index)
+            }
+        } else {
+            match held {
+                Held::None => {
+                    cx.missing(at, content);
+                    None
+                }
+                Held::Parsed(parsed) => parsed,
+                Held::Buffered(value) => {
+                    let child = at.key(content);
+                    E::content(index, Untyped(&value), cx, &child).map_err(de::Error::custom)?
+                }
+            }
+        };
+        Ok(parsed.filter(|_| clean))
+    }
+}
+
+/// Tries each variant in declaration order, as serde does; the first that takes the value
+/// wins.
+fn untagged<E: Union>(
+    value: &Value,
+    cx: &mut Cx,
+    at: &Path<'_>,
+) -> Result<Option<E>, serde_json::Error> {
+    let mut tried = Vec::with_capacity(E::VARIANTS.len());
+    for (index, name) in E::VARIANTS.iter().enumerate() {
+        if E::UNIT[index] {
+            if value.is_null() {
+                return Ok(E::unit(index));
+            }
+            tried.push(format!("`{name}` (null)"));
+            continue;
+        }
+        let mut attempt = Cx::default();
+        let parsed = E::content(index, Untyped(value), &mut attempt, at)?;
+        if let Some(parsed) = parsed.filter(|_| attempt.is_clean()) {
+            return Ok(Some(parsed));
+        }
+        let reason = attempt
+            .into_errors()
+            .and_then(|errors| {
+                errors.iter().next().map(|violation| {
+                    let pointer = violation.pointer();
+                    if pointer.is_empty() {
+                        violation.message().to_owned()
+                    } else {
+                        format!("{pointer}: {}", violation.message())
+                    }
+                })
+            })
+            .unwrap_or_else(|| "refused".to_owned());
+        tried.push(format!("`{name}` ({reason})"));
+    }
+    cx.report(
+        at,
+        Keyword::Other("anyOf"),
+        format!("matches none of the alternatives: {}", tried.join("; ")),
+    );
+    Ok(None)
+}
+
+/// Consumes a value whose content no longer matters.
+#[doc(hidden)]
+pub fn skip_value<'de, D: Deserializer<'de>>(de: D) -> Result<(), D::Error> {
+    de.deserialize_ignored_any(IgnoredAny).map(|_| ())
+}
+
+// ---- members held as values ----
+
+/// Reads one value into a [`Value`], refusing nesting beyond [`MAX_DEPTH`] the way the
+/// checked parsers do (`depth` containers enclose it).
+struct Buffer {
+    depth: u32,
+}
+
+impl<'de> DeserializeSeed<'de> for Buffer {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl Buffer {
+    fn enter<E: de::Error>(&self) -> Result<Buffer, E> {
+        if self.depth >= MAX_DEPTH {
+            Err(E::custom(format_args!(
+                "nesting deeper than {MAX_DEPTH} levels"
+            )))
+        } else {
+            Ok(Buffer {
+                depth: self.depth + 1,
+            })
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Buffer {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("a number out of range"))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        self.deserialize(de)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inner = self.enter()?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Buffer { depth: inner.depth })? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let inner = self.enter()?;
+        // Duplicate keys are refused where the buffered value is read, not here: a
+        // `Map` keeps the last, so an object with one is held as its members.
+        let mut object = Map::new();
+        while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+            let value = map.next_value_seed(Buffer { depth: inner.depth })?;
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "duplicate key {key:?} in an object held until its tag was read"
+                )));
+            }
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// The members of an object held as values, read back as a map.
+struct Buffered {
+    entries: std::vec::IntoIter<(String, Value)>,
+    value: Option<Value>,
+}
+
+impl<'de> MapAccess<'de> for Buffered {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        match self.entries.next() {
+            Some((key, value)) => {
+                self.value = Some(value);
+                seed.deserialize(key.into_deserializer()).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        let value = self.value.take().unwrap_or(Value::Null);
+        seed.deserialize(Untyped(value))
+    }
+}
