@@ -91,11 +91,13 @@ pub mod __private {
     pub use crate::contract::constraints::{
         AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
     };
-    pub use crate::contract::constraints::{accepts_length, accepts_pattern, accepts_range};
+    pub use crate::contract::constraints::{
+        HasItems, accepts_length, accepts_pattern, accepts_range, has_items,
+    };
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
-        Contract, SchemaGen, advertise_default, enum_schema, field_schema, object_schema,
-        root_contract, root_schema,
+        Contract, SchemaGen, advertise_default, annotate_field, enum_schema, field_schema,
+        object_schema, root_contract, root_schema,
     };
     pub use crate::contract::union::{
         Repr, Union, parse_union, skip_value, union_branch, union_schema, union_value,

@@ -39,6 +39,8 @@ pub(crate) struct ToolName {
 
 pub(crate) enum Body<'a> {
     Struct(Vec<Field<'a>>),
+    /// A tuple struct with one field, or a `#[serde(transparent)]` struct: the field's value.
+    Newtype(Box<Newtype<'a>>),
     Enum(Vec<Variant<'a>>),
     /// A shape no derive supports; the error is already recorded.
     Unsupported,
@@ -52,6 +54,13 @@ pub(crate) struct Field<'a> {
     pub(crate) attrs: attr::Field,
     /// The description: `#[tool(description)]`, else the doc comment.
     pub(crate) doc: Option<String>,
+}
+
+pub(crate) struct Newtype<'a> {
+    /// `0`, or the name of the field of a transparent struct.
+    pub(crate) member: syn::Member,
+    pub(crate) ty: &'a Type,
+    pub(crate) attrs: attr::Field,
 }
 
 pub(crate) struct Variant<'a> {
@@ -163,25 +172,52 @@ impl<'a> Input<'a> {
 fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) -> Body<'a> {
     let rule = attrs.rename_all.unwrap_or(RenameRule::None);
     match &input.data {
-        Data::Struct(data) => match &data.fields {
-            Fields::Named(named) => Body::Struct(fields(named, rule, errors)),
-            Fields::Unnamed(_) => {
-                errors.spanned(
-                    &input.ident,
-                    "tuple structs are not supported: tool arguments are a JSON object, so \
-                     every field needs a name",
-                );
-                Body::Unsupported
-            }
-            Fields::Unit => {
-                errors.spanned(
-                    &input.ident,
-                    "unit structs are not supported: declare a struct with named fields (it \
+        Data::Struct(data) => {
+            match &data.fields {
+                Fields::Named(named) if attrs.transparent.is_some() => {
+                    match named.named.iter().collect::<Vec<_>>().as_slice() {
+                        [field] => Body::Newtype(Box::new(Newtype {
+                            member: syn::Member::Named(field.ident.clone().unwrap_or_else(|| {
+                                Ident::new("__tool_unnamed", Span::call_site())
+                            })),
+                            ty: &field.ty,
+                            attrs: attr::field(&field.attrs, errors),
+                        })),
+                        _ => {
+                            errors.spanned(
+                                &input.ident,
+                                "`transparent` needs a struct with exactly one field",
+                            );
+                            Body::Unsupported
+                        }
+                    }
+                }
+                Fields::Named(named) => Body::Struct(fields(named, rule, errors)),
+                Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                    Body::Newtype(Box::new(Newtype {
+                        member: syn::Member::Unnamed(syn::Index::from(0)),
+                        ty: &unnamed.unnamed[0].ty,
+                        attrs: attr::field(&unnamed.unnamed[0].attrs, errors),
+                    }))
+                }
+                Fields::Unnamed(_) => {
+                    errors.spanned(
+                        &input.ident,
+                        "tuple structs with several fields are not supported: name the fields (an \
+                     object on the wire), or hold one tuple `struct Pair((A, B));`",
+                    );
+                    Body::Unsupported
+                }
+                Fields::Unit => {
+                    errors.spanned(
+                        &input.ident,
+                        "unit structs are not supported: declare a struct with named fields (it \
                      may have none: `struct Ping {}`)",
-                );
-                Body::Unsupported
+                    );
+                    Body::Unsupported
+                }
             }
-        },
+        }
         Data::Enum(data) => Body::Enum(
             data.variants
                 .iter()

@@ -115,6 +115,17 @@ pub(crate) struct Field {
     pub(crate) length: Length,
     pub(crate) range: Range,
     pub(crate) pattern: Option<Spanned<String>>,
+    /// `inner(...)`: the constraints on each item of a collection (each value of a map).
+    pub(crate) inner: Option<Box<Field>>,
+    /// `format = "..."`.
+    pub(crate) format: Option<Spanned<String>>,
+    /// `example = <JSON literal>` (repeatable): advertised as `examples`.
+    pub(crate) examples: Vec<Spanned<String>>,
+    /// `#[deprecated]`: advertised as `deprecated: true`.
+    pub(crate) deprecated: bool,
+    /// `#[tool(schemars)]`: the type's schema comes from `schemars` and its value is checked
+    /// against it.
+    pub(crate) schemars: Option<Span>,
 }
 
 impl std::default::Default for Field {
@@ -127,6 +138,11 @@ impl std::default::Default for Field {
             length: Length::default(),
             range: Range::default(),
             pattern: None,
+            inner: None,
+            format: None,
+            examples: Vec::new(),
+            deprecated: false,
+            schemars: None,
         }
     }
 }
@@ -496,7 +512,9 @@ fn pattern(keyword: &Keyword<'_>) -> syn::Result<Spanned<String>> {
 pub(crate) fn field(attrs: &[Attribute], errors: &Errors) -> Field {
     let mut out = Field::default();
     for attr in attrs {
-        if attr.path().is_ident("tool") {
+        if attr.path().is_ident("deprecated") {
+            out.deprecated = true;
+        } else if attr.path().is_ident("tool") {
             read_attr(attr, errors, |keyword| {
                 field_tool(keyword, &mut out, errors)
             });
@@ -525,16 +543,94 @@ fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::R
                 Err(unknown_keyword(inner, "regex", "`pattern = \"...\"`"))
             }
         })?;
+    } else if keyword.is("format") {
+        out.format = Some(pattern(keyword)?);
+    } else if keyword.is("inner") {
+        let mut inner = Field::default();
+        keyword.list(errors, |item| {
+            if ["length", "range", "pattern", "regex", "format", "inner"]
+                .iter()
+                .any(|ok| item.is(ok))
+            {
+                field_tool(item, &mut inner, errors)
+            } else {
+                Err(unknown_keyword(
+                    item,
+                    "inner",
+                    "`length`, `range`, `pattern`, `regex`, `format` or `inner`",
+                ))
+            }
+        })?;
+        out.inner = Some(Box::new(inner));
+    } else if keyword.is("example") {
+        let value = keyword.value()?;
+        let expr: syn::Expr = value.parse()?;
+        let text = json_literal(&expr)?;
+        if serde_json::from_str::<serde_json::Value>(&text).is_err() {
+            return Err(syn::Error::new_spanned(
+                &expr,
+                "the example is not a JSON value",
+            ));
+        }
+        out.examples.push(Spanned {
+            value: text,
+            span: expr.span(),
+        });
+    } else if keyword.is("schemars") {
+        out.schemars = Some(keyword.path.span());
     } else if keyword.is("description") {
         out.description = Some(keyword.parse_value::<LitStr>()?.value());
     } else {
         return Err(keyword.error(format!(
             "unknown tool attribute `{}`; on a field, #[tool(...)] takes `length`, `range`, \
-             `pattern`, `regex` and `description`",
+             `pattern`, `regex`, `format`, `inner`, `example`, `schemars` and `description`",
             keyword.name()
         )));
     }
     Ok(())
+}
+
+/// An `example = ...` value as JSON text: a string, number or boolean literal, or a string
+/// holding any JSON (`example = r#"{"a": 1}"#`).
+fn json_literal(expr: &syn::Expr) -> syn::Result<String> {
+    let error = || {
+        syn::Error::new_spanned(
+            expr,
+            "an example is a literal: a string, a number or a boolean; write other JSON as \
+             `example = json(r#\"...\"#)`",
+        )
+    };
+    match expr {
+        syn::Expr::Lit(lit) => match &lit.lit {
+            syn::Lit::Str(s) => Ok(serde_json::Value::from(s.value()).to_string()),
+            syn::Lit::Int(i) => Ok(i.base10_digits().to_owned()),
+            syn::Lit::Float(f) => Ok(f.base10_digits().to_owned()),
+            syn::Lit::Bool(b) => Ok(b.value.to_string()),
+            _ => Err(error()),
+        },
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr: inner,
+            ..
+        }) => Ok(format!("-{}", json_literal(inner)?)),
+        syn::Expr::Call(call)
+            if matches!(&*call.func, syn::Expr::Path(path) if path.path.is_ident("json"))
+                && call.args.len() == 1 =>
+        {
+            let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(text),
+                ..
+            }) = &call.args[0]
+            else {
+                return Err(error());
+            };
+            let value: serde_json::Value = serde_json::from_str(&text.value()).map_err(|e| {
+                syn::Error::new_spanned(text, format!("the example is not JSON: {e}"))
+            })?;
+            Ok(value.to_string())
+        }
+        _ => Err(error()),
+    }
 }
 
 fn field_serde(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::Result<()> {

@@ -24,8 +24,23 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
         }
     }
     check_tagging(input, errors);
+    if let Some(span) = input.attrs.transparent
+        && !matches!(input.body, Body::Newtype(_) | Body::Unsupported)
+    {
+        errors.at(span, "`transparent` applies to structs with one field");
+    }
     match &input.body {
         Body::Struct(fields) => check_fields(fields, None, errors),
+        Body::Newtype(newtype) => {
+            if newtype.attrs.skip || !matches!(newtype.attrs.default, crate::attr::Default::None) {
+                errors.spanned(
+                    input.ident,
+                    "`skip` and `default` do not apply to the field of a newtype: its value is \
+                     the whole value",
+                );
+            }
+            check_constraints(&newtype.attrs, errors);
+        }
         Body::Enum(variants) => {
             if variants.iter().all(|variant| variant.skip) {
                 errors.spanned(
@@ -99,13 +114,51 @@ fn check_fields(fields: &[Field<'_>], tag: Option<&str>, errors: &Errors) {
                 ),
             );
         }
-        check_length(field, errors);
-        check_range(&field.attrs.range, errors);
-        if let Some(pattern) = &field.attrs.pattern
-            && let Err(message) = check_pattern(&pattern.value)
-        {
-            errors.at(pattern.span, message);
-        }
+        check_constraints(&field.attrs, errors);
+    }
+}
+
+/// The formats `format = "..."` takes: those the `jsonschema` crate asserts.
+pub(crate) const FORMATS: &[&str] = &[
+    "date",
+    "date-time",
+    "time",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uuid",
+];
+
+/// The constraint keywords of one field, and those of its items.
+fn check_constraints(attrs: &crate::attr::Field, errors: &Errors) {
+    check_length(&attrs.length, errors);
+    check_range(&attrs.range, errors);
+    if let Some(pattern) = &attrs.pattern
+        && let Err(message) = check_pattern(&pattern.value)
+    {
+        errors.at(pattern.span, message);
+    }
+    if let Some(format) = &attrs.format
+        && !FORMATS.contains(&format.value.as_str())
+    {
+        errors.at(
+            format.span,
+            format!(
+                "unknown format {:?}; expected one of {}",
+                format.value,
+                FORMATS
+                    .iter()
+                    .map(|name| format!("{name:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    if let Some(inner) = &attrs.inner {
+        check_constraints(inner, errors);
     }
 }
 
@@ -142,12 +195,17 @@ fn check_tagging(input: &Input<'_>, errors: &Errors) {
     {
         errors.at(content.span, "`tag` and `content` must be different keys");
     }
-    if let Some(span) = attrs.transparent {
-        errors.at(span, "`transparent` applies to structs with one field");
-    }
 }
 
 fn check_tool(input: &Input<'_>, errors: &Errors) {
+    if let Body::Newtype(_) = input.body {
+        errors.spanned(
+            input.ident,
+            "#[derive(Tool)] needs a struct with named fields or an internally tagged enum: a \
+             tool's arguments are one JSON object; derive `Argument` for a newtype used as a \
+             field type",
+        );
+    }
     if let Body::Enum(_) = input.body
         && !matches!(input.tagging(), Tagging::Internal(_))
     {
@@ -195,8 +253,7 @@ fn check_tool_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_length(field: &Field<'_>, errors: &Errors) {
-    let length = &field.attrs.length;
+fn check_length(length: &crate::attr::Length, errors: &Errors) {
     if let (Some(min), Some(max), Some(span)) = (length.min, length.max, length.span)
         && min > max
     {

@@ -8,7 +8,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use crate::ast::{Body, Field, Input, Mode, Shape, Tagging, Variant};
+use crate::ast::{Body, Field, Input, Mode, Newtype, Shape, Tagging, Variant};
 use crate::attr::{self, NumLit};
 use crate::parameter_table::parameter_table;
 
@@ -16,6 +16,7 @@ use crate::parameter_table::parameter_table;
 pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let argument = match &input.body {
         Body::Struct(fields) => struct_argument(input, fields),
+        Body::Newtype(newtype) => newtype_argument(input, newtype),
         Body::Enum(variants) if input.is_string_enum() => enum_argument(input, variants),
         Body::Enum(variants) => union_argument(input, variants),
         // Recorded as an error when read, so never expanded.
@@ -27,6 +28,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     };
     quote! {
         #[doc(hidden)]
+        #[allow(deprecated)]
         const _: () = {
             #argument
             #tool
@@ -52,19 +54,38 @@ fn num_tokens(p: &TokenStream, n: NumLit) -> TokenStream {
 /// Per field: the items holding its constraints, the compile-time checks that they apply
 /// to its type, and the type naming them (`ConstConstraints`).
 fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream, TokenStream) {
-    let attrs = &field.attrs;
     let ty = field.ty;
+    constraint_set(
+        &field.attrs,
+        &quote!(#ty),
+        ty_span(ty),
+        &field.type_text(),
+        &index.to_string(),
+        p,
+    )
+}
+
+/// The constraints `attrs` on values of `ty` (written `type_text`), as items named with
+/// `suffix`; `inner(..)` recurses into the type of the items.
+fn constraint_set(
+    attrs: &attr::Field,
+    ty: &TokenStream,
+    ty_span: Span,
+    type_text: &str,
+    suffix: &str,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream) {
     let mut items = TokenStream::new();
     if let Some(span) = attrs.length.span {
         items.extend(quote_spanned!(span=> const _: () = #p::accepts_length::<#ty>();));
     }
-    let name = format_ident!("__ToolConstraints{}", index);
+    let name = format_ident!("__ToolConstraints{}", suffix);
     if let Some(span) = attrs.range.span {
         let message = format!(
             "`range({})` admits no value of `{}`: the bounds must overlap the type's own range \
              and, for an integer type, hold an integer",
             range_text(&attrs.range),
-            field.type_text()
+            type_text
         )
         .replace('{', "{{")
         .replace('}', "}}");
@@ -79,14 +100,35 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
         let span = pattern.span;
         items.extend(quote_spanned!(span=> const _: () = #p::accepts_pattern::<#ty>();));
     }
-    let has_any =
-        attrs.length.span.is_some() || attrs.range.span.is_some() || attrs.pattern.is_some();
+    let inner = attrs.inner.as_ref().map(|inner| {
+        // A check on the items names their type, which already requires `HasItems`.
+        let checked =
+            inner.length.span.is_some() || inner.range.span.is_some() || inner.pattern.is_some();
+        if !checked {
+            items.extend(quote_spanned!(ty_span=> const _: () = #p::has_items::<#ty>();));
+        }
+        let item_ty = quote_spanned!(ty_span=> <#ty as #p::HasItems>::Item);
+        let (inner_items, inner_bounds) = constraint_set(
+            inner,
+            &item_ty,
+            ty_span,
+            &format!("the items of {type_text}"),
+            &format!("{suffix}Items"),
+            p,
+        );
+        items.extend(inner_items);
+        inner_bounds
+    });
+    let has_any = attrs.length.span.is_some()
+        || attrs.range.span.is_some()
+        || attrs.pattern.is_some()
+        || inner.is_some();
     if !has_any {
         return (items, quote!(#p::Unconstrained));
     }
     let pattern = match &attrs.pattern {
         Some(pattern) => {
-            let name = format_ident!("__TOOL_PATTERN_{}", index);
+            let name = format_ident!("__TOOL_PATTERN_{}", suffix);
             let source = &pattern.value;
             items.extend(quote! {
                 static #name: #p::Pattern = #p::Pattern::new(#source);
@@ -102,10 +144,18 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
     let (minimum, maximum) = (bound(range.min), bound(range.max));
     let (exclusive_minimum, exclusive_maximum) =
         (bound(range.exclusive_min), bound(range.exclusive_max));
+    let (items_value, items_type) = match &inner {
+        Some(inner) => (
+            quote!(#p::Some(&<#inner as #p::ConstConstraints>::VALUE)),
+            inner.clone(),
+        ),
+        None => (quote!(#p::None), quote!(#p::Unconstrained)),
+    };
     items.extend(quote! {
         struct #name;
 
         impl #p::ConstConstraints for #name {
+            #[allow(clippy::needless_update)]
             const VALUE: #p::Constraints = #p::Constraints {
                 min_length: #min_length,
                 max_length: #max_length,
@@ -114,9 +164,10 @@ fn constraints(field: &Field<'_>, index: usize, p: &TokenStream) -> (TokenStream
                 exclusive_minimum: #exclusive_minimum,
                 exclusive_maximum: #exclusive_maximum,
                 pattern: #pattern,
+                items: #items_value,
                 ..#p::Constraints::NONE
             };
-            type Items = #p::Unconstrained;
+            type Items = #items_type;
         }
     });
     (items, quote!(#name))
@@ -227,6 +278,20 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             let mut __schema = #p::field_schema::<#ty>(__generator, #c, #doc);
         });
         schema_fields.extend(advertise);
+        if field.attrs.deprecated || !field.attrs.examples.is_empty() {
+            let deprecated = field.attrs.deprecated;
+            let examples = field.attrs.examples.iter().map(|example| &example.value);
+            schema_fields.extend(quote! {
+                #p::annotate_field::<#ty, #bounds>(
+                    __generator,
+                    &mut __schema,
+                    #deprecated,
+                    &[#(#examples),*],
+                    #name,
+                    #wire,
+                );
+            });
+        }
         schema_fields.extend(quote_spanned! {ty_span(ty)=>
             let _: #p::Option<#p::Value> = __properties.insert(
                 ::std::string::String::from(#wire),
@@ -463,6 +528,63 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         }
 
         const __TOOL_VARIANTS: &[&str] = &[#(#wires),*];
+    }
+}
+
+fn newtype_argument(input: &Input<'_>, newtype: &Newtype<'_>) -> TokenStream {
+    let krate = &input.krate;
+    let p = quote!(#krate::__private);
+    let ident = input.ident;
+    let ty = newtype.ty;
+    let member = &newtype.member;
+    let doc = option_tokens(&p, input.doc.as_deref());
+    let type_text = quote!(#ty).to_string();
+    let (items, bounds) = constraint_set(
+        &newtype.attrs,
+        &quote!(#ty),
+        ty_span(ty),
+        &type_text,
+        "",
+        &p,
+    );
+    quote! {
+        #items
+
+        #[automatically_derived]
+        impl #krate::Argument for #ident {
+            const OPTIONAL: bool = <#ty as #krate::Argument>::OPTIONAL;
+
+            fn schema(
+                __generator: &mut #p::SchemaGen,
+                _: &#p::Constraints,
+            ) -> #p::Value {
+                #p::field_schema::<#ty>(
+                    __generator,
+                    &<#bounds as #p::ConstConstraints>::VALUE,
+                    #doc,
+                )
+            }
+
+            #[inline]
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::Ok(
+                    <#ty as #krate::Argument>::parse::<__D, #bounds>(__de, __cx, __at)?
+                        .map(|__value| Self { #member: __value }),
+                )
+            }
+
+            fn absent() -> #p::Option<Self> {
+                <#ty as #krate::Argument>::absent().map(|__value| Self { #member: __value })
+            }
+
+            fn to_value(&self) -> #p::Option<#p::Value> {
+                <#ty as #krate::Argument>::to_value(&self.#member)
+            }
+        }
     }
 }
 

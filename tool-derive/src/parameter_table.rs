@@ -37,7 +37,7 @@ pub(crate) fn parameter_table(input: &Input<'_>) -> String {
                 }
             }
         }
-        Body::Unsupported => {}
+        Body::Newtype(_) | Body::Unsupported => {}
     }
     text
 }

@@ -731,6 +731,37 @@ impl<T: AcceptsRange> AcceptsRange for Box<T> {
     const DOMAIN: Domain = T::DOMAIN;
 }
 
+/// Collections whose items `inner(..)` constrains: the items of an array or set, the values
+/// of a map.
+#[diagnostic::on_unimplemented(
+    message = "`inner(..)` does not apply to `{Self}`",
+    label = "`inner` applies to collections: arrays, sets and maps",
+    note = "put the constraints on the field itself"
+)]
+pub trait HasItems {
+    /// The type of each item.
+    type Item: ?Sized;
+}
+
+impl<T> HasItems for Vec<T> {
+    type Item = T;
+}
+impl<C: HasItems> HasItems for Option<C> {
+    type Item = C::Item;
+}
+impl<C: HasItems> HasItems for Box<C> {
+    type Item = C::Item;
+}
+impl<K, V> HasItems for std::collections::BTreeMap<K, V> {
+    type Item = V;
+}
+impl<K, V, S> HasItems for std::collections::HashMap<K, V, S> {
+    type Item = V;
+}
+
+/// Compile-time check that `inner(..)` applies to `T`.
+pub const fn has_items<T: HasItems + ?Sized>() {}
+
 /// Compile-time check that `length` applies to `T`.
 pub const fn accepts_length<T: AcceptsLength + ?Sized>() {}
 

@@ -155,6 +155,62 @@ pub fn root_contract<T: Argument>() -> Contract {
     }
 }
 
+/// Advertises `examples` (JSON texts checked by the derive) as the field's `examples`, and
+/// `deprecated: true` when the field is deprecated. An example the field's own schema refuses
+/// is recorded as a mistake in the contract, like a default.
+pub fn annotate_field<T: Argument, C: ConstConstraints>(
+    generator: &mut SchemaGen,
+    schema: &mut Value,
+    deprecated: bool,
+    examples: &[&str],
+    owner: &str,
+    wire: &str,
+) {
+    let mut shown = Vec::with_capacity(examples.len());
+    for text in examples {
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            generator.problem(format!(
+                "an example of `{owner}.{wire}` is not JSON: {text}"
+            ));
+            continue;
+        };
+        if let Some(reasons) = refusal::<T, C>(&value) {
+            generator.problem(format!(
+                "the example {value} of `{owner}.{wire}` breaks the field's own schema: {reasons}"
+            ));
+            continue;
+        }
+        shown.push(value);
+    }
+    if let Value::Object(map) = schema {
+        if deprecated {
+            map.insert("deprecated".to_owned(), Value::Bool(true));
+        }
+        if !shown.is_empty() {
+            map.insert("examples".to_owned(), Value::Array(shown));
+        }
+    }
+}
+
+/// Why `value` is not a value of `T` under `C`, if it is not.
+fn refusal<T: Argument, C: ConstConstraints>(value: &Value) -> Option<String> {
+    let mut cx = Cx::default();
+    let checked = T::parse::<_, C>(Untyped(value), &mut cx, &Path::ROOT);
+    if matches!(checked, Ok(Some(_))) && cx.is_clean() {
+        return None;
+    }
+    Some(cx.into_errors().map_or_else(
+        || "it cannot be read back".to_owned(),
+        |errors| {
+            errors
+                .iter()
+                .map(|violation| violation.message().to_owned())
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+    ))
+}
+
 /// Advertises `default` as the `default` of the field `wire` of the type `owner`, whose schema
 /// is `schema`, after checking it against the field's own type and constraints `C`: a default
 /// that the field's schema refuses is recorded as a mistake in the contract.
@@ -168,20 +224,8 @@ pub fn advertise_default<T: Argument, C: ConstConstraints>(
     let Some(value) = default.to_value() else {
         return;
     };
-    let mut cx = Cx::default();
-    let checked = T::parse::<_, C>(Untyped(&value), &mut cx, &Path::ROOT);
-    if !matches!(checked, Ok(Some(_))) || !cx.is_clean() {
-        let reasons = cx.into_errors().map_or_else(
-            || "it cannot be read back".to_owned(),
-            |errors| {
-                errors
-                    .iter()
-                    .map(|violation| violation.message().to_owned())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            },
-        );
-        generator.problems.push(format!(
+    if let Some(reasons) = refusal::<T, C>(&value) {
+        generator.problem(format!(
             "the default of `{owner}.{wire}` ({value}) breaks the field's own schema: {reasons}"
         ));
         return;

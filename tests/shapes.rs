@@ -1,0 +1,155 @@
+//! Newtypes, item constraints, examples and deprecation: what each advertises and checks.
+
+use serde::Deserialize;
+use serde_json::json;
+use tool_core::{Argument, Tool};
+
+/// An email address.
+#[derive(Argument, Deserialize, Debug, PartialEq, Clone)]
+struct Email(#[tool(pattern = "^[^@ ]+@[^@ ]+$", length(max = 254))] String);
+
+/// A label, transparent over its text.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(transparent)]
+struct Label {
+    #[tool(length(min = 1, max = 20))]
+    text: String,
+}
+
+/// A page size.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct PageSize(#[tool(range(min = 1, max = 100))] u8);
+
+/// Sends a message.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct Send {
+    /// Who gets it.
+    to: Vec<Email>,
+    cc: Option<Email>,
+    labels: Vec<Label>,
+    /// Tags, each short.
+    #[tool(length(max = 3), inner(length(min = 1, max = 8), pattern = "^[a-z]+$"))]
+    tags: Vec<String>,
+    /// Scores per reviewer.
+    #[tool(inner(range(min = 0, max = 10)))]
+    scores: std::collections::BTreeMap<String, u8>,
+    /// Rows of cells.
+    #[tool(inner(length(max = 2), inner(range(max = 9))))]
+    grid: Option<Vec<Vec<i32>>>,
+    #[serde(default = "ten")]
+    page: PageSize,
+    /// The subject line.
+    #[tool(example = "Weekly report", example = "Invoice #42")]
+    subject: String,
+    /// Use `to` instead.
+    #[deprecated]
+    #[serde(default)]
+    recipient: Option<String>,
+}
+
+fn ten() -> PageSize {
+    PageSize(10)
+}
+
+#[test]
+fn a_newtype_advertises_its_inner_schema_with_its_constraints() {
+    let schema = Send::input_schema();
+    assert_eq!(
+        schema["properties"]["to"]["items"],
+        json!({"type": "string", "description": "An email address.", "maxLength": 254,
+               "pattern": "^[^@ ]+@[^@ ]+$"})
+    );
+    assert_eq!(
+        schema["properties"]["cc"]["type"],
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        schema["properties"]["labels"]["items"],
+        json!({"type": "string", "description": "A label, transparent over its text.",
+               "minLength": 1, "maxLength": 20})
+    );
+    assert_eq!(
+        schema["properties"]["page"],
+        json!({"type": "integer", "description": "A page size.", "minimum": 1, "maximum": 100,
+               "default": 10})
+    );
+}
+
+#[test]
+fn item_constraints_are_advertised_on_items_and_checked_at_each_item() {
+    let schema = Send::input_schema();
+    assert_eq!(
+        schema["properties"]["tags"],
+        json!({"type": "array", "description": "Tags, each short.", "maxItems": 3,
+               "items": {"type": "string", "minLength": 1, "maxLength": 8, "pattern": "^[a-z]+$"}})
+    );
+    assert_eq!(
+        schema["properties"]["scores"]["additionalProperties"],
+        json!({"type": "integer", "minimum": 0, "maximum": 10})
+    );
+    assert_eq!(
+        schema["properties"]["grid"]["items"],
+        json!({"type": "array", "maxItems": 2,
+               "items": {"type": "integer", "minimum": -2147483648, "maximum": 9}})
+    );
+    let errors = Send::parse_arguments(
+        r#"{"to": ["a@b", "nope"], "cc": null, "labels": [""], "tags": ["ok", "TOOLONGTAG"],
+            "scores": {"ann": 11}, "grid": [[1, 10], [1, 2, 3]], "page": 0, "subject": "s"}"#,
+    )
+    .unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "/to/1 pattern",
+            "/labels/0 minLength",
+            "/tags/1 maxLength",
+            "/tags/1 pattern",
+            "/scores/ann maximum",
+            "/grid/0/1 maximum",
+            "/grid/1 maxItems",
+            "/page minimum",
+        ],
+        "{errors}"
+    );
+}
+
+#[test]
+fn examples_and_deprecation_are_advertised() {
+    let schema = Send::input_schema();
+    assert_eq!(
+        schema["properties"]["subject"]["examples"],
+        json!(["Weekly report", "Invoice #42"])
+    );
+    assert_eq!(schema["properties"]["recipient"]["deprecated"], json!(true));
+    assert!(Send::contract_errors().is_empty());
+}
+
+#[test]
+fn newtypes_parse_as_serde_does() {
+    let text = r#"{"to": ["a@b"], "labels": ["x"], "tags": [], "scores": {}, "subject": "s"}"#;
+    let parsed = Send::parse_arguments(text).unwrap();
+    assert_eq!(parsed, serde_json::from_str::<Send>(text).unwrap());
+    assert_eq!(parsed.page, PageSize(10));
+}
+
+/// An example that breaks the field's constraints.
+#[derive(Tool, Debug)]
+#[allow(dead_code)]
+struct BadExample {
+    #[tool(range(max = 5), example = 7)]
+    level: u8,
+}
+
+#[test]
+fn an_example_that_breaks_its_constraints_is_a_contract_error() {
+    let problems = BadExample::contract_errors();
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0].contains("the example 7 of `BadExample.level`"),
+        "{problems:?}"
+    );
+}
