@@ -1143,8 +1143,8 @@ fn strict_nulls_are_removed_only_where_the_contract_refuses_null() {
     assert_eq!(
         removed,
         [
-            "/passengers/0/checkedBags",
             "/passengers/0/needsSeat",
+            "/passengers/0/checkedBags",
             "/preferredAirlines",
             "/refundableOnly",
             "/tags"

@@ -153,3 +153,18 @@ fn an_example_that_breaks_its_constraints_is_a_contract_error() {
         "{problems:?}"
     );
 }
+
+#[test]
+fn properties_are_advertised_in_declaration_order() {
+    let schema = Send::input_schema();
+    let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        names,
+        ["to", "cc", "labels", "tags", "scores", "grid", "page", "subject", "recipient"]
+    );
+    let text = serde_json::to_string(schema).unwrap();
+    assert!(
+        text.find("\"to\"").unwrap() < text.find("\"cc\"").unwrap(),
+        "{text}"
+    );
+}
