@@ -160,11 +160,60 @@ fn properties_are_advertised_in_declaration_order() {
     let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
     assert_eq!(
         names,
-        ["to", "cc", "labels", "tags", "scores", "grid", "page", "subject", "recipient"]
+        [
+            "to",
+            "cc",
+            "labels",
+            "tags",
+            "scores",
+            "grid",
+            "page",
+            "subject",
+            "recipient"
+        ]
     );
     let text = serde_json::to_string(schema).unwrap();
     assert!(
         text.find("\"to\"").unwrap() < text.find("\"cc\"").unwrap(),
         "{text}"
     );
+}
+
+/// One page of results.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Page<T> {
+    /// The items on this page.
+    items: Vec<T>,
+    /// Where the next page starts.
+    cursor: Option<String>,
+}
+
+/// Replaces issues and comments in bulk.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct Bulk {
+    issues: Page<u32>,
+    comments: Page<Email>,
+}
+
+#[test]
+fn a_generic_struct_is_an_argument_for_each_argument_it_holds() {
+    let schema = Bulk::input_schema();
+    assert_eq!(
+        schema["properties"]["issues"]["properties"]["items"]["items"]["type"],
+        "integer"
+    );
+    assert_eq!(
+        schema["properties"]["comments"]["properties"]["items"]["items"]["pattern"],
+        "^[^@ ]+@[^@ ]+$"
+    );
+    let text = r#"{"issues": {"items": [1, 2], "cursor": null},
+                   "comments": {"items": ["a@b"], "cursor": "x"}}"#;
+    let parsed = Bulk::parse_arguments(text).unwrap();
+    assert_eq!(parsed, serde_json::from_str::<Bulk>(text).unwrap());
+    let errors = Bulk::parse_arguments(
+        r#"{"issues": {"items": [-1], "cursor": null}, "comments": {"items": ["x"], "cursor": null}}"#,
+    )
+    .unwrap_err();
+    let pointers: Vec<String> = errors.iter().map(|v| v.pointer().into_owned()).collect();
+    assert_eq!(pointers, ["/issues/items/0", "/comments/items/0"]);
 }

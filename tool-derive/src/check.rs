@@ -8,13 +8,7 @@ use crate::engine;
 use crate::errors::Errors;
 
 pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
-    if !input.generics.params.is_empty() {
-        errors.spanned(
-            input.generics,
-            "generic parameters are not supported: a tool's schema must be one fixed document; \
-             use a concrete type",
-        );
-    }
+    check_generics(input, errors);
     match input.mode {
         Mode::Tool => check_tool(input, errors),
         Mode::Argument => {
@@ -159,6 +153,71 @@ fn check_constraints(attrs: &crate::attr::Field, errors: &Errors) {
     }
     if let Some(inner) = &attrs.inner {
         check_constraints(inner, errors);
+    }
+}
+
+/// Generic structs derive `Argument` (each type parameter must be one); a tool, an enum or a
+/// newtype is one fixed type.
+fn check_generics(input: &Input<'_>, errors: &Errors) {
+    let generics = input.generics;
+    if generics.params.is_empty() {
+        return;
+    }
+    if input.mode == Mode::Tool {
+        errors.spanned(
+            generics,
+            "generic parameters are not supported on a tool: its schema must be one fixed \
+             document; use a concrete type (generic structs may derive `Argument` and be used as \
+             `Page<Item>` in a tool's fields)",
+        );
+        return;
+    }
+    if generics.lifetimes().next().is_some() || generics.const_params().next().is_some() {
+        errors.spanned(
+            generics,
+            "only type parameters are supported: an argument owns its data",
+        );
+    }
+    let Body::Struct(fields) = &input.body else {
+        errors.spanned(
+            generics,
+            "generic parameters are supported on structs with named fields only",
+        );
+        return;
+    };
+    let params: Vec<String> = generics
+        .type_params()
+        .map(|param| param.ident.to_string())
+        .collect();
+    for field in fields {
+        let attrs = &field.attrs;
+        let constrained = attrs.length.span.is_some()
+            || attrs.range.span.is_some()
+            || attrs.pattern.is_some()
+            || attrs.inner.is_some()
+            || attrs.format.is_some();
+        let ty = field.ty;
+        let mentions = quote::quote!(#ty)
+            .into_iter()
+            .any(|token| mentions_param(&token, &params));
+        if constrained && mentions {
+            errors.spanned(
+                field.ty,
+                "constraints on a field whose type involves a type parameter are not supported: \
+                 put them on the concrete type (a newtype struct with its own constraints)",
+            );
+        }
+    }
+}
+
+fn mentions_param(token: &proc_macro2::TokenTree, params: &[String]) -> bool {
+    match token {
+        proc_macro2::TokenTree::Ident(ident) => params.iter().any(|param| ident == param),
+        proc_macro2::TokenTree::Group(group) => group
+            .stream()
+            .into_iter()
+            .any(|token| mentions_param(&token, params)),
+        _ => false,
     }
 }
 

@@ -177,6 +177,7 @@ fn constraint_set(
 struct ObjectSpec<'a> {
     krate: &'a syn::Path,
     ident: &'a syn::Ident,
+    generics: Option<&'a syn::Generics>,
     /// The name in messages about the contract and in `$defs`.
     name: String,
     doc: Option<&'a str>,
@@ -191,6 +192,7 @@ fn struct_argument(input: &Input<'_>, fields: &[Field<'_>]) -> TokenStream {
     object_argument(&ObjectSpec {
         krate: &input.krate,
         ident: input.ident,
+        generics: Some(input.generics),
         name: input.ident.to_string(),
         doc: input.doc.as_deref(),
         fields,
@@ -206,6 +208,13 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
     let ident = spec.ident;
     let name = &spec.name;
     let type_doc = option_tokens(&p, spec.doc);
+    // A generic struct is an `Argument` when each of its type parameters is.
+    let mut generics = spec.generics.cloned().unwrap_or_default();
+    for param in generics.type_params_mut() {
+        param.bounds.push(syn::parse_quote!(#krate::Argument));
+        param.bounds.push(syn::parse_quote!('static));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let live: Vec<(usize, &Field<'_>)> = fields
         .iter()
         .enumerate()
@@ -400,7 +409,7 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
         #items
 
         #[automatically_derived]
-        impl #krate::Argument for #ident {
+        impl #impl_generics #krate::Argument for #ident #ty_generics #where_clause {
             fn schema(
                 __generator: &mut #p::SchemaGen,
                 _: &#p::Constraints,
@@ -431,7 +440,7 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #p::Object for #ident {
+        impl #impl_generics #p::Object for #ident #ty_generics #where_clause {
             #[allow(clippy::too_many_lines, unreachable_patterns)]
             #[inline]
             fn visit_members<'__de, __A: #p::MapAccess<'__de>>(
@@ -672,6 +681,7 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
                 let object = object_argument(&ObjectSpec {
                     krate,
                     ident: &hidden,
+                    generics: None,
                     name: format!("{ident}::{variant_ident}"),
                     doc: None,
                     fields,
