@@ -51,6 +51,7 @@ pub use contract::arguments::Arguments;
 #[doc(hidden)]
 pub use contract::constraints::Constraints;
 pub use contract::error::{ArgumentErrors, Keyword, Violation};
+pub use contract::format::Format;
 pub use contract::schema::DRAFT_2020_12;
 pub use contract::tool::Tool;
 pub use contract::validate::MAX_DEPTH;
@@ -89,9 +90,13 @@ pub mod __private {
 
     pub use crate::contract::constraints::Constraints;
     pub use crate::contract::constraints::{
-        AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
+        AcceptsFormat, AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern,
+        Unconstrained,
     };
-    pub use crate::contract::constraints::{accepts_length, accepts_pattern, accepts_range};
+    pub use crate::contract::constraints::{
+        accepts_format, accepts_length, accepts_pattern, accepts_range,
+    };
+    pub use crate::contract::format::Format;
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
         SchemaGen, enum_schema, field_schema, object_schema, root_schema,

@@ -349,6 +349,7 @@ fn string_passes(s: &str, c: &Constraints) -> bool {
         && c.max_length.is_none_or(|max| bytes <= max)
         && c.pattern
             .is_none_or(|pattern| pattern.is_match(s) == Some(true))
+        && c.format.is_none_or(|format| format.is_valid(s))
 }
 
 /// Checks `got` as a string outside the common case, recording every violation; whether it
@@ -415,6 +416,21 @@ fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
                 ok = false;
             }
         }
+    }
+    if let Some(format) = c.format
+        && !format.is_valid(s)
+    {
+        cx.report(
+            at,
+            Keyword::Other("format"),
+            format!(
+                "must be {} (format {:?}); got {}",
+                format.looks_like(),
+                format.name(),
+                Got::Str(s).bare()
+            ),
+        );
+        ok = false;
     }
     ok
 }
@@ -514,7 +530,10 @@ impl<T: Argument> Argument for Vec<T> {
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
         let mut schema = Map::new();
         schema.insert("type".to_owned(), Value::from("array"));
-        schema.insert("items".to_owned(), T::schema(generator, c.item_constraints()));
+        schema.insert(
+            "items".to_owned(),
+            T::schema(generator, c.item_constraints()),
+        );
         c.array_keywords(&mut schema);
         Value::Object(schema)
     }
@@ -569,8 +588,7 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
         let mut count: u64 = 0;
         loop {
             let at = self.at.index(count as usize);
-            let Some(item) = seq.next_element_seed(Seed::<T, C::Items>::new(self.cx, &at))?
-            else {
+            let Some(item) = seq.next_element_seed(Seed::<T, C::Items>::new(self.cx, &at))? else {
                 break;
             };
             count += 1;

@@ -9,6 +9,7 @@ pub(crate) mod argument;
 pub(crate) mod arguments;
 pub(crate) mod constraints;
 pub(crate) mod error;
+pub(crate) mod format;
 pub(crate) mod path;
 pub(crate) mod schema;
 pub(crate) mod tool;
