@@ -52,6 +52,8 @@ pub use contract::arguments::Arguments;
 pub use contract::constraints::Constraints;
 pub use contract::error::{ArgumentErrors, Keyword, Violation};
 pub use contract::format::Format;
+#[doc(hidden)]
+pub use contract::maps::ArgumentKey;
 pub use contract::schema::DRAFT_2020_12;
 pub use contract::tool::Tool;
 pub use contract::validate::MAX_DEPTH;
@@ -97,10 +99,17 @@ pub mod __private {
         accepts_format, accepts_length, accepts_pattern, accepts_range,
     };
     pub use crate::contract::format::Format;
+    pub use crate::contract::maps::ArgumentKey;
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
         SchemaGen, enum_schema, field_schema, object_schema, root_schema,
     };
+    /// Parses JSON text as one `T` at the root, whatever JSON type `T` takes (the checked
+    /// parse of [`Tool::parse_arguments`](crate::Tool::parse_arguments)).
+    pub use crate::contract::validate::parse_str as parse_argument;
+    /// Checks a parsed JSON value as one `T` at the root (the checked parse of
+    /// [`Tool::parse_value`](crate::Tool::parse_value)).
+    pub use crate::contract::validate::parse_value as parse_argument_value;
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
     pub use crate::{Argument, Keyword};
 }
