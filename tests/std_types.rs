@@ -791,6 +791,9 @@ fn format_strings(format: Format) -> BoxedStrategy<String> {
             "2025-01-01t00:00:00z",
             "2025-01-01 00:00:00Z",
             "2016-12-31T23:59:60Z",
+            "2025-01-15T23:59:60Z",
+            "2025-01-15T23:59:60.5+00:00",
+            "2025-06-30T23:59:60Z",
             "2016-12-31T22:59:60-01:00",
             "2016-12-31T23:59:60+01:00",
             "2025-01-01T12:00:60Z",
@@ -995,4 +998,324 @@ format_parity! {
     ipv6_format: Format::Ipv6, Ipv6Format;
     uri_format: Format::Uri, UriFormat;
     uuid_format: Format::Uuid, UuidFormat;
+}
+
+// ---- the types of other crates ----
+
+fn date_time_strings() -> BoxedStrategy<Value> {
+    prop_oneof![
+        6 => format_strings(Format::DateTime).prop_map(Value::String),
+        1 => other_types(),
+    ]
+    .boxed()
+}
+
+fn partial_time_strings() -> BoxedStrategy<Value> {
+    prop_oneof![
+        3 => "[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{0,12})?".prop_map(Value::String),
+        1 => prop::sample::select(vec![
+            "23:59:59", "23:59:60", "24:00:00", "09:30", "09:30:00Z", "09:30:00.", "9:30:00",
+            "09:30:00.123456789", "09:30:00.1234567891", " 09:30:00",
+        ])
+        .prop_map(|s| Value::String(s.to_owned())),
+        1 => other_types(),
+    ]
+    .boxed()
+}
+
+fn date_strings() -> BoxedStrategy<Value> {
+    prop_oneof![
+        6 => format_strings(Format::Date).prop_map(Value::String),
+        1 => other_types(),
+    ]
+    .boxed()
+}
+
+mod chrono_types {
+    use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime, TimeZone, Utc};
+
+    use super::*;
+
+    #[test]
+    fn chrono_types_read_rfc_3339() {
+        assert_eq!(
+            schema::<DateTime<Utc>>(),
+            json!({"type": "string", "format": "date-time"})
+        );
+        assert_eq!(
+            schema::<NaiveDate>(),
+            json!({"type": "string", "format": "date"})
+        );
+        assert_eq!(
+            schema::<NaiveTime>(),
+            json!({
+                "type": "string",
+                "pattern": r"^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?$"
+            })
+        );
+        assert_eq!(
+            parse::<DateTime<Utc>>(json!("2025-01-31T09:30:00+01:00")).unwrap(),
+            Utc.with_ymd_and_hms(2025, 1, 31, 8, 30, 0).unwrap()
+        );
+        assert_eq!(
+            parse::<DateTime<FixedOffset>>(json!("2025-01-31t09:30:00.5z")).unwrap(),
+            DateTime::parse_from_rfc3339("2025-01-31T09:30:00.5Z").unwrap()
+        );
+        // A leap second where the format allows one is chrono's leap second.
+        let leap = parse::<DateTime<Utc>>(json!("2016-12-31T23:59:60Z")).unwrap();
+        assert_eq!(leap.timestamp_subsec_nanos(), 1_000_000_000);
+        assert_eq!(
+            refused::<DateTime<Utc>>(json!("2025-01-01T12:00:60Z")),
+            [at("", "format")]
+        );
+        assert_eq!(
+            refused::<DateTime<Utc>>(json!("2025-02-30T00:00:00Z")),
+            [at("", "format")]
+        );
+        assert_eq!(
+            refused::<DateTime<Utc>>(json!("2025-01-01 00:00:00Z")),
+            [at("", "format")]
+        );
+        assert_eq!(
+            parse::<NaiveDate>(json!("2024-02-29")).unwrap(),
+            NaiveDate::from_ymd_opt(2024, 2, 29).unwrap()
+        );
+        assert_eq!(
+            refused::<NaiveDate>(json!("2025-02-29")),
+            [at("", "format")]
+        );
+        assert_eq!(
+            parse::<NaiveTime>(json!("09:30:00.25")).unwrap(),
+            NaiveTime::from_hms_milli_opt(9, 30, 0, 250).unwrap()
+        );
+        assert_eq!(refused::<NaiveTime>(json!("23:59:60")), [at("", "pattern")]);
+        assert_eq!(
+            refused::<NaiveTime>(json!("09:30:00Z")),
+            [at("", "pattern")]
+        );
+    }
+
+    parity!(date_time_utc_parity: DateTime<Utc>, date_time_strings(), serde);
+    parity!(date_time_offset_parity: DateTime<FixedOffset>, date_time_strings(), serde);
+    parity!(naive_date_parity: NaiveDate, date_strings(), serde);
+    parity!(naive_time_parity: NaiveTime, partial_time_strings(), serde);
+}
+
+mod time_types {
+    use serde::Deserialize;
+    use time::macros::{date, datetime, time};
+    use time::{Date, OffsetDateTime, Time};
+
+    use super::*;
+
+    #[test]
+    fn time_types_read_rfc_3339() {
+        assert_eq!(
+            schema::<OffsetDateTime>(),
+            json!({"type": "string", "format": "date-time", "pattern": "^[^:]*:[^:]*:[0-5]"})
+        );
+        assert_eq!(
+            parse::<OffsetDateTime>(json!("2025-01-31T09:30:00.5+01:00")).unwrap(),
+            datetime!(2025-01-31 09:30:00.5 +01:00)
+        );
+        // `time` holds no leap second: refused wherever it falls, as advertised.
+        assert_eq!(
+            refused::<OffsetDateTime>(json!("2016-12-31T23:59:60Z")),
+            [at("", "pattern")]
+        );
+        assert_eq!(
+            refused::<OffsetDateTime>(json!("2025-01-01T12:00:60Z")),
+            [at("", "format"), at("", "pattern")]
+        );
+        assert_eq!(
+            parse::<Date>(json!("2024-02-29")).unwrap(),
+            date!(2024 - 02 - 29)
+        );
+        assert_eq!(refused::<Date>(json!("2025-02-29")), [at("", "format")]);
+        assert_eq!(
+            parse::<Time>(json!("09:30:00.000000250")).unwrap(),
+            time!(09:30:00.000000250)
+        );
+        assert_eq!(
+            parse::<Time>(json!("23:59:59.5")).unwrap(),
+            time!(23:59:59.5)
+        );
+        assert_eq!(refused::<Time>(json!("24:00:00")), [at("", "pattern")]);
+    }
+
+    /// `OffsetDateTime` as `time::serde::rfc3339` reads it.
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Rfc3339(#[serde(with = "time::serde::rfc3339")] OffsetDateTime);
+
+    mod offset_date_time {
+        use super::*;
+
+        fn law() -> &'static jsonschema::Validator {
+            static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> =
+                std::sync::OnceLock::new();
+            VALIDATOR.get_or_init(validator::<OffsetDateTime>)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+            #[test]
+            fn agrees_with_jsonschema(instance in date_time_strings()) {
+                if let Some(parsed) = check::<OffsetDateTime>(law(), &instance)? {
+                    agrees_with_serde(&Rfc3339(parsed), &instance)?;
+                }
+            }
+        }
+    }
+
+    /// The `Time` the partial time `text` states, read independently of the parser.
+    fn expected_time(text: &str) -> Time {
+        let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap();
+        let fraction = &text[8..].trim_start_matches('.');
+        let nanos = if fraction.is_empty() {
+            0
+        } else {
+            format!("{fraction:0<9}").parse::<u32>().unwrap()
+        };
+        Time::from_hms_nano(
+            number(0..2) as u8,
+            number(3..5) as u8,
+            number(6..8) as u8,
+            nanos,
+        )
+        .unwrap()
+    }
+
+    mod time_of_day {
+        use super::*;
+
+        fn law() -> &'static jsonschema::Validator {
+            static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> =
+                std::sync::OnceLock::new();
+            VALIDATOR.get_or_init(validator::<Time>)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+            #[test]
+            fn agrees_with_jsonschema(instance in partial_time_strings()) {
+                if let Some(parsed) = check::<Time>(law(), &instance)? {
+                    prop_assert_eq!(parsed, expected_time(instance.as_str().unwrap_or("")));
+                }
+            }
+        }
+    }
+
+    mod date {
+        use super::*;
+
+        fn law() -> &'static jsonschema::Validator {
+            static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> =
+                std::sync::OnceLock::new();
+            VALIDATOR.get_or_init(validator::<Date>)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+            #[test]
+            fn agrees_with_jsonschema(instance in date_strings()) {
+                if let Some(parsed) = check::<Date>(law(), &instance)? {
+                    let text = instance.as_str().unwrap_or("");
+                    let by_chrono = text.parse::<chrono::NaiveDate>().map(|d| d.to_string());
+                    prop_assert_eq!(Ok(parsed.to_string()), by_chrono);
+                }
+            }
+        }
+    }
+}
+
+mod uuid_type {
+    use uuid::Uuid;
+
+    use super::*;
+
+    #[test]
+    fn uuid_is_the_hyphenated_form() {
+        assert_eq!(
+            schema::<Uuid>(),
+            json!({"type": "string", "format": "uuid"})
+        );
+        let id = "67E55044-10B1-426F-9247-BB680E5FE0C8";
+        assert_eq!(
+            parse::<Uuid>(json!(id)).unwrap(),
+            Uuid::parse_str(id).unwrap()
+        );
+        assert_eq!(
+            refused::<Uuid>(json!("67e5504410b1426f9247bb680e5fe0c8")),
+            [at("", "format")]
+        );
+    }
+
+    fn uuids() -> BoxedStrategy<Value> {
+        prop_oneof![
+            6 => format_strings(Format::Uuid).prop_map(Value::String),
+            1 => other_types(),
+        ]
+        .boxed()
+    }
+
+    parity!(uuid_parity: Uuid, uuids(), serde);
+}
+
+mod url_type {
+    use url::Url;
+
+    use super::*;
+
+    #[test]
+    fn url_is_a_uri_the_url_parser_reads() {
+        assert_eq!(schema::<Url>(), json!({"type": "string", "format": "uri"}));
+        assert_eq!(
+            parse::<Url>(json!("HTTP://Example.COM")).unwrap().as_str(),
+            "http://example.com/"
+        );
+        assert_eq!(
+            parse::<Url>(json!("mailto:a@example.com"))
+                .unwrap()
+                .scheme(),
+            "mailto"
+        );
+        assert_eq!(refused::<Url>(json!("/relative")), [at("", "format")]);
+        // URIs that no URL parser of this kind reads: refused though the format allows them.
+        for uri in [
+            "http://example.com:99999",
+            "http://256.256.256.256/",
+            "http:",
+        ] {
+            assert!(Format::Uri.is_valid(uri), "{uri}");
+            assert_eq!(refused::<Url>(json!(uri)), [at("", "format")], "{uri}");
+        }
+    }
+
+    fn law() -> &'static jsonschema::Validator {
+        static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+        VALIDATOR.get_or_init(validator::<Url>)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+        /// The law holds on every URI the URL parser reads; the others are refused with
+        /// `format` alone, as documented.
+        #[test]
+        fn agrees_with_jsonschema_where_the_url_parser_reads_the_uri(
+            instance in prop_oneof![
+                6 => format_strings(Format::Uri).prop_map(Value::String),
+                1 => other_types(),
+            ]
+        ) {
+            let readable = instance.as_str().is_none_or(|s| Url::parse(s).is_ok());
+            if readable {
+                if let Some(parsed) = check::<Url>(law(), &instance)? {
+                    agrees_with_serde(&parsed, &instance)?;
+                }
+            } else {
+                let errors = parse::<Url>(instance.clone()).expect_err("refused");
+                prop_assert_eq!(found(&errors), [at("", "format")]);
+            }
+        }
+    }
 }

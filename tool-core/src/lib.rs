@@ -104,12 +104,20 @@ pub mod __private {
     pub use crate::contract::schema::{
         SchemaGen, enum_schema, field_schema, object_schema, root_schema,
     };
+
     /// Parses JSON text as one `T` at the root, whatever JSON type `T` takes (the checked
     /// parse of [`Tool::parse_arguments`](crate::Tool::parse_arguments)).
-    pub use crate::contract::validate::parse_str as parse_argument;
+    pub fn parse_argument<T: crate::Argument>(raw: &str) -> Result<T, crate::ArgumentErrors> {
+        crate::contract::validate::parse_str(raw)
+    }
+
     /// Checks a parsed JSON value as one `T` at the root (the checked parse of
     /// [`Tool::parse_value`](crate::Tool::parse_value)).
-    pub use crate::contract::validate::parse_value as parse_argument_value;
+    pub fn parse_argument_value<T: crate::Argument>(
+        value: &Value,
+    ) -> Result<T, crate::ArgumentErrors> {
+        crate::contract::validate::parse_value(value)
+    }
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
     pub use crate::{Argument, Keyword};
 }

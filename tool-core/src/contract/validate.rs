@@ -569,7 +569,7 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 /// stops with an error (that, a syntax error, or nesting too deep), the text is parsed
 /// again through [`Untyped`], which turns every call into `deserialize_any`, records a
 /// wrong type as a violation and goes on; its outcome is the answer.
-pub fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
+pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::ROOT);
@@ -592,7 +592,7 @@ fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 }
 
 /// Checks an already-parsed JSON value as the arguments of `T`.
-pub fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
+pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(Untyped(value), &mut cx, &Path::ROOT);
     finish(parsed, cx)
