@@ -35,7 +35,7 @@ use crate::contract::validate::{
 /// | `Vec<T>` | `array` |
 /// | `BTreeSet<T>`, `HashSet<T>` | `array` with `uniqueItems` |
 /// | tuples `(A,)` to `(A, B, C, D, E, F)`, `[T; N]` | `array` of exactly that many items (`prefixItems`) |
-/// | `BTreeMap<K, T>`, `HashMap<K, T>` with `String`, integer or unit-enum keys | `object`, keys as `propertyNames` |
+/// | `BTreeMap<K, T>`, `HashMap<K, T>` with `String` or integer keys | `object`, integer keys as `propertyNames` |
 /// | `serde_json::Value` | any JSON |
 ///
 /// and, with the crate features of the same names, for the date and time types of `chrono`

@@ -19,12 +19,15 @@ use crate::contract::validate::{Cx, Got, KeySeed, Seed, check_depth, drain_seq, 
 /// A type whose values are the keys of a map in tool arguments: JSON object keys are
 /// strings, and this says which strings name a key and which key each one names.
 ///
-/// Implemented for `String` (every string is a key), for every integer type (a key is the
+/// Implemented for `String` (every string is a key) and for every integer type (a key is the
 /// integer written as JSON writes a number: `0`, `42`, `-7`, without a `+`, spaces or leading
 /// zeros, within the type's range; the same keys `serde_json` reads, except that `-0` is not a
-/// key here, so that no two names make one key) and, through `#[derive(Argument)]`, for
-/// unit-variant enums (their variant names). A map advertises the keys as `propertyNames`,
-/// and a member whose name is not a key is refused with that keyword.
+/// key here, so that no two names make one key). A unit-variant enum implements it with its
+/// variant names, `{"enum": [...]}`. A map advertises the keys as `propertyNames`, and a
+/// member whose name is not a key is refused with that keyword.
+///
+/// The three required methods must agree: `parse_key` accepts exactly the names that meet
+/// `key_schema`, and `key_name` gives back the name a key was read from.
 #[doc(hidden)]
 pub trait ArgumentKey: Sized {
     /// The schema every property name meets (`propertyNames`); `{}` when every string is a

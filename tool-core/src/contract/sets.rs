@@ -35,7 +35,9 @@ macro_rules! sets {
         /// compared as JSON Schema compares them, as JSON values (`1` and `1.0` are the
         /// same); a repeat is refused with `uniqueItems` at the array. Two different items
         /// that parse to equal values (a struct's absent optional field and `null`) are one
-        /// member of the set. `length` bounds the number of items.
+        /// member of the set. `length` bounds the number of items. (Reading each item as
+        /// JSON first, a set reads an integer beyond 64 bits as a double, as every validator
+        /// does: a `BTreeSet<i128>` does not tell `100000000000000000001` from `1e20`.)
         impl<T: Argument + $($tbound +)+ $(, $s: $bound + Default)?> Argument for $set {
             fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
                 let mut schema = Map::new();

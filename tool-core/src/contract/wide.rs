@@ -136,8 +136,8 @@ fn accept_exact<T: Wide>(v: T, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> O
                 at,
                 Keyword::Type,
                 format!(
-                    "{v} has more significant digits than a JSON number holds exactly \
-                     (beyond 64 bits, an {} must be a double)",
+                    "{v} has more significant digits than a JSON number holds: beyond 64 \
+                     bits, {} takes only integers that are exactly a double",
                     T::NAME
                 ),
             );
