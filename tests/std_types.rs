@@ -1319,3 +1319,124 @@ mod url_type {
         }
     }
 }
+
+// ---- wide integers as text ----
+
+/// Integers beyond 64 bits, of which some are exactly a double.
+fn wide_integers() -> impl Strategy<Value = i128> {
+    prop_oneof![
+        any::<i128>(),
+        (any::<i64>(), 0u32..=75).prop_map(|(m, e)| i128::from(m).saturating_mul(1 << e)),
+        (any::<i32>(), 64u32..=96).prop_map(|(m, e)| i128::from(m) << e.min(96)),
+        Just(i128::MAX),
+        Just(i128::MIN),
+        Just(i128::MAX - (1 << 73)),
+        Just(i128::MAX - (1 << 74) + 1),
+    ]
+}
+
+/// Whether a JSON Schema validator sees `v` itself: it fits 64 bits or is exactly a double.
+fn exact_json_number(v: i128) -> bool {
+    i64::try_from(v).is_ok()
+        || u64::try_from(v).is_ok()
+        || ((v as f64) < 2f64.powi(127) && (v as f64) as i128 == v)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    /// Written with every digit, an integer is read exactly: accepted exactly when the
+    /// validator accepts the number it sees, with serde's value, if that number is the integer
+    /// written; refused with `type` if it is not.
+    #[test]
+    fn wide_integer_text_is_read_exactly(v in wide_integers()) {
+        let text = v.to_string();
+        let seen: Value = serde_json::from_str(&text).expect("JSON");
+        let accepted_by_validator = validator::<i128>().is_valid(&seen);
+        let ours = parse_argument::<i128>(&text);
+        if exact_json_number(v) {
+            prop_assert_eq!(ours.is_ok(), accepted_by_validator, "{}", text);
+            if let Ok(parsed) = ours {
+                prop_assert_eq!(parsed, v);
+                prop_assert_eq!(Some(parsed), serde_json::from_str::<i128>(&text).ok());
+            }
+        } else {
+            let errors = ours.expect_err("not a JSON number exactly");
+            prop_assert_eq!(found(&errors), [at("", "type")]);
+        }
+        if let Ok(unsigned) = u128::try_from(v) {
+            let ours = parse_argument::<u128>(&text);
+            let exact = u64::try_from(unsigned).is_ok()
+                || ((unsigned as f64) < 2f64.powi(128) && (unsigned as f64) as u128 == unsigned);
+            if exact {
+                prop_assert_eq!(ours.ok(), Some(unsigned));
+            } else {
+                prop_assert!(ours.is_err());
+            }
+        }
+    }
+}
+
+// ---- keys of a type of one's own ----
+
+/// A unit-variant enum keying a map, as `#[derive(Argument)]` makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Color {
+    Red,
+    Green,
+}
+
+impl tool_core::ArgumentKey for Color {
+    fn key_schema() -> Value {
+        json!({"enum": ["red", "green"]})
+    }
+
+    fn parse_key(name: &str) -> Option<Self> {
+        match name {
+            "red" => Some(Color::Red),
+            "green" => Some(Color::Green),
+            _ => None,
+        }
+    }
+
+    fn key_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(match self {
+            Color::Red => "red",
+            Color::Green => "green",
+        })
+    }
+}
+
+#[test]
+fn maps_take_keys_of_a_type_of_ones_own() {
+    assert_eq!(
+        schema::<BTreeMap<Color, u8>>(),
+        json!({
+            "type": "object",
+            "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 255},
+            "propertyNames": {"enum": ["red", "green"]}
+        })
+    );
+    assert_eq!(
+        parse::<BTreeMap<Color, u8>>(json!({"red": 1, "green": 2})).unwrap(),
+        BTreeMap::from([(Color::Red, 1), (Color::Green, 2)])
+    );
+    assert_eq!(
+        refused::<BTreeMap<Color, u8>>(json!({"blue": 300})),
+        [at("", "propertyNames"), at("/blue", "maximum")]
+    );
+}
+
+parity!(
+    enum_keys_parity: BTreeMap<Color, u8>,
+    prop_oneof![
+        6 => prop::collection::btree_map(
+            prop::sample::select(vec!["red", "green", "blue", "Red", ""]).prop_map(str::to_owned),
+            small_values(),
+            0..4,
+        )
+        .prop_map(|map| Value::Object(map.into_iter().collect())),
+        1 => other_types(),
+    ],
+    serde
+);

@@ -152,7 +152,8 @@ const fn eq_ascii(a: &[u8], b: &[u8]) -> bool {
 fn checker(format: Format) -> Option<&'static jsonschema::Validator> {
     static CHECKERS: [OnceLock<Option<jsonschema::Validator>>; ALL.len()] =
         [const { OnceLock::new() }; ALL.len()];
-    CHECKERS[format as usize]
+    CHECKERS
+        .get(format as usize)?
         .get_or_init(|| {
             jsonschema::options()
                 .with_draft(jsonschema::Draft::Draft202012)
