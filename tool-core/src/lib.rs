@@ -51,6 +51,9 @@ pub use contract::arguments::Arguments;
 #[doc(hidden)]
 pub use contract::constraints::Constraints;
 pub use contract::error::{ArgumentErrors, Keyword, Violation};
+pub use contract::format::Format;
+#[doc(hidden)]
+pub use contract::maps::ArgumentKey;
 pub use contract::schema::DRAFT_2020_12;
 pub use contract::tool::Tool;
 pub use contract::validate::MAX_DEPTH;
@@ -89,11 +92,14 @@ pub mod __private {
 
     pub use crate::contract::constraints::Constraints;
     pub use crate::contract::constraints::{
-        AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern, Unconstrained,
+        AcceptsFormat, AcceptsLength, AcceptsPattern, AcceptsRange, ConstConstraints, Num, Pattern,
+        Unconstrained,
     };
     pub use crate::contract::constraints::{
-        HasItems, accepts_length, accepts_pattern, accepts_range, has_items,
+        HasItems, accepts_format, accepts_length, accepts_pattern, accepts_range, has_items,
     };
+    pub use crate::contract::format::Format;
+    pub use crate::contract::maps::ArgumentKey;
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
         Contract, SchemaGen, advertise_default, annotate_field, enum_schema, field_schema,
@@ -103,6 +109,20 @@ pub mod __private {
         Repr, Union, parse_union, skip_value, union_branch, union_schema, union_value,
     };
     pub use crate::contract::validate::drain_map;
+
+    /// Parses JSON text as one `T` at the root, whatever JSON type `T` takes (the checked
+    /// parse of [`Tool::parse_arguments`](crate::Tool::parse_arguments)).
+    pub fn parse_argument<T: crate::Argument>(raw: &str) -> Result<T, crate::ArgumentErrors> {
+        crate::contract::validate::parse_str(raw)
+    }
+
+    /// Checks a parsed JSON value as one `T` at the root (the checked parse of
+    /// [`Tool::parse_value`](crate::Tool::parse_value)).
+    pub fn parse_argument_value<T: crate::Argument>(
+        value: &Value,
+    ) -> Result<T, crate::ArgumentErrors> {
+        crate::contract::validate::parse_value(value)
+    }
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
     pub use crate::{Argument, Keyword};
 }

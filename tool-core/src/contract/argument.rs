@@ -1,9 +1,7 @@
 //! The [`Argument`] trait: a type's advertised schema and its checked parser, side by side,
 //! with the implementations for standard types.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::hash::BuildHasher;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
@@ -14,14 +12,34 @@ use crate::contract::error::Keyword;
 use crate::contract::path::Path;
 use crate::contract::schema::{SchemaGen, nullable};
 use crate::contract::validate::{
-    Cx, Got, KeySeed, Scalar, Seed, check_depth, drain_map, drain_seq, parse_scalar, reject_scalars,
+    Cx, Got, Scalar, Seed, check_depth, drain_map, parse_scalar, reject_scalars,
 };
 
 /// A type that can appear in tool arguments: it knows the JSON Schema it advertises and how
 /// to parse JSON into itself while checking exactly that schema.
 ///
-/// Implemented for `bool`, every integer width up to 64 bits, `f32`, `f64`, `String`,
-/// `Option<T>`, `Box<T>`, `Vec<T>` and maps with `String` keys. Derive it for your own structs
+/// Implemented for:
+///
+/// | Rust | JSON Schema |
+/// | --- | --- |
+/// | `bool` | `boolean` |
+/// | every integer type, `i128` and `u128` included | `integer` within the type's range |
+/// | `NonZeroU8` … `NonZeroUsize` | `integer`, `minimum` 1 |
+/// | `NonZeroI8` … `NonZeroIsize` | `integer`, `"not": {"const": 0}` |
+/// | `f32`, `f64` | `number` |
+/// | `String`, `Box<str>`, `Arc<str>`, `Rc<str>`, `Cow<'static, str>`, `PathBuf` | `string` |
+/// | `char` | `string` of one character |
+/// | `Ipv4Addr`, `Ipv6Addr` | `string`, `format` `ipv4` / `ipv6` |
+/// | `IpAddr` | `string`, either format (`anyOf`) |
+/// | `Option<T>`, `Box<T>` | `T`, and `null` for `Option` |
+/// | `Vec<T>` | `array` |
+/// | `BTreeSet<T>`, `HashSet<T>` | `array` with `uniqueItems` |
+/// | tuples `(A,)` to `(A, B, C, D, E, F)`, `[T; N]` | `array` of exactly that many items (`prefixItems`) |
+/// | `BTreeMap<K, T>`, `HashMap<K, T>` with `String` or integer keys | `object`, integer keys as `propertyNames` |
+/// | `serde_json::Value` | any JSON |
+///
+/// and, with the crate features of the same names, for the date and time types of `chrono`
+/// and `time`, `uuid::Uuid` and `url::Url` (each documented with its implementation). Derive it for your own structs
 /// and unit-variant enums with `#[derive(Argument)]` (or `#[derive(Tool)]` for a tool's root
 /// type); the two methods must agree, which is why implementing them by hand is not advised.
 ///
@@ -100,7 +118,7 @@ impl Argument for bool {
 
 /// Checks a number against the merged bounds; reports every bound it breaks.
 #[inline]
-fn check_bounds(
+pub(crate) fn check_bounds(
     n: Num,
     type_min: Option<Num>,
     type_max: Option<Num>,
@@ -368,13 +386,14 @@ fn string_passes(s: &str, c: &Constraints) -> bool {
         && c.max_length.is_none_or(|max| bytes <= max)
         && c.pattern
             .is_none_or(|pattern| pattern.is_match(s) == Some(true))
+        && c.format.is_none_or(|format| format.is_valid(s))
 }
 
 /// Checks `got` as a string outside the common case, recording every violation; whether it
 /// is acceptable after all.
 #[cold]
 #[inline(never)]
-fn refuse_string(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
+pub(crate) fn refuse_string(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
     let Got::Str(s) = got else {
         cx.type_mismatch(at, "string", got);
         return false;
@@ -434,6 +453,21 @@ fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
                 ok = false;
             }
         }
+    }
+    if let Some(format) = c.format
+        && !format.is_valid(s)
+    {
+        cx.report(
+            at,
+            Keyword::Other("format"),
+            format!(
+                "must be {} (format {:?}); got {}",
+                format.looks_like(),
+                format.name(),
+                Got::Str(s).bare()
+            ),
+        );
+        ok = false;
     }
     ok
 }
@@ -646,148 +680,5 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
             valid = false;
         }
         Ok(valid.then_some(items))
-    }
-}
-
-/// A map with string keys, as the JSON object that carries it.
-trait StringMap<T>: Default {
-    /// Inserts `key` with the value `parse` yields for it, unless `key` is already present
-    /// (`Ok(false)`, and `parse` is not called).
-    fn insert_new<E>(
-        &mut self,
-        key: String,
-        parse: impl FnOnce(&str) -> Result<Option<T>, E>,
-    ) -> Result<Insert, E>;
-}
-
-enum Insert {
-    Inserted,
-    Duplicate(String),
-    Refused(String),
-}
-
-/// `StringMap` and `Argument` for the standard maps, through their entry APIs.
-macro_rules! string_maps {
-    ($(impl<T $(, $s:ident: $bound:path)?> for $map:ty => $entry:ident;)*) => {$(
-        impl<T $(, $s: $bound + Default)?> StringMap<T> for $map {
-            fn insert_new<E>(
-                &mut self,
-                key: String,
-                parse: impl FnOnce(&str) -> Result<Option<T>, E>,
-            ) -> Result<Insert, E> {
-                use std::collections::$entry::Entry;
-                match self.entry(key) {
-                    Entry::Occupied(entry) => Ok(Insert::Duplicate(entry.key().clone())),
-                    Entry::Vacant(entry) => Ok(match parse(entry.key())? {
-                        Some(value) => {
-                            entry.insert(value);
-                            Insert::Inserted
-                        }
-                        None => Insert::Refused(entry.into_key()),
-                    }),
-                }
-            }
-        }
-
-        impl<T: Argument $(, $s: $bound + Default)?> Argument for $map {
-            fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
-                json!({
-                    "type": "object",
-                    "additionalProperties": T::schema(generator, c.item_constraints()),
-                })
-            }
-
-            fn to_value(&self) -> Option<Value> {
-                self.iter()
-                    .map(|(key, value)| Some((key.clone(), value.to_value()?)))
-                    .collect::<Option<Map<_, _>>>()
-                    .map(Value::Object)
-            }
-
-            fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
-                de: D,
-                cx: &mut Cx,
-                at: &Path<'_>,
-            ) -> Result<Option<Self>, D::Error> {
-                // Typed (see `parse_str`): fails the parse on a value neither object nor
-                // array.
-                de.deserialize_map(MapVisitor::<Self, T, C::Items> {
-                        cx,
-                        at,
-                        _marker: std::marker::PhantomData,
-                    },
-                )
-            }
-        }
-    )*};
-}
-
-string_maps! {
-    impl<T> for BTreeMap<String, T> => btree_map;
-    impl<T, S: BuildHasher> for HashMap<String, T, S> => hash_map;
-}
-
-struct MapVisitor<'a, 'p, M, T, I> {
-    cx: &'a mut Cx,
-    at: &'a Path<'p>,
-    _marker: std::marker::PhantomData<(M, T, I)>,
-}
-
-impl<M, T, I> MapVisitor<'_, '_, M, T, I> {
-    fn mismatch<R>(self, got: Got<'_>) -> Option<R> {
-        self.cx.type_mismatch(self.at, "object", got);
-        None
-    }
-}
-
-impl<'de, M: StringMap<T>, T: Argument, I: ConstConstraints> Visitor<'de>
-    for MapVisitor<'_, '_, M, T, I>
-{
-    type Value = Option<M>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    reject_scalars!();
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        drain_seq(seq)?;
-        Ok(self.mismatch(Got::Array))
-    }
-
-    #[inline]
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        check_depth(self.at)?;
-        let mut entries = M::default();
-        // Keys whose values were refused, so that a repeat of one is still caught.
-        let mut refused = BTreeSet::new();
-        let mut valid = true;
-        while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
-            if !refused.is_empty() && refused.contains(&key) {
-                self.cx.duplicate_key(self.at, &key);
-                map.next_value::<de::IgnoredAny>()?;
-                continue;
-            }
-            let cx = &mut *self.cx;
-            let at = self.at;
-            let outcome = entries.insert_new(key, |key| {
-                let at = at.key(key);
-                map.next_value_seed(Seed::<T, I>::new(cx, &at))
-            })?;
-            match outcome {
-                Insert::Inserted => {}
-                Insert::Duplicate(key) => {
-                    self.cx.duplicate_key(self.at, &key);
-                    map.next_value::<de::IgnoredAny>()?;
-                    valid = false;
-                }
-                Insert::Refused(key) => {
-                    valid = false;
-                    refused.insert(key);
-                }
-            }
-        }
-        Ok(valid.then_some(entries))
     }
 }

@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 use num_cmp::NumCmp;
 use serde_json::{Map, Number, Value};
 
+use crate::contract::format::Format;
+
 mod engine;
 
 /// A JSON number as the parser produced it, compared exactly across representations
@@ -282,6 +284,8 @@ pub struct Constraints {
     pub pattern: Option<&'static Pattern>,
     /// The constraints on each item of a collection (each value of a map).
     pub items: Option<&'static Constraints>,
+    /// The format strings must be of (`format`, asserted).
+    pub format: Option<Format>,
 }
 
 impl Constraints {
@@ -295,6 +299,7 @@ impl Constraints {
         exclusive_maximum: None,
         pattern: None,
         items: None,
+        format: None,
     };
 
     /// The inclusive integer window left by the type's range `[lo, hi]` and the declared
@@ -469,6 +474,9 @@ impl Constraints {
         }
         if let Some(pattern) = self.pattern {
             schema.insert("pattern".to_owned(), Value::from(pattern.source));
+        }
+        if let Some(format) = self.format {
+            schema.insert("format".to_owned(), Value::from(format.name()));
         }
     }
 
@@ -697,9 +705,17 @@ pub trait AcceptsRange {
 )]
 pub trait AcceptsPattern {}
 
+/// Field types that `format = ".."` applies to.
+#[diagnostic::on_unimplemented(
+    message = "`format` does not apply to `{Self}`",
+    label = "`format` applies to strings"
+)]
+pub trait AcceptsFormat {}
+
 impl AcceptsLength for String {}
 impl<T> AcceptsLength for Vec<T> {}
 impl AcceptsPattern for String {}
+impl AcceptsFormat for String {}
 macro_rules! accepts_range {
     ($($ty:ty)*) => {$(
         impl AcceptsRange for $ty {
@@ -723,7 +739,7 @@ macro_rules! through_wrappers {
         impl<T: $marker> $marker for Box<T> {}
     )*};
 }
-through_wrappers!(AcceptsLength AcceptsPattern);
+through_wrappers!(AcceptsLength AcceptsPattern AcceptsFormat);
 impl<T: AcceptsRange> AcceptsRange for Option<T> {
     const DOMAIN: Domain = T::DOMAIN;
 }
@@ -772,6 +788,9 @@ pub const fn accepts_range<T: AcceptsRange + ?Sized>(c: &Constraints) -> bool {
 
 /// Compile-time check that `pattern` applies to `T`.
 pub const fn accepts_pattern<T: AcceptsPattern + ?Sized>() {}
+
+/// Compile-time check that `format` applies to `T`.
+pub const fn accepts_format<T: AcceptsFormat + ?Sized>() {}
 
 #[cfg(test)]
 mod tests {

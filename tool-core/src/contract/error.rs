@@ -39,8 +39,11 @@ pub enum Keyword {
     Required,
     /// `additionalProperties`: a field the schema does not name.
     AdditionalProperties,
-    /// Another JSON Schema keyword (`const`, `format`, `oneOf`, …), reported when a dynamic
-    /// tool's schema is checked.
+    /// Another JSON Schema keyword, as a validator names it: `format`, `not` (a zero for a
+    /// signed `NonZero` integer), `uniqueItems` (a repeat in a set), `propertyNames` (a map key
+    /// of the wrong form), `anyOf` (an `IpAddr` of neither form), `falseSchema` (an item past
+    /// the end of a tuple or array), and any keyword of a dynamic tool's schema (`const`,
+    /// `oneOf`, …).
     Other(&'static str),
 }
 

@@ -1,0 +1,25 @@
+//! `url::Url`.
+
+use url::Url;
+
+use super::formatted::{Shape, formatted};
+use crate::contract::format::Format;
+
+const URL: Shape = Shape {
+    format: Some(Format::Uri),
+    pattern: None,
+    looks_like: "an absolute URL such as https://example.com/path",
+};
+
+formatted! {
+    /// A string of format `uri` (an absolute RFC 3986 URI) that the WHATWG URL parser of the
+    /// `url` crate also reads, as the value it reads (normalized: `HTTP://Example.COM` is
+    /// `http://example.com/`).
+    ///
+    /// Some URIs of the format are not URLs to that parser, and are refused with `format`
+    /// although a JSON Schema validator accepts them (no schema keyword can say which): a
+    /// port above 65535 (`http://example.com:99999`), a host that is a malformed IPv4 address
+    /// (`http://256.256.256.256/`), and a special scheme without a host (`http:`,
+    /// `https:/path`).
+    Url => URL, |s| Url::parse(s).map_err(|error| error.to_string());
+}
