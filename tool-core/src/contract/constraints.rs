@@ -774,6 +774,15 @@ impl<K, V> HasItems for std::collections::BTreeMap<K, V> {
 impl<K, V, S> HasItems for std::collections::HashMap<K, V, S> {
     type Item = V;
 }
+impl<T> HasItems for std::collections::BTreeSet<T> {
+    type Item = T;
+}
+impl<T, S> HasItems for std::collections::HashSet<T, S> {
+    type Item = T;
+}
+impl<T, const N: usize> HasItems for [T; N] {
+    type Item = T;
+}
 
 /// Compile-time check that `inner(..)` applies to `T`.
 pub const fn has_items<T: HasItems + ?Sized>() {}
