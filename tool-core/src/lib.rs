@@ -52,6 +52,9 @@ pub use contract::arguments::Arguments;
 pub use contract::constraints::Constraints;
 pub use contract::error::{ArgumentErrors, Keyword, Violation};
 pub use contract::schema::DRAFT_2020_12;
+#[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+pub use contract::schemars::ViaSchemars;
 pub use contract::tool::Tool;
 pub use contract::validate::MAX_DEPTH;
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};

@@ -11,6 +11,9 @@ pub(crate) mod constraints;
 pub(crate) mod error;
 pub(crate) mod path;
 pub(crate) mod schema;
+#[cfg(feature = "schemars")]
+pub(crate) mod schemars;
+pub(crate) mod standard;
 pub(crate) mod tool;
 pub(crate) mod untyped;
 pub(crate) mod validate;
