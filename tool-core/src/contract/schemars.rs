@@ -39,7 +39,7 @@ use crate::contract::validate::Cx;
 ///   pattern that needs a backtracking regex engine checks nothing; every value of the type
 ///   is refused, with the reason. Lowering for a provider refuses a reference outside the
 ///   schema too.
-/// - **Constraints**: constraints written on the field (`#[tool(max_length = ...)]`) do not
+/// - **Constraints**: constraints written on the field (`#[tool(length(max = ...))]`) do not
 ///   apply; the type's own schema is its whole contract.
 /// - **Cost**: the validator is compiled once per type and kept for the life of the program.
 ///   Values are parsed into a `serde_json::Value` first, so checking costs more than a
