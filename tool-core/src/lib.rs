@@ -55,6 +55,9 @@ pub use contract::format::Format;
 #[doc(hidden)]
 pub use contract::maps::ArgumentKey;
 pub use contract::schema::DRAFT_2020_12;
+#[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+pub use contract::schemars::ViaSchemars;
 pub use contract::tool::Tool;
 pub use contract::validate::MAX_DEPTH;
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};

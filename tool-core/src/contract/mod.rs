@@ -14,7 +14,10 @@ pub(crate) mod format;
 pub(crate) mod maps;
 pub(crate) mod path;
 pub(crate) mod schema;
+#[cfg(feature = "schemars")]
+pub(crate) mod schemars;
 pub(crate) mod sets;
+pub(crate) mod standard;
 pub(crate) mod strings;
 pub(crate) mod tool;
 pub(crate) mod tuples;

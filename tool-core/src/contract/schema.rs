@@ -25,6 +25,9 @@ pub struct SchemaGen {
     def_names: HashMap<TypeId, String>,
     /// Mistakes in the contract found while its schema was built.
     problems: Vec<String>,
+    /// Schemas written by another generator, already embedded, by type.
+    #[cfg(feature = "schemars")]
+    embedded: HashMap<TypeId, Value>,
 }
 
 impl SchemaGen {
@@ -73,14 +76,212 @@ impl SchemaGen {
         if let Some(def) = self.def_names.get(&id) {
             return def.clone();
         }
+        let candidate = self.free_name(name);
+        self.def_names.insert(id, candidate.clone());
+        candidate
+    }
+
+    /// `name`, or `name2`, `name3`, … : the first no definition has or is reserved for.
+    fn free_name(&self, name: &str) -> String {
+        let taken = |candidate: &str| {
+            self.defs.contains_key(candidate) || self.def_names.values().any(|t| t == candidate)
+        };
         let mut candidate = name.to_owned();
         let mut suffix = 2;
-        while self.def_names.values().any(|taken| *taken == candidate) {
+        while taken(&candidate) {
             candidate = format!("{name}{suffix}");
             suffix += 1;
         }
-        self.def_names.insert(id, candidate.clone());
         candidate
+    }
+
+    /// Embeds `root`, a root schema another generator wrote for the type `id` (with its own
+    /// `$defs`), where this generator is: its definitions move into the root `$defs` under
+    /// names no other definition has, every `#/$defs/...` reference is rewritten to match, and
+    /// what is left is returned to be used in place. A root referred to from inside itself
+    /// (`#`, a recursive type) becomes a definition too. References outside the document are
+    /// left as they are, to be refused where the schema is compiled or lowered. The same type
+    /// embedded again gets the same schema.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn embed(&mut self, id: TypeId, name: &str, root: Value) -> Value {
+        if let Some(done) = self.embedded.get(&id) {
+            return done.clone();
+        }
+        let Value::Object(mut root) = root else {
+            // `true` or `false`: nothing to move.
+            return root;
+        };
+        root.remove("$schema");
+        let defs = match root.remove("$defs") {
+            Some(Value::Object(defs)) => defs,
+            _ => Map::new(),
+        };
+        let mut renamed: HashMap<String, String> = HashMap::new();
+        for old in defs.keys() {
+            let new = self.free_name(&plain_name(old));
+            // Reserved until the bodies are in, so two names never collide.
+            self.defs.insert(new.clone(), Value::Null);
+            renamed.insert(old.clone(), new);
+        }
+        let mut root = Value::Object(root);
+        let recursive = mentions_root(&root, 0) || defs.values().any(|d| mentions_root(d, 0));
+        let root_def = recursive.then(|| {
+            let new = self.free_name(&plain_name(name));
+            self.defs.insert(new.clone(), Value::Null);
+            new
+        });
+        let rename = Renaming {
+            defs: &renamed,
+            root: root_def.as_deref(),
+        };
+        rename.apply(&mut root, 0);
+        for (old, mut body) in defs {
+            rename.apply(&mut body, 0);
+            if let Some(new) = renamed.get(&old) {
+                self.defs.insert(new.clone(), body);
+            }
+        }
+        let used = match root_def {
+            Some(def) => {
+                self.defs.insert(def.clone(), root);
+                reference(&def)
+            }
+            None => root,
+        };
+        self.embedded.insert(id, used.clone());
+        used
+    }
+}
+
+/// `name` with every character but ASCII letters, digits, `_`, `-` and `.` replaced by `_`,
+/// so that a reference to it needs no escaping (`Wrapper<String>` → `Wrapper_String_`).
+#[cfg(feature = "schemars")]
+fn plain_name(name: &str) -> String {
+    let plain: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if plain.is_empty() {
+        "def".to_owned()
+    } else {
+        plain
+    }
+}
+
+/// `%XX` escapes of a URI fragment decoded; `None` when the result is not UTF-8.
+#[cfg(feature = "schemars")]
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = text
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// How deep [`Renaming::apply`] and [`mentions_root`] go into a schema another generator
+/// wrote (for a Rust type, so never deep in practice).
+#[cfg(feature = "schemars")]
+const MAX_EMBED_DEPTH: usize = 256;
+
+/// Keywords whose values are data, not schemas: a `$ref` inside them is not a reference.
+#[cfg(feature = "schemars")]
+const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
+
+/// Whether `schema` refers to its own root other than through `#/$defs/...`.
+#[cfg(feature = "schemars")]
+fn mentions_root(schema: &Value, depth: usize) -> bool {
+    if depth > MAX_EMBED_DEPTH {
+        return false;
+    }
+    match schema {
+        Value::Object(map) => map.iter().any(|(key, value)| match (key.as_str(), value) {
+            ("$ref", Value::String(reference)) => {
+                reference.starts_with('#') && !reference.starts_with("#/$defs/")
+            }
+            _ if DATA_KEYWORDS.contains(&key.as_str()) => false,
+            _ => mentions_root(value, depth + 1),
+        }),
+        Value::Array(items) => items.iter().any(|item| mentions_root(item, depth + 1)),
+        _ => false,
+    }
+}
+
+/// New names for an embedded schema's definitions, and the definition its root became.
+#[cfg(feature = "schemars")]
+struct Renaming<'a> {
+    defs: &'a HashMap<String, String>,
+    root: Option<&'a str>,
+}
+
+#[cfg(feature = "schemars")]
+impl Renaming<'_> {
+    fn apply(&self, schema: &mut Value, depth: usize) {
+        if depth > MAX_EMBED_DEPTH {
+            return;
+        }
+        match schema {
+            Value::Object(map) => {
+                for (key, value) in map.iter_mut() {
+                    match (key.as_str(), &mut *value) {
+                        ("$ref", Value::String(reference)) => {
+                            if let Some(new) = self.reference(reference) {
+                                *reference = new;
+                            }
+                        }
+                        _ if DATA_KEYWORDS.contains(&key.as_str()) => {}
+                        _ => self.apply(value, depth + 1),
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.apply(item, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `reference` pointed at where its target now is; `None` to leave it.
+    fn reference(&self, reference: &str) -> Option<String> {
+        if let Some(rest) = reference.strip_prefix("#/$defs/") {
+            let (token, tail) = rest
+                .split_once('/')
+                .map_or((rest, ""), |(t, tail)| (t, tail));
+            let old = percent_decode(token)?.replace("~1", "/").replace("~0", "~");
+            let new = self.defs.get(&old)?;
+            let mut out = String::from("#/$defs");
+            crate::contract::path::push_escaped(&mut out, new);
+            if !tail.is_empty() {
+                out.push('/');
+                out.push_str(tail);
+            }
+            return Some(out);
+        }
+        let rest = reference.strip_prefix('#')?;
+        let root = self.root?;
+        let mut out = String::from("#/$defs");
+        crate::contract::path::push_escaped(&mut out, root);
+        out.push_str(rest);
+        Some(out)
     }
 }
 
@@ -314,4 +515,70 @@ pub fn enum_schema(description: Option<&str>, variants: &[&str]) -> Value {
         Value::Array(variants.iter().map(|&v| Value::from(v)).collect()),
     );
     Value::Object(schema)
+}
+
+#[cfg(all(test, feature = "schemars"))]
+mod tests {
+    use super::*;
+
+    struct A;
+    struct B;
+    struct C;
+
+    #[test]
+    fn embedded_definitions_get_free_names_and_matching_references() {
+        let mut generator = SchemaGen::default();
+        // A derived type already holds the name `Inner`.
+        generator
+            .defs
+            .insert("Inner".to_owned(), json!({ "type": "null" }));
+        let a = generator.embed(
+            TypeId::of::<A>(),
+            "A",
+            json!({
+                "$schema": DRAFT_2020_12,
+                "type": "object",
+                "properties": { "i": { "$ref": "#/$defs/Inner" }, "j": { "$ref": "#/$defs/Odd%20name/properties/k" } },
+                "const": { "$ref": "#/$defs/Inner" },
+                "$defs": {
+                    "Inner": { "type": "integer" },
+                    "Odd name": { "properties": { "k": { "$ref": "#/$defs/Inner" } } }
+                }
+            }),
+        );
+        assert_eq!(a["properties"]["i"]["$ref"], "#/$defs/Inner2");
+        assert_eq!(
+            a["properties"]["j"]["$ref"],
+            "#/$defs/Odd_name/properties/k"
+        );
+        // Data is left alone.
+        assert_eq!(a["const"]["$ref"], "#/$defs/Inner");
+        assert_eq!(a.get("$schema"), None);
+        assert_eq!(
+            generator.defs["Odd_name"]["properties"]["k"]["$ref"],
+            "#/$defs/Inner2"
+        );
+        // Embedded again: the same schema, nothing added.
+        let before = generator.defs.len();
+        assert_eq!(generator.embed(TypeId::of::<A>(), "A", json!({})), a);
+        assert_eq!(generator.defs.len(), before);
+
+        // A root referred to from inside itself becomes a definition.
+        let b = generator.embed(
+            TypeId::of::<B>(),
+            "B",
+            json!({ "type": "array", "items": { "$ref": "#" }, "$defs": { "Inner": { "$ref": "#/items" } } }),
+        );
+        assert_eq!(b, json!({ "$ref": "#/$defs/B" }));
+        assert_eq!(generator.defs["B"]["items"]["$ref"], "#/$defs/B");
+        assert_eq!(generator.defs["Inner3"]["$ref"], "#/$defs/B/items");
+
+        // A reference to another document is left for compilation and lowering to refuse.
+        let c = generator.embed(
+            TypeId::of::<C>(),
+            "C",
+            json!({ "$ref": "https://example.com/c.json" }),
+        );
+        assert_eq!(c["$ref"], "https://example.com/c.json");
+    }
 }

@@ -73,6 +73,27 @@ impl Cx {
             .push(Violation::on_property(at.pointer(), name, keyword, message));
     }
 
+    /// Records a violation a standard validator found at the JSON Pointer `location` (on the
+    /// field `property` of the object there, if any); `message` is built only when there is
+    /// room to hold it.
+    #[cold]
+    pub(crate) fn report_found(
+        &mut self,
+        location: String,
+        property: Option<&str>,
+        keyword: Keyword,
+        message: impl FnOnce() -> Cow<'static, str>,
+    ) {
+        if self.counted_only(keyword) {
+            return;
+        }
+        let violation = match property {
+            Some(name) => Violation::on_property(location, name, keyword, message()),
+            None => Violation::new(location, keyword, message()),
+        };
+        self.violations.push(violation);
+    }
+
     /// Records a missing required field.
     #[cold]
     pub fn missing(&mut self, at: &Path<'_>, name: &str) {

@@ -68,6 +68,26 @@ impl Dialect {
         matches!(self, Dialect::Anthropic)
     }
 
+    /// Whether the root may hold `anyOf`/`oneOf`/`allOf` (else they are merged into one
+    /// object). OpenAI refuses them in both modes ("schema must have type 'object' and not
+    /// have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level"), Anthropic in both modes
+    /// ("input_schema does not support oneOf, allOf, or anyOf at the top level"), and Gemini's
+    /// `parameters` needs the root's properties to declare the parameters.
+    pub(crate) const fn allows_root_union(self) -> bool {
+        matches!(self, Dialect::GeminiJson)
+    }
+
+    /// Whether the root may hold `enum`, `const` or `not` (OpenAI refuses them there).
+    pub(crate) const fn allows_root_literals(self) -> bool {
+        !matches!(self, Dialect::OpenAi | Dialect::OpenAiStrict)
+    }
+
+    /// Whether an `anyOf` must be the only keyword of its schema (Vertex: "When using any_of,
+    /// it must be the only field set").
+    pub(crate) const fn wants_any_of_alone(self) -> bool {
+        matches!(self, Dialect::GeminiOpenApi)
+    }
+
     /// Whether `prefixItems` is sent as it is (else positions are folded into `items`).
     pub(crate) const fn keeps_prefix_items(self) -> bool {
         matches!(

@@ -98,16 +98,30 @@ fn strip(
         }
     }
     // A union: the branch the value belongs to, if exactly one object branch fits its keys.
+    // A union merged into one object (a root union under OpenAI strict) makes the model send
+    // `null` for the other branches' properties: if no branch declares every key, the one
+    // that declares every key with a value is taken, and `null`s for keys it forbids go.
     for keyword in ["anyOf", "oneOf"] {
         if let (Some(Value::Array(branches)), Value::Object(fields)) =
             (schema_map.get(keyword), &*value)
         {
-            let fitting: Vec<&Value> = branches
-                .iter()
-                .filter(|branch| fits(root, branch, fields, depth))
-                .collect();
-            if let [branch] = fitting.as_slice() {
+            let fitting = |skip_nulls: bool| -> Vec<&Value> {
+                branches
+                    .iter()
+                    .filter(|branch| fits(root, branch, fields, skip_nulls, depth))
+                    .collect()
+            };
+            let mut chosen = fitting(false);
+            let mut loose = false;
+            if chosen.is_empty() {
+                chosen = fitting(true);
+                loose = true;
+            }
+            if let [branch] = chosen.as_slice() {
                 strip(root, branch, value, at, removed, depth + 1);
+                if loose {
+                    remove_forbidden_nulls(root, branch, value, at, removed);
+                }
             }
         }
     }
@@ -154,22 +168,88 @@ fn strip(
     }
 }
 
-/// Whether an object branch of a union declares every key of `fields`.
-fn fits(root: &Value, branch: &Value, fields: &Map<String, Value>, depth: usize) -> bool {
+/// Whether an object branch of a union can be the one `fields` were meant for: it declares
+/// every key with a value, each value one the branch allows where it lists the values it
+/// allows (a tag's `const`), and every key set to `null` unless `loose`; a `null` it
+/// declares is one it accepts or may drop (not required).
+fn fits(
+    root: &Value,
+    branch: &Value,
+    fields: &Map<String, Value>,
+    loose: bool,
+    depth: usize,
+) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
-    let branch = match branch
+    let branch = referenced(root, branch);
+    let Some(properties) = branch.get("properties").and_then(Value::as_object) else {
+        return false;
+    };
+    let required = |key: &str| {
+        branch
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|names| names.iter().any(|n| n == key))
+    };
+    fields.iter().all(|(key, field)| match properties.get(key) {
+        None => loose && field.is_null(),
+        Some(property) if field.is_null() => {
+            !required(key) || admits_null(root, property, depth + 1)
+        }
+        Some(property) => allows_listed(referenced(root, property), field),
+    })
+}
+
+/// `schema`'s target if it is a `$ref` that resolves, else `schema`.
+fn referenced<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    schema
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|r| resolve(root, r))
+        .unwrap_or(schema)
+}
+
+/// Whether `value` is among the values `schema` lists (`const` or `enum`); `true` when it
+/// lists none.
+fn allows_listed(schema: &Value, value: &Value) -> bool {
+    match (schema.get("const"), schema.get("enum")) {
+        (Some(listed), _) => listed == value,
+        (None, Some(Value::Array(listed))) => listed.contains(value),
+        _ => true,
+    }
+}
+
+/// Removes the `null`s of `value` for keys a closed `branch` does not declare.
+fn remove_forbidden_nulls(
+    root: &Value,
+    branch: &Value,
+    value: &mut Value,
+    at: &mut String,
+    removed: &mut Vec<String>,
+) {
+    let branch = referenced(root, branch);
+    if branch.get("additionalProperties") != Some(&Value::Bool(false))
+        || branch.get("patternProperties").is_some()
     {
-        Some(target) => target,
-        None => branch,
+        return;
+    }
+    let (Some(properties), Value::Object(fields)) =
+        (branch.get("properties").and_then(Value::as_object), value)
+    else {
+        return;
     };
-    match branch.get("properties").and_then(Value::as_object) {
-        Some(properties) => fields.keys().all(|key| properties.contains_key(key)),
-        None => false,
+    let forbidden: Vec<String> = fields
+        .iter()
+        .filter(|(key, field)| field.is_null() && !properties.contains_key(*key))
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in forbidden {
+        fields.remove(&key);
+        let before = at.len();
+        crate::contract::path::push_escaped(at, &key);
+        removed.push(at.clone());
+        at.truncate(before);
     }
 }
 
@@ -243,5 +323,28 @@ mod tests {
         let removed = remove_strict_nulls(&schema, &mut arguments);
         assert_eq!(removed, ["/choice/b", "/items/0/n"]);
         assert_eq!(arguments, json!({ "items": [{ "m": null }], "choice": {} }));
+    }
+
+    #[test]
+    fn a_merged_root_union_loses_the_other_branches_nulls() {
+        let schema = json!({
+            "type": "object",
+            "oneOf": [
+                { "type": "object", "properties": { "type": { "const": "Insert" }, "line": { "type": "integer" }, "text": { "type": "string" } },
+                  "required": ["type", "line", "text"], "additionalProperties": false },
+                { "type": "object", "properties": { "type": { "const": "Delete" }, "line": { "type": "integer" } },
+                  "required": ["type", "line"], "additionalProperties": false }
+            ]
+        });
+        // What OpenAI strict sends for the merged root: every property, `null` for "not given".
+        let mut delete = json!({ "type": "Delete", "line": 3, "text": null });
+        assert_eq!(remove_strict_nulls(&schema, &mut delete), ["/text"]);
+        assert_eq!(delete, json!({ "type": "Delete", "line": 3 }));
+        // A null the chosen branch requires is the model's mistake, and stays.
+        let mut insert = json!({ "type": "Insert", "line": 3, "text": null });
+        assert!(remove_strict_nulls(&schema, &mut insert).is_empty());
+        // No branch has this tag: nothing is guessed.
+        let mut unknown = json!({ "type": "Move", "line": 3, "text": null });
+        assert!(remove_strict_nulls(&schema, &mut unknown).is_empty());
     }
 }

@@ -1,19 +1,17 @@
 //! Tools defined by a JSON Schema document instead of a Rust type, checked with `jsonschema`.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use jsonschema::error::ValidationErrorKind;
-use jsonschema::{
-    Draft, PatternOptions, ReferencingError, Retrieve, Uri, ValidationError, Validator,
-};
+use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
 use crate::ArgumentErrors;
 use crate::context::Context;
 use crate::contract::arguments::Arguments;
-use crate::contract::error::{Keyword, Violation};
+use crate::contract::standard::{
+    self, FetchNothing, MAX_REASON, Origin, build_error, referencing_error, short,
+};
 use crate::registry::kind::{Kind, OutputError, run_handler, to_text};
 use crate::registry::{Handler, RegistryError, ToolError};
 
@@ -222,13 +220,7 @@ fn compile(
         which,
         reason: short(reason, MAX_REASON).into_owned(),
     };
-    let mut options = jsonschema::options().with_retriever(FetchNothing);
-    options = match tool.backtrack_limit {
-        None => options.with_pattern_options(PatternOptions::regex()),
-        Some(limit) => {
-            options.with_pattern_options(PatternOptions::fancy_regex().backtrack_limit(limit))
-        }
-    };
+    let mut options = standard::options(tool.backtrack_limit);
     // A custom meta-schema's vocabularies decide whether `format` asserts.
     if let Some(draft) = draft {
         options = options
@@ -236,160 +228,23 @@ fn compile(
             .should_validate_formats(tool.assert_formats);
     }
     if tool.resources.is_empty() {
-        return options.build(schema).map_err(|e| invalid(build_error(&e)));
+        return options
+            .build(schema)
+            .map_err(|e| invalid(build_error(&e, Origin::Dynamic)));
     }
     let mut builder = jsonschema::Registry::new().retriever(FetchNothing);
     for (uri, document) in &tool.resources {
         builder = builder
             .add(uri, document.clone())
-            .map_err(|e| invalid(referencing_error(&e)))?;
+            .map_err(|e| invalid(referencing_error(&e, Origin::Dynamic)))?;
     }
     let registry = builder
         .prepare()
-        .map_err(|e| invalid(referencing_error(&e)))?;
+        .map_err(|e| invalid(referencing_error(&e, Origin::Dynamic)))?;
     options
         .with_registry(&registry)
         .build(schema)
-        .map_err(|e| invalid(build_error(&e)))
-}
-
-/// The longest reason a refused schema is reported with, in bytes: schemas can be large and
-/// come from anyone.
-const MAX_REASON: usize = 400;
-/// The longest quote of a pattern or URI from a schema in a reason, in bytes.
-const MAX_QUOTE: usize = 80;
-
-/// The retriever of every dynamic schema: whatever `jsonschema` features the build has, a
-/// `$ref` reaches only what the application handed in.
-struct FetchNothing;
-
-impl Retrieve for FetchNothing {
-    fn retrieve(
-        &self,
-        _uri: &Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        Err("not fetched".into())
-    }
-}
-
-/// Why `jsonschema` refused a schema, said in terms of what the application can do about it.
-fn build_error(error: &ValidationError<'_>) -> String {
-    match error.kind() {
-        ValidationErrorKind::Referencing(error) => referencing_error(error),
-        ValidationErrorKind::Format { format } if format == "regex" => {
-            match error.instance().as_ref() {
-                Value::String(pattern) if needs_backtracking(pattern) => format!(
-                    "pattern {} at {} needs a backtracking regex engine (lookaround or a \
-                     backreference), which can take time beyond linear in the string's length; \
-                     refused unless the application allows backtracking for this tool, with a limit",
-                    quote(pattern),
-                    error.schema_path().as_str()
-                ),
-                _ => error.to_string(),
-            }
-        }
-        _ => error.to_string(),
-    }
-}
-
-fn referencing_error(error: &ReferencingError) -> String {
-    match error {
-        ReferencingError::Unretrievable { uri, .. } => format!(
-            "$ref {} is not fetched: a dynamic tool's schemas reach only themselves and the \
-             documents added with `DynamicTool::resource`",
-            quote(uri)
-        ),
-        other => other.to_string(),
-    }
-}
-
-/// Whether `pattern` is refused by the linear-time engine for lookaround or a backreference,
-/// rather than for being malformed.
-fn needs_backtracking(pattern: &str) -> bool {
-    use regex_syntax::ast::ErrorKind;
-    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
-        return false;
-    };
-    match regex_syntax::ast::parse::Parser::new().parse(&translated) {
-        Ok(_) => false,
-        Err(error) => matches!(
-            error.kind(),
-            ErrorKind::UnsupportedLookAround | ErrorKind::UnsupportedBackreference
-        ),
-    }
-}
-
-/// `text` in double quotes, cut to [`MAX_QUOTE`] bytes.
-fn quote(text: &str) -> String {
-    format!("{:?}", short(text.to_owned(), MAX_QUOTE))
-}
-
-/// Every error `validator` finds in `instance`, as violations.
-pub(crate) fn check(validator: &Validator, instance: &Value) -> Result<(), ArgumentErrors> {
-    // The common case, without building an error iterator.
-    if validator.is_valid(instance) {
-        return Ok(());
-    }
-    let mut violations = Vec::new();
-    for error in validator.iter_errors(instance) {
-        let location = error.instance_path().as_str().to_owned();
-        let keyword = Keyword::from_schema_keyword(error.kind().keyword());
-        match error.kind() {
-            ValidationErrorKind::Required { property } => {
-                let name = property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_owned);
-                violations.push(Violation::on_property(
-                    location,
-                    &name,
-                    keyword,
-                    "missing required field",
-                ));
-            }
-            ValidationErrorKind::AdditionalProperties { unexpected }
-            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-                for name in unexpected {
-                    violations.push(Violation::on_property(
-                        location.clone(),
-                        name,
-                        keyword,
-                        "unknown field",
-                    ));
-                }
-            }
-            // Only with `allow_backtracking`: the string may or may not match.
-            ValidationErrorKind::BacktrackLimitExceeded { .. } => violations.push(Violation::new(
-                location,
-                keyword,
-                "gave up matching the pattern at its backtracking limit",
-            )),
-            _ => violations.push(Violation::new(
-                location,
-                keyword,
-                short(error.to_string(), MAX_MESSAGE),
-            )),
-        }
-    }
-    if violations.is_empty() {
-        Ok(())
-    } else {
-        Err(ArgumentErrors::new(violations))
-    }
-}
-
-/// The longest message of one violation, in bytes: a length a model can read.
-const MAX_MESSAGE: usize = 240;
-
-/// `message` cut to at most `max` bytes on a character boundary, marked when cut.
-fn short(message: String, max: usize) -> Cow<'static, str> {
-    if message.len() <= max {
-        return Cow::Owned(message);
-    }
-    let mut end = max;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    Cow::Owned(format!("{}…", &message[..end]))
+        .map_err(|e| invalid(build_error(&e, Origin::Dynamic)))
 }
 
 impl<E, H> Kind for Dynamic<E, H>
@@ -406,7 +261,7 @@ where
             Arguments::Text(raw) => crate::contract::validate::parse_str::<Value>(raw)?,
             Arguments::Json(value) => crate::contract::validate::parse_value::<Value>(value)?,
         };
-        check(&self.input, &value)?;
+        standard::check(&self.input, &value)?;
         Ok(value)
     }
 
@@ -421,7 +276,7 @@ where
     fn output(&self, out: Value, limit: usize) -> Result<String, OutputError> {
         let text = to_text(&out, limit)?;
         if let Some(validator) = &self.output {
-            check(validator, &out).map_err(OutputError::Invalid)?;
+            standard::check(validator, &out).map_err(OutputError::Invalid)?;
         }
         Ok(text)
     }

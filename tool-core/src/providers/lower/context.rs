@@ -29,6 +29,9 @@ pub(super) trait Walk {
     /// Where losses are recorded.
     fn report(&mut self) -> &mut Report;
 
+    /// The canonical schema, which every pointer is into.
+    fn root(&self) -> &Value;
+
     /// Lowers the subschema `schema`, found at `pointer` in the canonical schema.
     fn walk(&mut self, schema: &Value, pointer: &str) -> Result<Value, LowerError>;
 }

@@ -1,8 +1,12 @@
 //! Gemini's quirks, applied to one lowered schema object: the OpenAPI form's upper-case types
-//! and `nullable` (`parameters`), its rule for property names, and a `null` in an enum
-//! (`parametersJsonSchema`, whose enums take strings and numbers only).
+//! and `nullable` (`parameters`), its `anyOf` that must stand alone, its rule for property
+//! names, and a `null` in an enum (`parametersJsonSchema`, whose enums take strings and
+//! numbers only).
 
 use serde_json::{Map, Value, json};
+
+use super::context::Report;
+use crate::providers::loss::LossKind;
 
 /// Gemini's OpenAPI form: upper-case types, `nullable` instead of a `null` type.
 pub(super) fn openapi_types(out: &mut Map<String, Value>) {
@@ -63,6 +67,67 @@ pub(super) fn openapi_types(out: &mut Map<String, Value>) {
                 out.insert("anyOf".to_owned(), Value::Array(rest));
             }
         }
+    }
+}
+
+/// Vertex refuses an `anyOf` with other keywords beside it ("When using any_of, it must be the
+/// only field set"): each other keyword moves into every branch, which says the same (`X` and
+/// any of `A`, `B` is any of `X and A`, `X and B`). A branch with its own, different value
+/// keeps its own: an assertion beside the `anyOf` is then not enforced there, a description
+/// not shown with that branch.
+pub(super) fn any_of_alone(report: &mut Report, pointer: &str, out: &mut Map<String, Value>) {
+    if out.len() < 2 {
+        return;
+    }
+    let Some(Value::Array(mut branches)) = out.remove("anyOf") else {
+        return;
+    };
+    for (key, value) in std::mem::take(out) {
+        let mut kept_own = false;
+        for branch in &mut branches {
+            kept_own |= !push_into(branch, &key, &value, 0);
+        }
+        if !kept_own {
+            continue;
+        }
+        match key.as_str() {
+            "description" | "title" | "example" | "default" => report.record(
+                pointer,
+                key,
+                LossKind::Hidden,
+                Some("beside an anyOf, which Gemini wants alone: not on branches with their own"),
+            ),
+            _ => report.dropped(
+                pointer,
+                &key,
+                Some("beside an anyOf, which Gemini wants alone: a branch has its own"),
+            ),
+        }
+    }
+    out.insert("anyOf".to_owned(), Value::Array(branches));
+}
+
+/// Sets `key` in a lowered branch (in each of its own branches, if it is an `anyOf`); `false`
+/// where the branch already had another value for it.
+fn push_into(branch: &mut Value, key: &str, value: &Value, depth: usize) -> bool {
+    let Value::Object(map) = branch else {
+        return false;
+    };
+    if let Some(Value::Array(inner)) = map.get_mut("anyOf")
+        && depth < 8
+    {
+        let mut all = true;
+        for branch in inner {
+            all &= push_into(branch, key, value, depth + 1);
+        }
+        return all;
+    }
+    match map.get(key) {
+        None => {
+            map.insert(key.to_owned(), value.clone());
+            true
+        }
+        Some(own) => own == value,
     }
 }
 

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::context::{Report, Walk, child, invalid, json_kind};
-use super::{gemini, objects};
+use super::{gemini, objects, unions};
 use crate::providers::dialect::{Action, Dialect};
 use crate::providers::loss::{LossKind, LowerError};
 
@@ -70,11 +70,13 @@ pub(super) fn schema_object(
                     lowered.push(w.walk(branch, &child(&at(), &i.to_string()))?);
                 }
                 let name = if key == "oneOf" && !d.keeps_one_of() {
-                    w.report().dropped(
-                        pointer,
-                        "oneOf",
-                        Some("sent as anyOf: more than one branch may match"),
-                    );
+                    if !unions::exclusive(w.root(), branches) {
+                        w.report().dropped(
+                            pointer,
+                            "oneOf",
+                            Some("sent as anyOf: more than one branch may match"),
+                        );
+                    }
                     "anyOf"
                 } else {
                     key.as_str()
@@ -237,6 +239,9 @@ pub(super) fn schema_object(
     }
     if d == Dialect::GeminiOpenApi {
         gemini::openapi_types(&mut out);
+    }
+    if d.wants_any_of_alone() {
+        gemini::any_of_alone(w.report(), pointer, &mut out);
     }
     if d == Dialect::GeminiJson {
         gemini::json_null_enum(&mut out);

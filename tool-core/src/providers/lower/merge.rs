@@ -1,6 +1,7 @@
 //! Schemas merged into one before the keyword walk: `allOf` members, for the dialects that
-//! have no `allOf`, and the branches of a root `anyOf`/`oneOf`, which OpenAI strict refuses.
-//! A member that is a `$ref` is read through [`Refs`]; nothing here lowers a subschema.
+//! have no `allOf` (and at the root, for those that refuse it there; `root.rs` merges a root
+//! union with the same reading of members). A member that is a `$ref` is read through
+//! [`Refs`]; nothing here lowers a subschema.
 
 use serde_json::{Map, Value, json};
 
@@ -65,7 +66,7 @@ impl Merge<'_, '_> {
                     ));
                 }
             };
-            let member = self.resolve_member(member, &member_pointer)?;
+            let member = self.resolve_member(member, &member_pointer, "allOf")?;
             let Some(member) = member else { continue };
             let member = if member.contains_key("allOf") {
                 self.all_of(&member, &member_pointer, depth + 1)?
@@ -77,13 +78,14 @@ impl Merge<'_, '_> {
         Ok(base)
     }
 
-    /// A member with a `$ref` replaced by its target (with the member's siblings); `None`
-    /// for a reference back into a cycle, or to a schema that is itself a `$ref`, which are
-    /// not merged.
-    fn resolve_member(
+    /// A member of `keyword` with a `$ref` replaced by its target (with the member's
+    /// siblings); `None` for a reference back into a cycle, or to a schema that is itself a
+    /// `$ref`, which are not merged.
+    pub(super) fn resolve_member(
         &mut self,
         member: &Map<String, Value>,
         pointer: &str,
+        keyword: &str,
     ) -> Result<Option<Map<String, Value>>, LowerError> {
         let Some(reference) = member.get("$ref") else {
             return Ok(Some(member.clone()));
@@ -104,7 +106,7 @@ impl Merge<'_, '_> {
         };
         if self.open.contains(&target_pointer) || target.contains_key("$ref") {
             self.report
-                .dropped(pointer, "allOf", Some("a recursive member is not merged"));
+                .dropped(pointer, keyword, Some("a recursive member is not merged"));
             return Ok(None);
         }
         let mut out = target.clone();
@@ -182,80 +184,6 @@ impl Merge<'_, '_> {
                 },
             }
         }
-    }
-
-    /// OpenAI strict refuses a root `anyOf`/`oneOf`: the branches' properties are merged into
-    /// the root (each optional unless every branch requires it); which branch holds is left to
-    /// the runtime.
-    pub(super) fn root_union(&mut self, map: &Map<String, Value>) -> Result<Value, LowerError> {
-        let mut root: Map<String, Value> = map
-            .iter()
-            .filter(|(key, _)| !matches!(key.as_str(), "anyOf" | "oneOf"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for keyword in ["anyOf", "oneOf"] {
-            let Some(branches) = map.get(keyword) else {
-                continue;
-            };
-            let Value::Array(branches) = branches else {
-                return Err(invalid(
-                    &child("", keyword),
-                    format!("{keyword} must be an array"),
-                ));
-            };
-            self.report.dropped(
-                &child("", keyword),
-                keyword,
-                Some("the root cannot be a union: branch properties are merged, all optional"),
-            );
-            let mut required: Option<Vec<Value>> = None;
-            for (i, branch) in branches.iter().enumerate() {
-                let branch_pointer = child(&child("", keyword), &i.to_string());
-                let branch = match branch {
-                    Value::Object(branch) => self.resolve_member(branch, &branch_pointer)?,
-                    _ => None,
-                };
-                let Some(branch) = branch else { continue };
-                let names: Vec<Value> = match branch.get("required") {
-                    Some(Value::Array(names)) => names.clone(),
-                    _ => Vec::new(),
-                };
-                required = Some(match required {
-                    None => names,
-                    Some(before) => before.into_iter().filter(|n| names.contains(n)).collect(),
-                });
-                if let Some(Value::Object(properties)) = branch.get("properties") {
-                    let target = root
-                        .entry("properties")
-                        .or_insert_with(|| Value::Object(Map::new()));
-                    if let Value::Object(target) = target {
-                        for (name, schema) in properties {
-                            match target.get_mut(name) {
-                                None => drop(target.insert(name.clone(), schema.clone())),
-                                Some(existing) if existing == schema => {}
-                                Some(existing) => {
-                                    let before = existing.take();
-                                    *existing = json!({ "anyOf": [before, schema] });
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(required) = required.filter(|r| !r.is_empty()) {
-                let target = root
-                    .entry("required")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if let Value::Array(target) = target {
-                    for name in required {
-                        if !target.contains(&name) {
-                            target.push(name);
-                        }
-                    }
-                }
-            }
-        }
-        Ok(Value::Object(root))
     }
 }
 

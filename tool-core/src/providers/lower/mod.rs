@@ -3,8 +3,9 @@
 //!
 //! The order of work, and the file that does it:
 //!
-//! 1. OpenAI strict refuses a root `anyOf`/`oneOf`: its branches are flattened into one object
-//!    first (`merge.rs`).
+//! 1. OpenAI and Anthropic refuse a root `anyOf`/`oneOf`/`allOf`, and Gemini's `parameters`
+//!    declares parameters through the root's properties: a root union is merged into one
+//!    object first (`root.rs`, with `merge.rs` for `allOf`).
 //! 2. `$ref`s are resolved inside the schema (JSON Pointers, `$anchor`s, the root `$id`);
 //!    nothing is fetched (`refs.rs`). A reference that is not part of a cycle is inlined, the
 //!    keywords beside it merged in, so nested `$defs` never reach a provider. A cycle becomes
@@ -14,12 +15,13 @@
 //! 3. `allOf` is merged into one schema where the dialect has no `allOf` (`merge.rs`).
 //! 4. Each keyword is kept, dropped (an assertion: [`LossKind::Unenforced`](super::LossKind::Unenforced)), hidden (an
 //!    annotation: [`LossKind::Hidden`](super::LossKind::Hidden)) or rewritten; `oneOf` becomes `anyOf` where the
-//!    dialect has no `oneOf` (`keywords.rs`, Gemini's rewrites in `gemini.rs`).
+//!    dialect has no `oneOf`, a loss only when its branches may overlap (`keywords.rs`,
+//!    `unions.rs`; Gemini's rewrites, such as an `anyOf` that must stand alone, in `gemini.rs`).
 //! 5. Objects: OpenAI strict lists every property in `required`, an optional one made
 //!    nullable (see [`remove_strict_nulls`](super::remove_strict_nulls) for the way back), and
 //!    closes every object; Anthropic strict closes every object (`objects.rs`, with arrays).
 //! 6. The root must describe an object: it gets `type: "object"` if it had none, a type list
-//!    keeps only `"object"`, any other type is refused.
+//!    keeps only `"object"`, any other type is refused (`root.rs`).
 //!
 //! This file drives the walk: it bounds it (`context.rs` holds the bounds), keeps the stack
 //! of schemas being walked that tells a cycle, and sends each subschema to the part that
@@ -32,8 +34,11 @@ mod keywords;
 mod merge;
 mod objects;
 mod refs;
+mod root;
+mod unions;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -57,10 +62,13 @@ pub(crate) fn lower_schema(schema: &Value, dialect: Dialect) -> Result<LoweredSc
         refs: Refs::new(schema),
         stack: Vec::new(),
         nodes: 0,
+        origins: HashMap::new(),
     };
     let root = match schema {
-        Value::Object(map) if dialect == Dialect::OpenAiStrict && has_root_union(map) => {
-            Cow::Owned(walker.merge().root_union(map)?)
+        Value::Object(map) if root::needs_flattening(map, dialect) => {
+            let flat = root::flatten(&mut walker.merge(), map)?;
+            walker.origins = flat.origins.into_iter().collect();
+            Cow::Owned(Value::Object(flat.map))
         }
         _ => Cow::Borrowed(schema),
     };
@@ -78,7 +86,7 @@ pub(crate) fn lower_schema(schema: &Value, dialect: Dialect) -> Result<LoweredSc
             found: "boolean schema".to_owned(),
         });
     };
-    root_object(map, dialect)?;
+    root::root_object(map, dialect)?;
     if let Some(defs) = walker.refs.take_defs() {
         map.insert("$defs".to_owned(), Value::Object(defs));
     }
@@ -88,33 +96,6 @@ pub(crate) fn lower_schema(schema: &Value, dialect: Dialect) -> Result<LoweredSc
     })
 }
 
-fn has_root_union(map: &Map<String, Value>) -> bool {
-    map.contains_key("anyOf") || map.contains_key("oneOf")
-}
-
-/// The root must describe an object: a missing `type` becomes `"object"`, a type list keeps
-/// only `"object"` (arguments are always an object), anything else is refused.
-fn root_object(map: &mut Map<String, Value>, dialect: Dialect) -> Result<(), LowerError> {
-    let object = if dialect == Dialect::GeminiOpenApi {
-        "OBJECT"
-    } else {
-        "object"
-    };
-    map.remove("nullable");
-    match map.get("type") {
-        None => {}
-        Some(Value::String(name)) if name == object => return Ok(()),
-        Some(Value::Array(names)) if names.iter().any(|n| n == object) => {}
-        Some(other) => {
-            return Err(LowerError::RootNotObject {
-                found: other.to_string(),
-            });
-        }
-    }
-    map.insert("type".to_owned(), Value::from(object));
-    Ok(())
-}
-
 /// The walk over one schema.
 struct Walker<'r> {
     report: Report,
@@ -122,6 +103,9 @@ struct Walker<'r> {
     /// Pointers of the schemas being walked, the root first: a `$ref` to one of them is a cycle.
     stack: Vec<String>,
     nodes: usize,
+    /// Subschemas of a flattened root (`root.rs`) and their pointers in the canonical schema,
+    /// where they are walked.
+    origins: HashMap<String, String>,
 }
 
 impl Walk for Walker<'_> {
@@ -133,7 +117,13 @@ impl Walk for Walker<'_> {
         &mut self.report
     }
 
+    fn root(&self) -> &Value {
+        self.refs.root()
+    }
+
     fn walk(&mut self, schema: &Value, pointer: &str) -> Result<Value, LowerError> {
+        let origin = self.origins.get(pointer).cloned();
+        let pointer = origin.as_deref().unwrap_or(pointer);
         self.nodes += 1;
         if self.nodes > MAX_NODES {
             return Err(LowerError::TooLarge { limit: MAX_NODES });
