@@ -217,3 +217,45 @@ fn a_generic_struct_is_an_argument_for_each_argument_it_holds() {
     let pointers: Vec<String> = errors.iter().map(|v| v.pointer().into_owned()).collect();
     assert_eq!(pointers, ["/issues/items/0", "/comments/items/0"]);
 }
+
+/// Books a meeting.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct BookMeeting {
+    /// When it starts.
+    #[tool(format = "date-time")]
+    start: String,
+    #[tool(format = "date")]
+    day: Option<String>,
+    #[tool(inner(format = "email"))]
+    attendees: Vec<String>,
+    host: Email,
+}
+
+#[test]
+fn formats_are_advertised_and_asserted() {
+    let schema = BookMeeting::input_schema();
+    assert_eq!(schema["properties"]["start"]["format"], "date-time");
+    assert_eq!(
+        schema["properties"]["attendees"]["items"]["format"],
+        "email"
+    );
+    assert!(
+        BookMeeting::parse_arguments(
+            r#"{"start": "2025-02-28T12:30:00Z", "day": "2025-02-28", "attendees": ["a@b.co"], "host": "a@b"}"#
+        )
+        .is_ok()
+    );
+    let errors = BookMeeting::parse_arguments(
+        r#"{"start": "2025-02-30T99:99:00Z", "day": "2025-02-30", "attendees": ["nope"], "host": "a@b"}"#,
+    )
+    .unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        ["/start format", "/day format", "/attendees/0 format"],
+        "{errors}"
+    );
+}

@@ -100,10 +100,16 @@ fn constraint_set(
         let span = pattern.span;
         items.extend(quote_spanned!(span=> const _: () = #p::accepts_pattern::<#ty>();));
     }
+    if let Some(format) = &attrs.format {
+        let span = format.span;
+        items.extend(quote_spanned!(span=> const _: () = #p::accepts_format::<#ty>();));
+    }
     let inner = attrs.inner.as_ref().map(|inner| {
         // A check on the items names their type, which already requires `HasItems`.
-        let checked =
-            inner.length.span.is_some() || inner.range.span.is_some() || inner.pattern.is_some();
+        let checked = inner.length.span.is_some()
+            || inner.range.span.is_some()
+            || inner.pattern.is_some()
+            || inner.format.is_some();
         if !checked {
             items.extend(quote_spanned!(ty_span=> const _: () = #p::has_items::<#ty>();));
         }
@@ -122,7 +128,15 @@ fn constraint_set(
     let has_any = attrs.length.span.is_some()
         || attrs.range.span.is_some()
         || attrs.pattern.is_some()
+        || attrs.format.is_some()
         || inner.is_some();
+    let format = match &attrs.format {
+        Some(format) => {
+            let name = &format.value;
+            quote!(#p::Format::from_name(#name))
+        }
+        None => quote!(#p::None),
+    };
     if !has_any {
         return (items, quote!(#p::Unconstrained));
     }
@@ -165,6 +179,7 @@ fn constraint_set(
                 exclusive_maximum: #exclusive_maximum,
                 pattern: #pattern,
                 items: #items_value,
+                format: #format,
                 ..#p::Constraints::NONE
             };
             type Items = #items_type;
