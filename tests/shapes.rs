@@ -259,3 +259,47 @@ fn formats_are_advertised_and_asserted() {
         "{errors}"
     );
 }
+
+/// A weekday.
+#[derive(Argument, Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Day {
+    Mon,
+    Tue,
+}
+
+/// Sets opening hours.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct SetHours {
+    #[tool(inner(range(max = 24)))]
+    hours: std::collections::BTreeMap<Day, u8>,
+    by_id: std::collections::HashMap<u32, String>,
+}
+
+#[test]
+fn maps_keyed_by_unit_enums_and_integers() {
+    let schema = SetHours::input_schema();
+    assert_eq!(
+        schema["properties"]["hours"]["propertyNames"],
+        json!({"enum": ["mon", "tue"]})
+    );
+    let text = r#"{"hours": {"mon": 9, "tue": 10}, "by_id": {"7": "x"}}"#;
+    let parsed = SetHours::parse_arguments(text).unwrap();
+    assert_eq!(parsed, serde_json::from_str::<SetHours>(text).unwrap());
+    let errors =
+        SetHours::parse_arguments(r#"{"hours": {"sun": 9, "mon": 25}, "by_id": {"x": "y"}}"#)
+            .unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "/hours/sun propertyNames",
+            "/hours/mon maximum",
+            "/by_id/x propertyNames"
+        ],
+        "{errors}"
+    );
+}

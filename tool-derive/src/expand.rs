@@ -520,6 +520,16 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         let wire = &variant.wire;
         quote!(Self::#variant_ident => #p::Some(#p::Value::from(#wire)))
     });
+    let key_arms = live.iter().map(|variant| {
+        let variant_ident = variant.ident;
+        let wire = &variant.wire;
+        quote!(#wire => #p::Some(Self::#variant_ident))
+    });
+    let key_name_arms = live.iter().map(|variant| {
+        let variant_ident = variant.ident;
+        let wire = &variant.wire;
+        quote!(Self::#variant_ident => ::std::borrow::Cow::Borrowed(#wire))
+    });
     quote! {
         #[automatically_derived]
         impl #krate::Argument for #ident {
@@ -547,6 +557,28 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
                     #(#to_value_arms,)*
                     #[allow(unreachable_patterns)]
                     _ => #p::None,
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::ArgumentKey for #ident {
+            fn key_schema() -> #p::Value {
+                #p::enum_schema(#p::None, __TOOL_VARIANTS)
+            }
+
+            fn parse_key(__name: &str) -> #p::Option<Self> {
+                match __name {
+                    #(#key_arms,)*
+                    _ => #p::None,
+                }
+            }
+
+            fn key_name(&self) -> ::std::borrow::Cow<'_, str> {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#key_name_arms,)*
+                    _ => ::std::borrow::Cow::Borrowed(""),
                 }
             }
         }
