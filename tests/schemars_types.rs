@@ -576,3 +576,49 @@ proptest! {
         }
     }
 }
+
+/// Schedules a job: a whole tool whose contract is its schemars schema.
+#[derive(Tool, Deserialize, JsonSchema, Debug, PartialEq)]
+#[tool(schemars)]
+#[serde(deny_unknown_fields)]
+struct ScheduleJob {
+    /// The job's name.
+    #[schemars(length(min = 1))]
+    name: String,
+    /// When it may run.
+    window: theirs::Window,
+    #[serde(default)]
+    retries: u8,
+}
+
+#[test]
+fn a_whole_tool_can_take_its_contract_from_schemars() {
+    assert_eq!(ScheduleJob::NAME, "schedule_job");
+    assert_eq!(
+        ScheduleJob::description(),
+        "Schedules a job: a whole tool whose contract is its schemars schema."
+    );
+    let schema = ScheduleJob::input_schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["name"]["minLength"], 1);
+    assert!(
+        schema["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("window"))
+    );
+    let text = r#"{"name": "backup", "window": {"startHour": 3, "label": "night", "repeat": {"kind": "Once"}}}"#;
+    let parsed = ScheduleJob::parse_arguments(text).unwrap();
+    assert_eq!(parsed, serde_json::from_str::<ScheduleJob>(text).unwrap());
+    let errors = ScheduleJob::parse_arguments(
+        r#"{"name": "", "window": {"startHour": 30, "label": "night", "repeat": {"kind": "Once"}}, "x": 1}"#,
+    )
+    .unwrap_err();
+    let pointers: Vec<String> = errors.iter().map(|v| v.pointer().into_owned()).collect();
+    assert!(pointers.contains(&"/name".to_owned()), "{errors}");
+    assert!(
+        pointers.contains(&"/window/startHour".to_owned()),
+        "{errors}"
+    );
+    assert!(pointers.contains(&"/x".to_owned()), "{errors}");
+}

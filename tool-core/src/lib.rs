@@ -113,6 +113,26 @@ pub mod __private {
     };
     pub use crate::contract::validate::drain_map;
 
+    /// Types whose contract is their `schemars::JsonSchema` (`#[tool(schemars)]`).
+    #[cfg(feature = "schemars")]
+    pub use crate::ViaSchemars;
+    /// A stand-in without the `schemars` feature: the derive's check below says what is missing.
+    #[cfg(not(feature = "schemars"))]
+    #[derive(Debug)]
+    pub struct ViaSchemars<T>(pub T);
+
+    /// Built with the `schemars` feature (the check `#[tool(schemars)]` expands to).
+    #[diagnostic::on_unimplemented(
+        message = "#[tool(schemars)] needs tool-core's `schemars` feature",
+        label = "enable it: tool-core = {{ features = [\"schemars\"] }}"
+    )]
+    pub trait SchemarsFeature {}
+    #[cfg(feature = "schemars")]
+    impl SchemarsFeature for () {}
+
+    /// Compile-time check that the `schemars` feature is on.
+    pub const fn schemars_feature<T: SchemarsFeature>() {}
+
     /// Parses JSON text as one `T` at the root, whatever JSON type `T` takes (the checked
     /// parse of [`Tool::parse_arguments`](crate::Tool::parse_arguments)).
     pub fn parse_argument<T: crate::Argument>(raw: &str) -> Result<T, crate::ArgumentErrors> {

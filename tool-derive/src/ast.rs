@@ -42,6 +42,8 @@ pub(crate) enum Body<'a> {
     /// A tuple struct with one field, or a `#[serde(transparent)]` struct: the field's value.
     Newtype(Box<Newtype<'a>>),
     Enum(Vec<Variant<'a>>),
+    /// `#[tool(schemars)]`: the contract is the type's `schemars::JsonSchema`.
+    Schemars,
     /// A shape no derive supports; the error is already recorded.
     Unsupported,
 }
@@ -170,6 +172,17 @@ impl<'a> Input<'a> {
 }
 
 fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) -> Body<'a> {
+    if attrs.schemars.is_some() {
+        // schemars and serde read the rest; a `#[tool(...)]` inside would be ignored.
+        for attr in tool_attributes_inside(input) {
+            errors.spanned(
+                attr,
+                "#[tool(...)] has no effect inside a #[tool(schemars)] type: its schema comes \
+                 from schemars; write the constraints as #[schemars(...)]",
+            );
+        }
+        return Body::Schemars;
+    }
     let rule = attrs.rename_all.unwrap_or(RenameRule::None);
     match &input.data {
         Data::Struct(data) => {
@@ -268,6 +281,33 @@ fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) ->
             Body::Unsupported
         }
     }
+}
+
+/// The `#[tool(...)]` attributes on the fields and variants of `input`.
+fn tool_attributes_inside(input: &DeriveInput) -> Vec<&syn::Attribute> {
+    let fields: Vec<&syn::Field> = match &input.data {
+        Data::Struct(data) => data.fields.iter().collect(),
+        Data::Enum(data) => data
+            .variants
+            .iter()
+            .flat_map(|variant| variant.fields.iter())
+            .collect(),
+        Data::Union(data) => data.fields.named.iter().collect(),
+    };
+    let variants: Vec<&syn::Attribute> = match &input.data {
+        Data::Enum(data) => data
+            .variants
+            .iter()
+            .flat_map(|variant| variant.attrs.iter())
+            .collect(),
+        _ => Vec::new(),
+    };
+    fields
+        .into_iter()
+        .flat_map(|field| field.attrs.iter())
+        .chain(variants)
+        .filter(|attr| attr.path().is_ident("tool"))
+        .collect()
 }
 
 /// The named fields of a struct or struct variant, with their keys on the wire under `rule`.

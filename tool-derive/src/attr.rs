@@ -83,6 +83,9 @@ pub(crate) struct Container {
     pub(crate) untagged: Option<Span>,
     /// `transparent`: a struct with one field is that field on the wire.
     pub(crate) transparent: Option<Span>,
+    /// `#[tool(schemars)]`: the type's schema comes from `schemars::JsonSchema` and its values
+    /// are checked against it.
+    pub(crate) schemars: Option<Span>,
 }
 
 #[derive(Default)]
@@ -123,9 +126,6 @@ pub(crate) struct Field {
     pub(crate) examples: Vec<Spanned<String>>,
     /// `#[deprecated]`: advertised as `deprecated: true`.
     pub(crate) deprecated: bool,
-    /// `#[tool(schemars)]`: the type's schema comes from `schemars` and its value is checked
-    /// against it.
-    pub(crate) schemars: Option<Span>,
 }
 
 impl std::default::Default for Field {
@@ -142,7 +142,6 @@ impl std::default::Default for Field {
             format: None,
             examples: Vec::new(),
             deprecated: false,
-            schemars: None,
         }
     }
 }
@@ -348,10 +347,12 @@ fn deserialize_name(keyword: &Keyword<'_>, errors: &Errors) -> syn::Result<Optio
 
 pub(crate) fn container(attrs: &[Attribute], errors: &Errors) -> Container {
     let mut out = Container::default();
-    for attr in attrs {
-        if attr.path().is_ident("tool") {
-            read_attr(attr, errors, |keyword| container_tool(keyword, &mut out));
-        } else if attr.path().is_ident("serde") {
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("tool")) {
+        read_attr(attr, errors, |keyword| container_tool(keyword, &mut out));
+    }
+    // A `#[tool(schemars)]` type's serde attributes are schemars' and serde's business.
+    if out.schemars.is_none() {
+        for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
             read_attr(attr, errors, |keyword| {
                 container_serde(keyword, &mut out, errors)
             });
@@ -371,10 +372,12 @@ fn container_tool(keyword: &Keyword<'_>, out: &mut Container) -> syn::Result<()>
         out.description = Some(keyword.parse_value::<LitStr>()?.value());
     } else if keyword.is("crate") {
         out.krate = Some(keyword.parse_value::<LitStr>()?.parse()?);
+    } else if keyword.is("schemars") {
+        out.schemars = Some(keyword.path.span());
     } else {
         return Err(keyword.error(format!(
-            "unknown tool attribute `{}`; on a type, #[tool(...)] takes `name`, `description` \
-             and `crate`",
+            "unknown tool attribute `{}`; on a type, #[tool(...)] takes `name`, `description`, \
+             `schemars` and `crate`",
             keyword.name()
         )));
     }
@@ -577,13 +580,16 @@ fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::R
             span: expr.span(),
         });
     } else if keyword.is("schemars") {
-        out.schemars = Some(keyword.path.span());
+        return Err(keyword.error(
+            "`schemars` applies to a whole type; for one field whose type derives \
+             `schemars::JsonSchema`, declare it as `tool_core::ViaSchemars<T>`",
+        ));
     } else if keyword.is("description") {
         out.description = Some(keyword.parse_value::<LitStr>()?.value());
     } else {
         return Err(keyword.error(format!(
             "unknown tool attribute `{}`; on a field, #[tool(...)] takes `length`, `range`, \
-             `pattern`, `regex`, `format`, `inner`, `example`, `schemars` and `description`",
+             `pattern`, `regex`, `format`, `inner`, `example` and `description`",
             keyword.name()
         )));
     }

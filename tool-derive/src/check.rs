@@ -17,6 +17,9 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
             }
         }
     }
+    if matches!(input.body, Body::Schemars) {
+        return;
+    }
     check_tagging(input, errors);
     if let Some(span) = input.attrs.transparent
         && !matches!(input.body, Body::Newtype(_) | Body::Unsupported)
@@ -78,7 +81,7 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
                 }
             }
         }
-        Body::Unsupported => {}
+        Body::Schemars | Body::Unsupported => {}
     }
 }
 
@@ -267,6 +270,7 @@ fn check_tool(input: &Input<'_>, errors: &Errors) {
     }
     if let Body::Enum(_) = input.body
         && !matches!(input.tagging(), Tagging::Internal(_))
+        && input.attrs.schemars.is_none()
     {
         errors.spanned(
             input.ident,

@@ -15,6 +15,7 @@ use crate::parameter_table::parameter_table;
 /// Expands an input in which no mistake was recorded.
 pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
     let argument = match &input.body {
+        Body::Schemars => schemars_argument(input),
         Body::Struct(fields) => struct_argument(input, fields),
         Body::Newtype(newtype) => newtype_argument(input, newtype),
         Body::Enum(variants) if input.is_string_enum() => enum_argument(input, variants),
@@ -584,6 +585,38 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         }
 
         const __TOOL_VARIANTS: &[&str] = &[#(#wires),*];
+    }
+}
+
+/// A type whose contract is its `schemars::JsonSchema`, checked through `ViaSchemars`.
+fn schemars_argument(input: &Input<'_>) -> TokenStream {
+    let krate = &input.krate;
+    let p = quote!(#krate::__private);
+    let ident = input.ident;
+    quote! {
+        const _: () = #p::schemars_feature::<()>();
+
+        #[automatically_derived]
+        impl #krate::Argument for #ident {
+            fn schema(
+                __generator: &mut #p::SchemaGen,
+                __constraints: &#p::Constraints,
+            ) -> #p::Value {
+                <#p::ViaSchemars<Self> as #krate::Argument>::schema(__generator, __constraints)
+            }
+
+            #[inline]
+            fn parse<'__de, __D: #p::Deserializer<'__de>, __C: #p::ConstConstraints>(
+                __de: __D,
+                __cx: &mut #p::Cx,
+                __at: &#p::Path<'_>,
+            ) -> #p::Result<#p::Option<Self>, __D::Error> {
+                #p::Ok(
+                    <#p::ViaSchemars<Self> as #krate::Argument>::parse::<__D, __C>(__de, __cx, __at)?
+                        .map(|__value| __value.0),
+                )
+            }
+        }
     }
 }
 

@@ -37,6 +37,9 @@ pub(crate) fn parameter_table(input: &Input<'_>) -> String {
                 }
             }
         }
+        Body::Schemars => text.push_str(
+            "The schema comes from the type's `schemars::JsonSchema` (`Tool::input_schema`).\n",
+        ),
         Body::Newtype(_) | Body::Unsupported => {}
     }
     text
