@@ -158,7 +158,7 @@ impl From<LimitError> for AdvertiseError {
 /// assert_eq!(tools[0]["function"]["name"], "docs__search");
 /// assert_eq!(tools[0]["function"]["strict"], true);
 /// let parameters = &tools[0]["function"]["parameters"];
-/// assert_eq!(parameters["required"], json!(["limit", "q"]));
+/// assert_eq!(parameters["required"], json!(["q", "limit"]));
 /// assert_eq!(parameters["properties"]["limit"]["type"], json!(["integer", "null"]));
 ///
 /// let losses: Vec<String> = advertised.losses().map(|(_, loss)| loss.to_string()).collect();

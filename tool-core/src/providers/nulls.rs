@@ -321,7 +321,7 @@ mod tests {
         });
         let mut arguments = json!({ "items": [{ "n": null, "m": null }], "choice": { "b": null } });
         let removed = remove_strict_nulls(&schema, &mut arguments);
-        assert_eq!(removed, ["/choice/b", "/items/0/n"]);
+        assert_eq!(removed, ["/items/0/n", "/choice/b"]);
         assert_eq!(arguments, json!({ "items": [{ "m": null }], "choice": {} }));
     }
 
