@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use examples::{CreateInvoice, GetWeather, create_invoice, get_weather};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
@@ -17,8 +18,8 @@ use tokio::io::{
 use tokio::sync::mpsc;
 use tool_core::mcp::{McpClient, McpError, McpImport, McpServer};
 use tool_core::{
-    Code, Context, Denied, DynamicTool, Effect, Event, Registry, RegistryError, Runtime, Tool,
-    ToolDef, ToolError, ToolInfo,
+    Argument, Code, Context, Denied, DynamicTool, Effect, Event, Registry, RegistryError, Runtime,
+    Tool, ToolDef, ToolError, ToolInfo,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -466,6 +467,228 @@ async fn a_cancelled_request_cancels_the_call() {
     .await;
     let code = tokio::time::timeout(WAIT, codes.recv()).await.unwrap();
     assert_eq!(code, Some(Some(Code::Cancelled)));
+}
+
+// --- A tool whose arguments are a union ---
+
+/// Edits one line of the open file.
+#[derive(Tool, Debug, Clone, PartialEq)]
+#[serde(tag = "op")]
+enum Edit {
+    /// Inserts a line.
+    Insert { line: u32, text: String },
+    /// Deletes a line.
+    Delete { line: u32 },
+}
+
+/// What an edit did.
+#[derive(Argument, Serialize, Debug)]
+struct Edited {
+    summary: String,
+}
+
+async fn edit(args: Edit, _cx: &Context) -> Result<Edited, ToolError> {
+    let summary = match args {
+        Edit::Insert { line, text } => format!("inserted {text:?} at line {line}"),
+        Edit::Delete { line } => format!("deleted line {line}"),
+    };
+    Ok(Edited { summary })
+}
+
+/// The example tools and `edit`.
+fn union_server() -> McpServer {
+    let mut registry = example_registry();
+    registry.register(ToolDef::new(edit)).unwrap();
+    McpServer::new(Runtime::new(registry), local)
+}
+
+/// Claude Code and other Anthropic-backed clients refuse a tool whose `inputSchema` has a
+/// `oneOf` at the root, which is what an internally tagged enum's canonical schema has.
+#[tokio::test]
+async fn a_root_union_is_listed_as_one_object_with_the_tags_as_a_string_enum() {
+    let canonical = Edit::input_schema();
+    assert!(canonical["oneOf"].is_array(), "{canonical}");
+    let mut wire = Wire::connect(union_server()).await;
+    let reply = wire.request(json!(1), "tools/list", json!({})).await;
+    let listed = &reply["result"]["tools"][2];
+    assert_eq!(listed["name"], "edit", "{reply}");
+    let schema = &listed["inputSchema"];
+    for keyword in ["oneOf", "anyOf", "allOf"] {
+        assert_eq!(schema.get(keyword), None, "{schema}");
+    }
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["$schema"], canonical["$schema"]);
+    assert_eq!(
+        schema["properties"]["op"],
+        json!({ "type": "string", "enum": ["Insert", "Delete"] })
+    );
+    assert_eq!(schema["required"], json!(["op", "line"]));
+    assert_eq!(schema["additionalProperties"], false);
+    // Below the root, every schema is the canonical one as written.
+    assert_eq!(
+        schema["properties"]["line"],
+        canonical["oneOf"][1]["properties"]["line"]
+    );
+    assert_eq!(
+        schema["properties"]["line"],
+        canonical["oneOf"][0]["properties"]["line"]
+    );
+    assert_eq!(
+        schema["properties"]["text"],
+        canonical["oneOf"][0]["properties"]["text"]
+    );
+    assert_eq!(
+        schema["properties"].as_object().unwrap().len(),
+        3,
+        "{schema}"
+    );
+    // What the advertised schema admits includes every call the canonical one admits.
+    let advertised = jsonschema::validator_for(schema).unwrap();
+    for call in [
+        json!({ "op": "Insert", "line": 3, "text": "x" }),
+        json!({ "op": "Delete", "line": 4 }),
+    ] {
+        assert!(jsonschema::is_valid(canonical, &call), "{call}");
+        assert!(advertised.is_valid(&call), "{call}");
+    }
+}
+
+#[tokio::test]
+async fn calls_to_a_merged_union_are_checked_against_the_canonical_schema() {
+    let mut wire = Wire::connect(union_server()).await;
+    let reply = wire
+        .call(json!(1), "edit", json!({ "op": "Delete", "line": 4 }))
+        .await;
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(
+        reply["result"]["structuredContent"],
+        json!({ "summary": "deleted line 4" })
+    );
+
+    // The advertised object no longer says that an Insert needs `text`; the contract does.
+    let reply = wire
+        .call(json!(2), "edit", json!({ "op": "Insert", "line": 4 }))
+        .await;
+    let result = &reply["result"];
+    assert_eq!(result["isError"], true, "{reply}");
+    assert_eq!(
+        result["_meta"]["tool-core/error"]["code"],
+        "invalid_arguments"
+    );
+    assert_eq!(
+        result["content"][0]["text"],
+        "- /text: missing required field"
+    );
+
+    let reply = wire
+        .call(json!(3), "edit", json!({ "op": "Move", "line": 4 }))
+        .await;
+    let result = &reply["result"];
+    assert_eq!(result["isError"], true, "{reply}");
+    assert_eq!(
+        result["content"][0]["text"],
+        "- /op: must be one of \"Insert\", \"Delete\"; got \"Move\""
+    );
+}
+
+#[test]
+fn only_tools_with_a_root_union_change_and_their_losses_are_reported() {
+    let server = union_server();
+    let tools = server.tools();
+    // Byte for byte what the registry holds.
+    for (tool, canonical) in [
+        (&tools[0], GetWeather::input_schema()),
+        (&tools[1], CreateInvoice::input_schema()),
+    ] {
+        assert_eq!(
+            serde_json::to_string(&*tool.input_schema).unwrap(),
+            serde_json::to_string(canonical).unwrap(),
+            "{}",
+            tool.name
+        );
+    }
+    let losses: Vec<(&str, String)> = server
+        .losses()
+        .map(|(tool, loss)| (tool, loss.to_string()))
+        .collect();
+    assert!(losses.iter().all(|(tool, _)| *tool == "edit"), "{losses:?}");
+    assert_eq!(
+        losses[0].1,
+        "oneOf at (root) is not shown to MCP clients \
+         (the root cannot be a union: its branches are merged into one object)"
+    );
+    // Insert's `text` is required only in its branch.
+    assert!(
+        losses.iter().any(|(_, loss)| loss
+            == "required at (root) is not shown to MCP clients \
+                (required only in this branch: sent as optional)"),
+        "{losses:?}"
+    );
+    let pointers: Vec<&str> = server.losses().map(|(_, loss)| loss.pointer()).collect();
+    assert!(pointers.contains(&"/oneOf/0"), "{pointers:?}");
+    assert!(
+        McpServer::new(Runtime::new(example_registry()), local)
+            .losses()
+            .next()
+            .is_none()
+    );
+}
+
+fn dynamic_server(schema: Value) -> McpServer {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::dynamic(
+            DynamicTool::new("pick", "Picks.", schema),
+            echo,
+        ))
+        .unwrap();
+    McpServer::new(Runtime::new(registry), local)
+}
+
+#[test]
+fn references_into_the_root_defs_are_sent_as_written() {
+    let schema = json!({
+        "type": "object",
+        "oneOf": [
+            { "properties": { "kind": { "const": "a" }, "at": { "$ref": "#/$defs/Point" } },
+              "required": ["kind", "at"] },
+            { "properties": { "kind": { "const": "b" }, "to": { "$ref": "#/$defs/Point" } },
+              "required": ["kind"] }
+        ],
+        "$defs": { "Point": { "type": "object", "properties": { "x": { "type": "integer" } } } }
+    });
+    let server = dynamic_server(schema.clone());
+    let sent = Value::Object((*server.tools()[0].input_schema).clone());
+    assert_eq!(sent["properties"]["at"], json!({ "$ref": "#/$defs/Point" }));
+    assert_eq!(sent["$defs"], schema["$defs"]);
+    assert_eq!(sent.get("oneOf"), None, "{sent}");
+    assert_eq!(sent["required"], json!(["kind"]));
+    assert!(jsonschema::validator_for(&sent).is_ok(), "{sent}");
+}
+
+/// Moving a branch's properties to the root would leave a `$ref` into the union dangling:
+/// such a schema gets its references resolved instead.
+#[test]
+fn references_into_the_union_are_resolved_rather_than_left_dangling() {
+    let schema = json!({
+        "type": "object",
+        "oneOf": [
+            { "properties": { "kind": { "const": "a" }, "n": { "type": "integer", "minimum": 1 } },
+              "required": ["kind", "n"] },
+            { "properties": { "kind": { "const": "b" }, "m": { "$ref": "#/oneOf/0/properties/n" } },
+              "required": ["kind", "m"] }
+        ]
+    });
+    let server = dynamic_server(schema);
+    let sent = Value::Object((*server.tools()[0].input_schema).clone());
+    assert_eq!(sent.get("oneOf"), None, "{sent}");
+    assert_eq!(
+        sent["properties"]["m"],
+        json!({ "type": "integer", "minimum": 1 }),
+        "{sent}"
+    );
+    assert!(!sent.to_string().contains("$ref"), "{sent}");
+    assert!(jsonschema::validator_for(&sent).is_ok(), "{sent}");
 }
 
 // --- The client side, against the server in memory ---

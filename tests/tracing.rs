@@ -1,11 +1,14 @@
-//! Tracing: one span per call with its outcome; argument values never logged. In a binary of
+//! Tracing: one span per call with its outcome; argument values never logged; what an MCP
+//! server's advertised schemas lose, told to the operator. In a binary of
 //! its own, because `tracing` caches per-callsite interest process-wide and concurrently
 //! running tests without a subscriber would race with the one installed here.
 
 use std::sync::{Arc, Mutex};
 
 use examples::get_weather;
-use tool_core::Code;
+use serde_json::{Value, json};
+use tool_core::mcp::McpServer;
+use tool_core::{Code, DynamicTool, ToolError};
 use tool_core::{Context, Registry, Runtime, ToolDef};
 
 const VALID_WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;
@@ -61,6 +64,74 @@ fn a_call_is_traced_without_its_argument_values() {
     assert!(log.contains("tool call succeeded"), "{log}");
     assert!(!log.contains("SECRET-CITY"), "{log}");
     assert!(!log.contains("kelvin"), "{log}");
+}
+
+/// What `f` logs at `DEBUG` and above, without colours.
+fn logged(f: impl FnOnce()) -> String {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let writer = {
+        let buffer = Arc::clone(&buffer);
+        move || SharedWriter(Arc::clone(&buffer))
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    String::from_utf8(buffer.lock().unwrap().clone()).unwrap()
+}
+
+#[test]
+fn an_mcp_server_logs_what_merging_a_root_union_loses_the_first_few_then_a_count() {
+    // Eight variants, each with a field of its own that only it requires.
+    let branches: Vec<Value> = (0..8)
+        .map(|i| {
+            let field = format!("f{i}");
+            json!({
+                "properties": { "kind": { "const": format!("v{i}") }, field.clone(): { "type": "string" } },
+                "required": ["kind", field],
+                "additionalProperties": false
+            })
+        })
+        .collect();
+    let tool = DynamicTool::new(
+        "pick",
+        "Picks.",
+        json!({ "type": "object", "oneOf": branches }),
+    );
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::dynamic(
+            tool,
+            |args: Value, _: &Context| async move { Ok::<_, ToolError>(args) },
+        ))
+        .unwrap()
+        .register(ToolDef::new(get_weather))
+        .unwrap();
+    let mut losses = 0;
+    let log = logged(|| {
+        let server = McpServer::new(Runtime::new(registry), user);
+        losses = server.losses().count();
+    });
+    assert_eq!(
+        losses, 9,
+        "the root oneOf and each branch's own required field"
+    );
+    assert!(log.contains(" INFO "), "{log}");
+    assert!(log.contains("tool=\"pick\" losses=9"), "{log}");
+    assert!(
+        log.contains("oneOf at (root) is not shown to MCP clients"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("required at (root) is not shown to MCP clients")
+            .count(),
+        4,
+        "five losses named, the rest counted: {log}"
+    );
+    assert!(!log.contains("get_weather"), "{log}");
+    assert_eq!(log.lines().count(), 1, "{log}");
 }
 
 struct SharedWriter(Arc<Mutex<Vec<u8>>>);

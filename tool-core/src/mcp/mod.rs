@@ -11,10 +11,11 @@
 //! # Serving: what a client sees
 //!
 //! Each tool is advertised with its name, description, `inputSchema` (the canonical schema the
-//! runtime enforces, unchanged; a boolean schema becomes `{}` or `{"not": {}}`), `outputSchema`
-//! when the tool has one **and its root is `"type": "object"`** (MCP requires an object schema
-//! there; another output schema is not advertised, although outputs are still checked against
-//! it), and annotations derived from the declared [`Effect`](crate::Effect):
+//! runtime enforces, unchanged but for a root union, below; a boolean schema becomes `{}` or
+//! `{"not": {}}`), `outputSchema` when the tool has one **and its root is `"type": "object"`**
+//! (MCP requires an object schema there; another output schema is not advertised, although
+//! outputs are still checked against it), and annotations derived from the declared
+//! [`Effect`](crate::Effect):
 //!
 //! | effect | `readOnlyHint` | `destructiveHint` | `idempotentHint` |
 //! |---|---|---|---|
@@ -24,6 +25,18 @@
 //!
 //! `destructiveHint` stays at MCP's default, `true`, for tools that write: an effect says
 //! whether a call may be repeated, not whether it only adds. `openWorldHint` is not sent.
+//!
+//! A root `oneOf`, `anyOf` or `allOf` (a tool whose arguments are an internally tagged enum has
+//! one) is not sent as it is: MCP requires an object schema, and clients backed by Anthropic's
+//! API, such as Claude Code, refuse a union at the root. The branches are merged into one
+//! object, as for the [providers](crate::providers): a property's schema is kept where the
+//! branches agree, the tags become one `enum`, a property is required when every branch
+//! requires it, and the object is closed when every branch is. Every other keyword is sent as
+//! written. The merged object admits every call the union admits, and more: which properties
+//! go with which tag is no longer said, and [`McpServer::losses`] lists what is not (also
+//! logged at `INFO` when the server is built). Calls are still checked against the canonical
+//! schema, so a call the union refuses is refused with the usual violations. A schema whose
+//! root union cannot be merged keeps it, with a `WARN` log.
 //!
 //! `tools/list` is paginated ([`McpServer::page_size`], 50 by default); `nextCursor` is opaque
 //! and only cursors the server issued are accepted: any other is a JSON-RPC `-32602` error

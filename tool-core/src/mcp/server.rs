@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::McpError;
 use crate::context::Context;
+use crate::providers::Loss;
 use crate::runtime::Runtime;
 
 type ContextFactory = dyn Fn() -> Context + Send + Sync;
@@ -41,6 +42,8 @@ pub struct McpServer {
     runtime: Runtime,
     context: Arc<ContextFactory>,
     tools: Arc<[Tool]>,
+    /// What each tool's `inputSchema` does not say, in the order of `tools`.
+    losses: Arc<[Vec<Loss>]>,
     page_size: usize,
     implementation: Implementation,
     instructions: Option<String>,
@@ -53,15 +56,16 @@ impl McpServer {
     /// A server for `runtime`'s registry. `context` is called once per `tools/call` and
     /// builds the trusted context the call runs with (principal, tenant, deadline...).
     pub fn new(runtime: Runtime, context: impl Fn() -> Context + Send + Sync + 'static) -> Self {
-        let tools: Arc<[Tool]> = runtime
+        let (tools, losses): (Vec<Tool>, Vec<Vec<Loss>>) = runtime
             .registry()
             .tools()
             .map(super::advertise::tool)
-            .collect();
+            .unzip();
         McpServer {
             runtime,
             context: Arc::new(context),
-            tools,
+            tools: tools.into(),
+            losses: losses.into(),
             page_size: McpServer::DEFAULT_PAGE_SIZE,
             implementation: Implementation::new("tool-core", env!("CARGO_PKG_VERSION")),
             instructions: None,
@@ -89,6 +93,47 @@ impl McpServer {
     /// The tools as advertised, in registration order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// What the advertised input schemas do not say of the canonical ones, with the name of
+    /// each loss's tool: the branches of a root union merged into one object, which MCP
+    /// clients require (see the [module docs](super)). Empty when every tool is advertised
+    /// with its canonical schema. Calls are checked against the canonical schema either way.
+    ///
+    /// ```
+    /// use tool_core::mcp::McpServer;
+    /// use tool_core::{Context, DynamicTool, Registry, Runtime, ToolDef, ToolError};
+    /// use serde_json::{Value, json};
+    ///
+    /// let edit = DynamicTool::new("edit", "Edits a line.", json!({
+    ///     "type": "object",
+    ///     "oneOf": [
+    ///         { "properties": { "op": { "const": "insert" }, "line": { "type": "integer" },
+    ///                           "text": { "type": "string" } },
+    ///           "required": ["op", "line", "text"], "additionalProperties": false },
+    ///         { "properties": { "op": { "const": "delete" }, "line": { "type": "integer" } },
+    ///           "required": ["op", "line"], "additionalProperties": false }
+    ///     ]
+    /// }));
+    /// let mut registry = Registry::new();
+    /// registry.register(ToolDef::dynamic(edit, |args: Value, _: &Context| async move {
+    ///     Ok::<_, ToolError>(args)
+    /// }))?;
+    /// let server = McpServer::new(Runtime::new(registry), || Context::builder("me").build());
+    ///
+    /// let schema = &server.tools()[0].input_schema;
+    /// assert_eq!(schema["properties"]["op"], json!({ "type": "string", "enum": ["insert", "delete"] }));
+    /// assert_eq!(schema["required"], json!(["op", "line"]));
+    /// let losses: Vec<String> = server.losses().map(|(_, loss)| loss.to_string()).collect();
+    /// assert_eq!(losses[0], "oneOf at (root) is not shown to MCP clients \
+    ///     (the root cannot be a union: its branches are merged into one object)");
+    /// # Ok::<(), tool_core::RegistryError>(())
+    /// ```
+    pub fn losses(&self) -> impl Iterator<Item = (&str, &Loss)> + '_ {
+        self.tools
+            .iter()
+            .zip(self.losses.iter())
+            .flat_map(|(tool, losses)| losses.iter().map(move |loss| (tool.name.as_ref(), loss)))
     }
 
     /// The runtime calls run through.

@@ -1,5 +1,5 @@
-//! The six schema dialects the providers accept, and what each does with a keyword that needs
-//! no rewriting of its own.
+//! The six schema dialects the providers accept, the one every MCP client accepts, and what
+//! each does with a keyword that needs no rewriting of its own.
 //!
 //! OpenAI Chat and Responses share one dialect per mode; the envelopes differ (see
 //! [`Target`](super::Target)). The tables follow `PROVIDERS.md` §1.3, §2.4 and §3.1.
@@ -19,6 +19,12 @@ pub(crate) enum Dialect {
     GeminiJson,
     /// Gemini `parameters`: the OpenAPI 3.0 subset.
     GeminiOpenApi,
+    /// An MCP `inputSchema` any client accepts: JSON Schema 2020-12 with an object at the root
+    /// and no union there (the spec wants an object schema; Anthropic-backed clients pass the
+    /// schema on as Anthropic's default dialect, which refuses a root union). It reads every
+    /// other keyword as [`Anthropic`](Dialect::Anthropic) does: as a hint, kept.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    McpClient,
 }
 
 /// What lowering does with a keyword.
@@ -44,13 +50,17 @@ impl Dialect {
             Dialect::Anthropic => "Anthropic",
             Dialect::GeminiJson => "Gemini parametersJsonSchema",
             Dialect::GeminiOpenApi => "Gemini parameters",
+            Dialect::McpClient => "MCP clients",
         }
     }
 
     /// Whether the provider constrains decoding to the schema (so a removed assertion is
     /// "not enforced"), rather than reading it as a hint.
     pub(crate) const fn constrained(self) -> bool {
-        !matches!(self, Dialect::OpenAi | Dialect::Anthropic)
+        !matches!(
+            self,
+            Dialect::OpenAi | Dialect::Anthropic | Dialect::McpClient
+        )
     }
 
     /// Whether every object must be closed with `additionalProperties: false`.
@@ -60,12 +70,15 @@ impl Dialect {
 
     /// Whether `allOf` is sent as it is (else its members are merged into one schema).
     pub(crate) const fn keeps_all_of(self) -> bool {
-        matches!(self, Dialect::OpenAi | Dialect::Anthropic)
+        matches!(
+            self,
+            Dialect::OpenAi | Dialect::Anthropic | Dialect::McpClient
+        )
     }
 
     /// Whether `oneOf` is sent as it is (else it becomes `anyOf`).
     pub(crate) const fn keeps_one_of(self) -> bool {
-        matches!(self, Dialect::Anthropic)
+        matches!(self, Dialect::Anthropic | Dialect::McpClient)
     }
 
     /// Whether the root may hold `anyOf`/`oneOf`/`allOf` (else they are merged into one
@@ -92,7 +105,7 @@ impl Dialect {
     pub(crate) const fn keeps_prefix_items(self) -> bool {
         matches!(
             self,
-            Dialect::OpenAi | Dialect::Anthropic | Dialect::GeminiJson
+            Dialect::OpenAi | Dialect::Anthropic | Dialect::GeminiJson | Dialect::McpClient
         )
     }
 
@@ -103,7 +116,10 @@ impl Dialect {
 
     /// Whether keywords may sit beside a `$ref` (else the `$ref` is wrapped in `anyOf`).
     pub(crate) const fn allows_ref_siblings(self) -> bool {
-        matches!(self, Dialect::OpenAi | Dialect::Anthropic)
+        matches!(
+            self,
+            Dialect::OpenAi | Dialect::Anthropic | Dialect::McpClient
+        )
     }
 
     /// Whether an unconstrained schema (`{}`) must get a type.
@@ -120,19 +136,25 @@ impl Dialect {
             "$comment" | "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$vocabulary" => {
                 Action::Silent
             }
-            "multipleOf" => keep_if(matches!(self, OpenAiStrict | OpenAi | Anthropic)),
+            "multipleOf" => keep_if(matches!(
+                self,
+                OpenAiStrict | OpenAi | Anthropic | McpClient
+            )),
             "minimum" | "maximum" => keep_if(self != AnthropicStrict),
-            "exclusiveMinimum" | "exclusiveMaximum" => {
-                keep_if(matches!(self, OpenAiStrict | OpenAi | Anthropic))
-            }
-            "minLength" | "maxLength" => {
-                keep_if(matches!(self, OpenAi | Anthropic | GeminiOpenApi))
-            }
+            "exclusiveMinimum" | "exclusiveMaximum" => keep_if(matches!(
+                self,
+                OpenAiStrict | OpenAi | Anthropic | McpClient
+            )),
+            "minLength" | "maxLength" => keep_if(matches!(
+                self,
+                OpenAi | Anthropic | GeminiOpenApi | McpClient
+            )),
             "maxItems" => keep_if(self != AnthropicStrict),
             "minItems" => Action::Keep,
-            "minProperties" | "maxProperties" => {
-                keep_if(matches!(self, OpenAi | Anthropic | GeminiOpenApi))
-            }
+            "minProperties" | "maxProperties" => keep_if(matches!(
+                self,
+                OpenAi | Anthropic | GeminiOpenApi | McpClient
+            )),
             "uniqueItems" | "minContains" | "maxContains" | "dependentRequired"
             | "contentEncoding" | "contentMediaType" => keep_if(!self.constrained()),
             "default" => hide_if(matches!(self, OpenAiStrict | GeminiJson)),
@@ -161,7 +183,7 @@ impl Dialect {
             Dialect::AnthropicStrict => OPENAI.contains(&format) || format == "uri",
             // The Developer API accepts only these two (Firebase SDK reference).
             Dialect::GeminiOpenApi => matches!(format, "date-time" | "enum"),
-            Dialect::OpenAi | Dialect::Anthropic | Dialect::GeminiJson => true,
+            Dialect::OpenAi | Dialect::Anthropic | Dialect::GeminiJson | Dialect::McpClient => true,
         }
     }
 
@@ -173,7 +195,9 @@ impl Dialect {
                 !has_lookaround(pattern) && !has_backreference_or_boundary(pattern)
             }
             Dialect::GeminiJson => false,
-            Dialect::OpenAi | Dialect::Anthropic | Dialect::GeminiOpenApi => true,
+            Dialect::OpenAi | Dialect::Anthropic | Dialect::GeminiOpenApi | Dialect::McpClient => {
+                true
+            }
         }
     }
 }

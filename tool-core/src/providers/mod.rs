@@ -51,6 +51,8 @@ pub use call::ParseError;
 pub use encode::EncodeError;
 pub use limits::LimitError;
 pub use loss::{Loss, LossKind, LowerError};
+#[cfg(feature = "mcp")]
+pub(crate) use lower::client_schema;
 pub use names::{NameError, NameMap, NameRule};
 pub use nulls::remove_strict_nulls;
 pub use sse::{SseDecoder, SseEvent, json_lines, sse_events};

@@ -23,6 +23,9 @@
 //! 6. The root must describe an object: it gets `type: "object"` if it had none, a type list
 //!    keeps only `"object"`, any other type is refused (`root.rs`).
 //!
+//! MCP clients get less: only step 1, every other keyword as written (`mcp.rs`, which falls
+//! back on the whole walk where moving a branch would leave a `$ref` dangling).
+//!
 //! This file drives the walk: it bounds it (`context.rs` holds the bounds), keeps the stack
 //! of schemas being walked that tells a cycle, and sends each subschema to the part that
 //! lowers it. The parts recurse through the [`Walk`] they are handed, never by
@@ -31,6 +34,8 @@
 mod context;
 mod gemini;
 mod keywords;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod merge;
 mod objects;
 mod refs;
@@ -47,6 +52,9 @@ use self::merge::Merge;
 use self::refs::Refs;
 use super::dialect::Dialect;
 use super::loss::{Loss, LowerError};
+
+#[cfg(feature = "mcp")]
+pub(crate) use self::mcp::client_schema;
 
 /// A lowered schema and what it lost.
 #[derive(Debug)]

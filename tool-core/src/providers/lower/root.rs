@@ -6,8 +6,8 @@
 //! walk:
 //!
 //! - each property keeps its schema when every branch that declares it agrees; the branches'
-//!   `const`/`enum` values for it (an enum's tag) become one `enum`; other disagreements an
-//!   `anyOf` of the branches' schemas;
+//!   `const`/`enum` values for it (an enum's tag) become one `enum` (typed `string` when every
+//!   value is one); other disagreements an `anyOf` of the branches' schemas;
 //! - a property is required when every branch requires it;
 //! - the object is closed when every branch is closed;
 //! - a branch that cannot be an object is left out (it can never hold).
@@ -355,7 +355,13 @@ fn merged_literals(merge: &mut Merge<'_, '_>, schemas: &[(String, Value)]) -> Op
             .all(|(_, s)| s.get(keyword) == first.get(keyword));
         match first.get(keyword) {
             Some(value) if same => drop(out.insert(keyword.to_owned(), value.clone())),
-            _ if keyword == "type" => {}
+            // A tag's `const`s name no type; the enum of them is a string, said outright for
+            // readers that want every property typed.
+            _ if keyword == "type" => {
+                if values.iter().all(Value::is_string) {
+                    out.insert("type".to_owned(), Value::from("string"));
+                }
+            }
             _ => {
                 for (pointer, schema) in schemas {
                     if schema.get(keyword).is_some() {
