@@ -201,6 +201,25 @@ fn Page(number: u16) -> Page {
     Page::new(number)
 }
 
+/// A struct flattened into a tool.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct Flattened {
+    #[tool(length(max = 4))]
+    query: String,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+/// Shared fields.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Paging {
+    #[serde(default)]
+    #[tool(range(max = 50))]
+    per_page: u8,
+    cursor: Option<String>,
+    kind: Kind,
+}
+
 fn validator_for<T: Tool>() -> jsonschema::Validator {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
@@ -780,6 +799,13 @@ parity_suite!(newtypes, Newtypes, |parsed, instance| {
     }
     if instance.get("page").is_none() {
         prop_assert_eq!(parsed.page.number, 3);
+    }
+    Ok(())
+});
+
+parity_suite!(flattened, Flattened, |parsed, instance| {
+    if let Ok(by_serde) = serde_json::from_value::<Flattened>(instance.clone()) {
+        prop_assert_eq!(parsed, &by_serde);
     }
     Ok(())
 });

@@ -303,3 +303,73 @@ fn maps_keyed_by_unit_enums_and_integers() {
         "{errors}"
     );
 }
+
+/// Parameters shared by several tools.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Paging {
+    /// Results per page.
+    #[serde(default = "twenty")]
+    #[tool(range(min = 1, max = 100))]
+    per_page: u8,
+    cursor: Option<String>,
+    /// The account searched.
+    account: String,
+}
+
+fn twenty() -> u8 {
+    20
+}
+
+/// Lists invoices.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct ListInvoices {
+    status: Option<String>,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+/// Lists customers.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct ListCustomers {
+    #[serde(flatten)]
+    paging: Paging,
+    #[tool(length(min = 1))]
+    query: String,
+}
+
+#[test]
+fn a_flattened_struct_shares_its_fields_with_several_tools() {
+    let schema = ListInvoices::input_schema();
+    let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["status", "per_page", "cursor", "account"]);
+    assert_eq!(schema["required"], json!(["account"]));
+    assert_eq!(schema["properties"]["per_page"]["default"], 20);
+    assert_eq!(
+        ListCustomers::input_schema()["required"],
+        json!(["query", "account"])
+    );
+
+    for text in [
+        r#"{"status": "open", "account": "acme", "per_page": 5}"#,
+        r#"{"account": "acme"}"#,
+    ] {
+        let parsed = ListInvoices::parse_arguments(text).unwrap();
+        assert_eq!(parsed, serde_json::from_str::<ListInvoices>(text).unwrap());
+    }
+    let errors = ListCustomers::parse_arguments(r#"{"query": "", "per_page": 0, "colour": "red"}"#)
+        .unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "/query minLength",
+            "/per_page minimum",
+            "/colour additionalProperties",
+            "/account required"
+        ],
+        "{errors}"
+    );
+}

@@ -8,7 +8,7 @@ struct SearchFlights {
     origin: String,
     #[tool(pattern = "(unclosed")]
     destination: String,
-    #[serde(flatten)]
+    #[serde(alias = "more")]
     extra: Extra,
 }
 

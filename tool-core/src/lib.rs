@@ -109,7 +109,8 @@ pub mod __private {
         object_schema, root_contract, root_schema,
     };
     pub use crate::contract::union::{
-        Repr, Union, parse_union, skip_value, union_branch, union_schema, union_value,
+        Buffer, Repr, Union, flatten_schema, parse_flattened, parse_union, skip_value,
+        union_branch, union_schema, union_value,
     };
     pub use crate::contract::validate::drain_map;
 

@@ -126,6 +126,9 @@ pub(crate) struct Field {
     pub(crate) examples: Vec<Spanned<String>>,
     /// `#[deprecated]`: advertised as `deprecated: true`.
     pub(crate) deprecated: bool,
+    /// `#[serde(flatten)]`: the fields of this struct-typed field are members of the outer
+    /// object.
+    pub(crate) flatten: Option<Span>,
 }
 
 impl std::default::Default for Field {
@@ -142,6 +145,7 @@ impl std::default::Default for Field {
             format: None,
             examples: Vec::new(),
             deprecated: false,
+            flatten: None,
         }
     }
 }
@@ -283,7 +287,6 @@ fn skip_to_comma(input: ParseStream<'_>) -> syn::Result<()> {
 fn unsupported_serde(keyword: &Keyword<'_>, place: &str) -> syn::Error {
     let name = keyword.name();
     let hint = match name.as_str() {
-        "flatten" => "; declare the fields in this struct, or keep the inner struct as a field",
         "alias" => "; a field has one name on the wire, set with `rename`",
         "deserialize_with" | "with" | "from" | "try_from" | "remote" => {
             "; parse into a supported type and convert it in the handler"
@@ -652,6 +655,8 @@ fn field_serde(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::
         };
     } else if keyword.is("skip") || keyword.is("skip_deserializing") {
         out.skip = true;
+    } else if keyword.is("flatten") {
+        out.flatten = Some(keyword.path.span());
     } else if ["skip_serializing", "skip_serializing_if", "serialize_with"]
         .iter()
         .any(|ok| keyword.is(ok))

@@ -88,8 +88,34 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
 /// The fields of a struct or struct variant (`tag`: the internal tag beside them).
 fn check_fields(fields: &[Field<'_>], tag: Option<&str>, errors: &Errors) {
     let mut seen: HashMap<&str, &syn::Ident> = HashMap::new();
+    let mut flattened = false;
     for field in fields {
         if field.attrs.skip {
+            continue;
+        }
+        if let Some(span) = field.attrs.flatten {
+            if flattened {
+                errors.at(
+                    span,
+                    "one `flatten` field per struct: merge the shared fields into one struct",
+                );
+            }
+            flattened = true;
+            let attrs = &field.attrs;
+            if !matches!(attrs.default, crate::attr::Default::None)
+                || attrs.length.span.is_some()
+                || attrs.range.span.is_some()
+                || attrs.pattern.is_some()
+                || attrs.format.is_some()
+                || attrs.inner.is_some()
+                || !attrs.examples.is_empty()
+                || attrs.rename.is_some()
+            {
+                errors.at(
+                    span,
+                    "a `flatten` field takes no other attribute: its fields carry their own",
+                );
+            }
             continue;
         }
         if tag == Some(field.wire.as_str()) {

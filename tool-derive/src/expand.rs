@@ -263,7 +263,74 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
         });
     }
 
-    for &(index, field) in &live {
+    // A `#[serde(flatten)]` field: the members no other field names are held, then read as
+    // that field's struct.
+    let flatten = live
+        .iter()
+        .find(|(_, field)| field.attrs.flatten.is_some())
+        .map(|&(index, field)| (index, field));
+    let mut flatten_schema = TokenStream::new();
+    if let Some((index, field)) = flatten {
+        let ty = field.ty;
+        let member = field.member;
+        let wire = &field.wire;
+        let value = format_ident!("__tool_value_{}", index);
+        flatten_schema.extend(quote_spanned! {ty_span(ty)=>
+            let __inner = <#ty as #krate::Argument>::schema(__generator, &#p::Constraints::NONE);
+            let __object = #p::flatten_schema(__generator, __object, __inner, #name, #wire);
+        });
+        slots.extend(quote_spanned! {ty_span(ty)=>
+            __tool_argument::<#ty>();
+            let mut __flat: ::std::vec::Vec<(::std::string::String, #p::Value)> =
+                ::std::vec::Vec::new();
+        });
+        value_arms.extend(quote! {
+            __ToolKey::Flatten(__name) => {
+                let __value = __map.next_value_seed(#p::Buffer::member_of(__at))?;
+                __flat.push((__name, __value));
+            }
+        });
+        resolved.extend(quote_spanned! {ty_span(ty)=>
+            let #value: #p::Option<#ty> =
+                #p::parse_flattened::<#ty, __A::Error>(__flat, __cx, __at)?;
+        });
+        to_value_fields.extend(quote_spanned! {ty_span(ty)=>
+            __tool_argument::<#ty>();
+            if let #p::Value::Object(__inner) =
+                <#ty as #krate::Argument>::to_value(&self.#member)?
+            {
+                __object.extend(__inner);
+            }
+        });
+        bindings.push(value);
+        members.push(member);
+    }
+    let (unknown_variant, unknown_arm) = if flatten.is_some() {
+        (
+            quote!(Flatten(::std::string::String)),
+            quote!(__ToolKey::Flatten(::std::borrow::ToOwned::to_owned(__key))),
+        )
+    } else {
+        (
+            quote!(Unknown),
+            quote! {{
+                __cx.unknown_field(__at, __key, __TOOL_FIELDS);
+                __ToolKey::Unknown
+            }},
+        )
+    };
+    let unknown_value_arm = flatten.is_none().then(|| {
+        quote! {
+            __ToolKey::Unknown => {
+                let #p::IgnoredAny = __map.next_value()?;
+            }
+        }
+    });
+
+    for &(index, field) in live
+        .iter()
+        .filter(|(_, field)| field.attrs.flatten.is_none())
+    {
         let (field_items, bounds) = constraints(field, index, &p);
         let c = quote!(&<#bounds as #p::ConstConstraints>::VALUE);
         items.extend(field_items);
@@ -435,7 +502,9 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
                     let mut __properties = #p::Map::new();
                     let mut __required: ::std::vec::Vec<&'static str> = ::std::vec::Vec::new();
                     #schema_fields
-                    #p::object_schema(#type_doc, __properties, &__required)
+                    let __object = #p::object_schema(#type_doc, __properties, &__required);
+                    #flatten_schema
+                    __object
                 })
             }
 
@@ -464,27 +533,23 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
                 __cx: &mut #p::Cx,
                 __at: &#p::Path<'_>,
             ) -> #p::Result<#p::Option<Self>, __A::Error> {
+                #[allow(dead_code)]
                 const __TOOL_FIELDS: &[&str] = &[#(#wires),*];
                 enum __ToolKey {
                     #(#key_variants,)*
                     #tag_variant
-                    Unknown,
+                    #unknown_variant,
                 }
                 #slots
                 while let #p::Some(__key) =
                     __map.next_key_seed(#p::KeySeed(|__key: &str| match __key {
                         #key_arms
-                        _ => {
-                            __cx.unknown_field(__at, __key, __TOOL_FIELDS);
-                            __ToolKey::Unknown
-                        }
+                        _ => #unknown_arm,
                     }))?
                 {
                     match __key {
                         #value_arms
-                        __ToolKey::Unknown => {
-                            let #p::IgnoredAny = __map.next_value()?;
-                        }
+                        #unknown_value_arm
                     }
                 }
                 #resolved

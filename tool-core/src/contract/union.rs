@@ -742,8 +742,19 @@ pub fn skip_value<'de, D: Deserializer<'de>>(de: D) -> Result<(), D::Error> {
 
 /// Reads one value into a [`Value`], refusing nesting beyond [`MAX_DEPTH`] the way the
 /// checked parsers do (`depth` containers enclose it).
-struct Buffer {
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Buffer {
     depth: u32,
+}
+
+impl Buffer {
+    /// A buffer for a member of the object at `at`.
+    pub fn member_of(at: &Path<'_>) -> Buffer {
+        Buffer {
+            depth: at.depth() + 1,
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Buffer {
@@ -841,9 +852,78 @@ impl<'de> Visitor<'de> for Buffer {
 }
 
 /// The members of an object held as values, read back as a map.
-struct Buffered {
+#[derive(Debug)]
+pub(crate) struct Buffered {
     entries: std::vec::IntoIter<(String, Value)>,
     value: Option<Value>,
+}
+
+impl Buffered {
+    /// The members `entries`, in order.
+    pub(crate) fn new(entries: Vec<(String, Value)>) -> Buffered {
+        Buffered {
+            entries: entries.into_iter(),
+            value: None,
+        }
+    }
+}
+
+/// Reads the members of a `#[serde(flatten)]` field, held while the outer object was read, as
+/// the object `T`; a mistake of the text itself (nesting too deep) fails the parse.
+#[doc(hidden)]
+pub fn parse_flattened<T: crate::contract::validate::Object, E: de::Error>(
+    entries: Vec<(String, Value)>,
+    cx: &mut Cx,
+    at: &Path<'_>,
+) -> Result<Option<T>, E> {
+    T::visit_members(Buffered::new(entries), cx, at).map_err(E::custom)
+}
+
+/// Merges the object schema `inner` of the flattened field `wire` of `owner` into the object
+/// schema `outer`: its properties after the outer ones, its `required` too.
+#[doc(hidden)]
+pub fn flatten_schema(
+    generator: &mut SchemaGen,
+    mut outer: Value,
+    inner: Value,
+    owner: &str,
+    wire: &str,
+) -> Value {
+    let (Value::Object(outer_map), Value::Object(mut inner_map)) = (&mut outer, inner) else {
+        return outer;
+    };
+    let Some(Value::Object(fields)) = inner_map.remove("properties") else {
+        generator.problem(format!(
+            "the flattened field `{owner}.{wire}` must be a struct whose schema lists its \
+             properties (a recursive type is not)"
+        ));
+        return outer;
+    };
+    if let Some(Value::Object(properties)) = outer_map.get_mut("properties") {
+        for (name, schema) in fields {
+            if properties.contains_key(&name) {
+                generator.problem(format!(
+                    "the flattened field `{owner}.{wire}` brings a field {name:?} that `{owner}` \
+                     already has"
+                ));
+            }
+            properties.insert(name, schema);
+        }
+    }
+    if let Some(Value::Array(names)) = inner_map.remove("required") {
+        match outer_map.get_mut("required") {
+            Some(Value::Array(required)) => required.extend(names),
+            _ => {
+                // `required` goes before `additionalProperties`, where object schemas have it.
+                let closed = outer_map.remove("additionalProperties");
+                outer_map.insert("required".to_owned(), Value::Array(names));
+                if let Some(closed) = closed {
+                    outer_map.insert("additionalProperties".to_owned(), closed);
+                }
+            }
+        }
+    }
+    outer
 }
 
 impl<'de> MapAccess<'de> for Buffered {
