@@ -53,3 +53,65 @@ fn consecutive_blank_doc_lines_make_one_paragraph_break() {
     );
     let _ = (Region::Europe, Region::Asia);
 }
+
+/// Lists issues, with most of the standard types.
+#[derive(Tool)]
+#[allow(dead_code, reason = "only the schemas are read")]
+struct ListIssues {
+    /// How many.
+    #[tool(range(min = 1, max = 100), example = 20)]
+    limit: u16,
+    #[tool(range(exclusive_min = 0.5))]
+    weight: f64,
+    #[tool(length(min = 1), pattern = "^[a-z]+$")]
+    repo: String,
+    #[tool(format = "date-time")]
+    since: Option<String>,
+    #[serde(default)]
+    closed: bool,
+    #[serde(default)]
+    #[tool(length(max = 3), inner(length(max = 8)))]
+    labels: Vec<String>,
+    #[tool(inner(range(min = -5)))]
+    scores: std::collections::BTreeMap<String, i8>,
+    /// Use `repo`.
+    #[deprecated]
+    #[serde(default)]
+    project: Option<Box<u64>>,
+    #[serde(skip)]
+    internal: u8,
+}
+
+#[test]
+fn the_schema_in_the_docs_is_the_advertised_one_when_the_derive_sees_every_type() {
+    let shown: serde_json::Value =
+        serde_json::from_str(ListIssues::DOC_SCHEMA.expect("every type is a standard one"))
+            .unwrap();
+    let mut advertised = ListIssues::input_schema().clone();
+    advertised.as_object_mut().unwrap().shift_remove("$schema");
+    assert_eq!(shown, advertised);
+    // Order too: the docs show what a model is sent.
+    assert_eq!(shown.to_string(), advertised.to_string());
+    let examples = [
+        examples::GetWeather::DOC_SCHEMA,
+        examples::CreateInvoice::DOC_SCHEMA,
+    ];
+    for (text, schema) in examples.into_iter().zip([
+        examples::GetWeather::input_schema(),
+        examples::CreateInvoice::input_schema(),
+    ]) {
+        if let Some(text) = text {
+            let mut advertised = schema.clone();
+            advertised.as_object_mut().unwrap().shift_remove("$schema");
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(text).unwrap(),
+                advertised
+            );
+        }
+    }
+}
+
+#[test]
+fn a_type_the_derive_cannot_see_into_leaves_the_docs_schema_partial() {
+    assert_eq!(FindCity::DOC_SCHEMA, None);
+}

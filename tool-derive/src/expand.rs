@@ -977,11 +977,17 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
     let name = &input.name.value;
     let description = input.doc.as_deref().unwrap_or_default();
     let table = parameter_table(input);
+    let doc_schema = match crate::parameter_table::exact_schema(input) {
+        Some(text) => quote!(#p::Some(#text)),
+        None => quote!(#p::None),
+    };
     quote! {
         #[doc = #table]
         #[automatically_derived]
         impl #krate::Tool for #ident {
             const NAME: &'static str = #name;
+
+            const DOC_SCHEMA: #p::Option<&'static str> = #doc_schema;
 
             fn description() -> &'static str {
                 #description

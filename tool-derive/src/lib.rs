@@ -14,6 +14,7 @@ mod attr;
 mod case;
 mod check;
 mod doc;
+mod doc_schema;
 mod engine;
 mod errors;
 mod expand;

@@ -42,7 +42,28 @@ pub(crate) fn parameter_table(input: &Input<'_>) -> String {
         ),
         Body::Newtype(_) | Body::Unsupported => {}
     }
+    if let Some(doc) = crate::doc_schema::doc_schema(input) {
+        let pretty = serde_json::to_string_pretty(&doc.schema).unwrap_or_default();
+        text.push_str("\n<details><summary>JSON Schema</summary>\n\n");
+        if !doc.complete {
+            text.push_str(
+                "As far as the derive can see: a type shown by name has its schema on its own \
+                 page, and a default computed by a function is not shown. \
+                 `Tool::input_schema()` gives the whole document.\n\n",
+            );
+        }
+        text.push_str("```json\n");
+        text.push_str(&pretty);
+        text.push_str("\n```\n\n</details>\n");
+    }
     text
+}
+
+/// The schema shown in the docs, when it is exactly the advertised one (less `$schema`).
+pub(crate) fn exact_schema(input: &Input<'_>) -> Option<String> {
+    crate::doc_schema::doc_schema(input)
+        .filter(|doc| doc.complete)
+        .map(|doc| doc.schema.to_string())
 }
 
 /// The table of `fields`.

@@ -46,6 +46,11 @@ pub trait Tool: Argument {
     /// struct's name in snake_case.
     const NAME: &'static str;
 
+    /// The schema the derive shows in rustdoc, when it is exactly the advertised one less
+    /// `$schema` (no type shown by name only).
+    #[doc(hidden)]
+    const DOC_SCHEMA: Option<&'static str> = None;
+
     /// What the tool does, for the model: `#[tool(description = "...")]`, else the struct's
     /// doc comment.
     fn description() -> &'static str;
