@@ -586,6 +586,13 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         let wire = &variant.wire;
         quote!(Self::#variant_ident => #p::Some(#p::Value::from(#wire)))
     });
+    let allowed_doc = format!(
+        "Accepted as one of the strings {}.",
+        live.iter()
+            .map(|variant| format!("`{:?}`", variant.wire))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let key_arms = live.iter().map(|variant| {
         let variant_ident = variant.ident;
         let wire = &variant.wire;
@@ -597,6 +604,7 @@ fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         quote!(Self::#variant_ident => ::std::borrow::Cow::Borrowed(#wire))
     });
     quote! {
+        #[doc = #allowed_doc]
         #[automatically_derived]
         impl #krate::Argument for #ident {
             fn schema(
@@ -760,6 +768,22 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
     };
     let live: Vec<&Variant<'_>> = variants.iter().filter(|variant| !variant.skip).collect();
     let wires: Vec<&str> = live.iter().map(|variant| variant.wire.as_str()).collect();
+    let variants_doc = format!(
+        "{} of the variants {}.",
+        match input.tagging() {
+            Tagging::External => "One".to_owned(),
+            Tagging::Internal(tag) => format!("An object whose `{tag}` names one"),
+            Tagging::Adjacent(tag, content) => {
+                format!("An object (the content in `{content}`) whose `{tag}` names one")
+            }
+            Tagging::Untagged => "The first that matches".to_owned(),
+        },
+        wires
+            .iter()
+            .map(|wire| format!("`{wire:?}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let units: Vec<bool> = live
         .iter()
         .map(|variant| matches!(variant.shape, Shape::Unit))
@@ -894,6 +918,7 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
 
         const __TOOL_REPR: #p::Repr = #repr;
 
+        #[doc = #variants_doc]
         #[automatically_derived]
         impl #krate::Argument for #ident {
             fn schema(
