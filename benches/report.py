@@ -2,7 +2,8 @@
 """Prints the contract benchmark as a Markdown table of medians and ratios.
 
 Reads criterion's estimates from target/criterion after
-`cargo bench -p benches --bench contract`.
+`cargo bench -p benches --bench contract`; with the argument `unions`, those of
+`cargo bench -p benches --bench unions`.
 """
 import json
 import os
@@ -11,7 +12,11 @@ import sys
 
 workspace = pathlib.Path(__file__).resolve().parent.parent
 root = workspace / os.environ.get("CARGO_TARGET_DIR", "target") / "criterion"
-cases = [(tool, payload) for tool in ("invoice", "flights") for payload in ("valid", "invalid3", "64k")]
+if sys.argv[1:] == ["unions"]:
+    cases = [("edit_file", payload) for payload in ("valid", "valid_tag_last", "invalid3")]
+    cases += [("create_event", payload) for payload in ("valid", "invalid3")]
+else:
+    cases = [(tool, payload) for tool in ("invoice", "flights") for payload in ("valid", "invalid3", "64k")]
 ways = ("floor", "value_jsonschema", "parse_arguments")
 
 

@@ -292,3 +292,36 @@ fn a_tag_after_nested_members_is_found_and_nesting_stays_bounded() {
     let value: Value = json!({"path": "a", "ops": [{"line": 1, "text": "t", "type": "Insert"}]});
     assert!(EditFile::parse_value(&value).is_ok());
 }
+
+#[test]
+fn members_held_until_the_tag_are_read_back_as_written() {
+    // Escaped keys and tag values arrive as owned strings rather than borrowed ones.
+    let text = r#"{"path": "a", "ops": [
+        {"\u006cine": 3, "text": "hi", "type": "Insert"},
+        {"line": 4, "type": "\u0044elete"}
+    ]}"#;
+    let parsed = EditFile::parse_arguments(text).unwrap();
+    assert_eq!(parsed, serde_json::from_str::<EditFile>(text).unwrap());
+    // A second tag, tags that are not strings, a unit variant with members.
+    let errors = EditFile::parse_arguments(
+        r#"{"path": "a", "ops": [
+            {"line": 5, "type": "Delete", "type": "Clear"},
+            {"line": 6, "type": 7},
+            {"line": 7, "type": {"a": [1]}},
+            {"line": 8, "type": "Clear"},
+            {"text": "x", "type": null}
+        ]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        messages(&errors),
+        [
+            "/ops/0/type duplicateKey duplicate field: each key may appear once",
+            "/ops/1/type enum must be one of \"Insert\", \"Delete\", \"Clear\"; got 7",
+            "/ops/2/type enum must be one of \"Insert\", \"Delete\", \"Clear\"; got object",
+            "/ops/3/line additionalProperties unknown field; expected one of \"type\"",
+            "/ops/4/type enum must be one of \"Insert\", \"Delete\", \"Clear\"; got null",
+        ],
+        "{errors}"
+    );
+}

@@ -12,8 +12,10 @@
 //! read straight into the variant; otherwise the members before it are held as JSON values,
 //! to the same depth limit as everything else, and read once the tag is known.
 
+use std::borrow::Cow;
 use std::fmt;
 
+use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{
     self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess,
     Visitor,
@@ -450,8 +452,8 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let Internal { cx, at, tag, .. } = self;
-        let first = map.next_key_seed(KeySeed(|key: &str| (key != tag).then(|| key.to_owned())))?;
-        match first {
+        let first = map.next_key_seed(CowKey)?;
+        match first.map(|key| (key != tag).then_some(key)) {
             None => {
                 cx.missing(at, tag);
                 Ok(None)
@@ -478,18 +480,19 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
             }
             // Members before the tag are held until it comes.
             Some(Some(first)) => {
-                let mut entries = Vec::new();
-                let value = map.next_value_seed(Buffer {
-                    depth: at.depth() + 1,
-                })?;
-                entries.push((first, value));
-                while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
-                    let value = map.next_value_seed(Buffer {
-                        depth: at.depth() + 1,
-                    })?;
-                    entries.push((key, value));
+                let depth = at.depth() + 1;
+                // Room for a small variant's members, as a first push would make.
+                let mut entries = Vec::with_capacity(4);
+                entries.push((first, map.next_value_seed(Buffer { depth })?));
+                let mut tag_value = None;
+                while let Some(key) = map.next_key_seed(CowKey)? {
+                    if tag_value.is_none() && key == tag {
+                        tag_value = Some(map.next_value_seed(TagBuffer(Buffer { depth }))?);
+                    } else {
+                        entries.push((key, map.next_value_seed(Buffer { depth })?));
+                    }
                 }
-                internal_buffered::<E>(entries, cx, at, tag).map_err(de::Error::custom)
+                internal_buffered::<E>(entries, tag_value, cx, at, tag).map_err(de::Error::custom)
             }
         }
     }
@@ -516,17 +519,24 @@ fn unit_rest<'de, A: MapAccess<'de>>(
 }
 
 fn internal_buffered<E: Union>(
-    mut entries: Vec<(String, Value)>,
+    entries: Vec<(Cow<'_, str>, Value)>,
+    tag_value: Option<HeldTag<'_>>,
     cx: &mut Cx,
     at: &Path<'_>,
     tag: &'static str,
 ) -> Result<Option<E>, serde_json::Error> {
-    let Some(position) = entries.iter().position(|(key, _)| key == tag) else {
+    let Some(tag_value) = tag_value else {
         cx.missing(at, tag);
         return Ok(None);
     };
-    let (_, tag_value) = entries.remove(position);
-    let Some(index) = read_tag::<E, _>(Untyped(&tag_value), cx, at, tag)? else {
+    let index = match tag_value {
+        HeldTag::Str(name) => {
+            let name = BorrowedStrDeserializer::<serde_json::Error>::new(&name);
+            read_tag::<E, _>(name, cx, at, tag)?
+        }
+        HeldTag::Other(value) => read_tag::<E, _>(Untyped(&value), cx, at, tag)?,
+    };
+    let Some(index) = index else {
         return Ok(None);
     };
     let mut rest = Buffered {
@@ -851,21 +861,114 @@ impl<'de> Visitor<'de> for Buffer {
     }
 }
 
-/// The members of an object held as values, read back as a map.
-#[derive(Debug)]
-pub(crate) struct Buffered {
-    entries: std::vec::IntoIter<(String, Value)>,
-    value: Option<Value>,
+/// A tag's value seen after other members: a string (a variant's name, or not) as the input
+/// has it, anything else held as [`Buffer`] holds it.
+enum HeldTag<'de> {
+    Str(Cow<'de, str>),
+    Other(Value),
 }
 
-impl Buffered {
-    /// The members `entries`, in order.
-    pub(crate) fn new(entries: Vec<(String, Value)>) -> Buffered {
-        Buffered {
-            entries: entries.into_iter(),
-            value: None,
-        }
+/// Reads a tag's value into a [`HeldTag`], with the [`Buffer`] that holds anything but a
+/// string.
+struct TagBuffer(Buffer);
+
+impl<'de> DeserializeSeed<'de> for TagBuffer {
+    type Value = HeldTag<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
     }
+}
+
+impl<'de> Visitor<'de> for TagBuffer {
+    type Value = HeldTag<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(HeldTag::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(HeldTag::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(HeldTag::Str(Cow::Owned(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        self.0.visit_bool(v).map(HeldTag::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.0.visit_i64(v).map(HeldTag::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.0.visit_u64(v).map(HeldTag::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.0.visit_f64(v).map(HeldTag::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_unit().map(HeldTag::Other)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_none().map(HeldTag::Other)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        self.0.visit_some(de).map(HeldTag::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_seq(seq).map(HeldTag::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_map(map).map(HeldTag::Other)
+    }
+}
+
+/// An object key, borrowed from the input whenever the input allows: most members held
+/// until their tag comes cost no allocation for their key.
+struct CowKey;
+
+impl<'de> DeserializeSeed<'de> for CowKey {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CowKey {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+}
+
+/// The members of an object held as values, read back as a map.
+#[derive(Debug)]
+struct Buffered<'de> {
+    entries: std::vec::IntoIter<(Cow<'de, str>, Value)>,
+    value: Option<Value>,
 }
 
 /// Reads the members of a `#[serde(flatten)]` field, held while the outer object was read, as
@@ -876,7 +979,15 @@ pub fn parse_flattened<T: crate::contract::validate::Object, E: de::Error>(
     cx: &mut Cx,
     at: &Path<'_>,
 ) -> Result<Option<T>, E> {
-    T::visit_members(Buffered::new(entries), cx, at).map_err(E::custom)
+    let entries: Vec<(Cow<'static, str>, Value)> = entries
+        .into_iter()
+        .map(|(key, value)| (Cow::Owned(key), value))
+        .collect();
+    let held = Buffered {
+        entries: entries.into_iter(),
+        value: None,
+    };
+    T::visit_members(held, cx, at).map_err(E::custom)
 }
 
 /// Merges the object schema `inner` of the flattened field `wire` of `owner` into the object
@@ -915,7 +1026,7 @@ pub fn flatten_schema(
             Some(Value::Array(required)) => required.extend(names),
             _ => {
                 // `required` goes before `additionalProperties`, where object schemas have it.
-                let closed = outer_map.remove("additionalProperties");
+                let closed = outer_map.shift_remove("additionalProperties");
                 outer_map.insert("required".to_owned(), Value::Array(names));
                 if let Some(closed) = closed {
                     outer_map.insert("additionalProperties".to_owned(), closed);
@@ -926,20 +1037,22 @@ pub fn flatten_schema(
     outer
 }
 
-impl<'de> MapAccess<'de> for Buffered {
+impl<'de> MapAccess<'de> for Buffered<'de> {
     type Error = serde_json::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Self::Error> {
-        match self.entries.next() {
-            Some((key, value)) => {
-                self.value = Some(value);
-                seed.deserialize(key.into_deserializer()).map(Some)
-            }
-            None => Ok(None),
+        let Some((key, value)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        match key {
+            Cow::Borrowed(key) => seed.deserialize(BorrowedStrDeserializer::new(key)),
+            Cow::Owned(key) => seed.deserialize(key.into_deserializer()),
         }
+        .map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(
