@@ -222,24 +222,38 @@ const QUOTE_LIMIT: usize = 60;
 /// Appends `text` as a JSON string literal, cut after `limit` characters (marked `…`).
 fn push_json_string(out: &mut String, text: &str, limit: usize) {
     out.push('"');
-    let mut cut = false;
-    for (count, ch) in text.chars().enumerate() {
-        if count == limit {
-            cut = true;
-            break;
+    // Where the text is cut: after `limit` characters, if it has more (it cannot when it has
+    // no more bytes than that).
+    let end = if text.len() <= limit {
+        None
+    } else {
+        text.char_indices().nth(limit).map(|(end, _)| end)
+    };
+    let (kept, cut) = match end {
+        Some(end) => (&text[..end], true),
+        None => (text, false),
+    };
+    // Runs of characters that need no escape are copied whole.
+    let mut run = 0;
+    for (at, byte) in kept.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&kept[run..at]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{:04x}", byte);
+        } else {
+            out.push_str(escape);
         }
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+        run = at + 1;
     }
+    out.push_str(&kept[run..]);
     out.push('"');
     if cut {
         out.push('…');
@@ -764,5 +778,35 @@ impl<'de, E, F: FnOnce(&str) -> Option<E>> Visitor<'de> for EnumVisitor<'_, '_, 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         drain_map(map)?;
         Ok(self.mismatch(Got::Object))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_json_string;
+
+    fn quoted(text: &str, limit: usize) -> String {
+        let mut out = String::new();
+        push_json_string(&mut out, text, limit);
+        out
+    }
+
+    #[test]
+    fn quotes_as_json_escapes_and_cuts_after_the_limit_in_characters() {
+        assert_eq!(quoted("plain", 60), r#""plain""#);
+        assert_eq!(
+            quoted("a\"b\\c\nd\re\tf\u{1}g", 60),
+            r#""a\"b\\c\nd\re\tf\u0001g""#
+        );
+        assert_eq!(quoted("é€😀x", 3), "\"é€😀\"…");
+        assert_eq!(quoted("abc", 3), r#""abc""#);
+        assert_eq!(quoted("", 0), r#""""#);
+        assert_eq!(quoted("ab", 0), "\"\"…");
+        // Every escape is what serde_json writes for the same text.
+        let text = "x\"\\\n\r\t\u{0}\u{1f} é";
+        assert_eq!(
+            quoted(text, usize::MAX),
+            serde_json::to_string(text).unwrap()
+        );
     }
 }
