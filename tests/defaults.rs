@@ -139,3 +139,66 @@ fn a_default_that_breaks_its_constraints_is_a_contract_error_not_a_handler_surpr
 async fn broken(_: BrokenDefault, _: &tool_core::Context) -> Result<u8, tool_core::ToolError> {
     Ok(0)
 }
+
+/// Schedules a reminder, with defaults of other crates' types.
+#[derive(Tool, Debug)]
+#[allow(dead_code)]
+struct Remind {
+    #[serde(default = "epoch")]
+    at: chrono::DateTime<chrono::Utc>,
+    #[serde(default = "noon")]
+    time: chrono::NaiveTime,
+    #[serde(default = "new_year")]
+    day: time::Date,
+    #[serde(default = "half_past")]
+    clock: time::Time,
+    #[serde(default)]
+    id: uuid::Uuid,
+    #[serde(default = "home")]
+    link: url::Url,
+    #[serde(default)]
+    tags: std::collections::BTreeSet<char>,
+    #[serde(default)]
+    size: (u8, u16),
+}
+
+fn epoch() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(1_700_000_000, 250_000_000).unwrap()
+}
+
+fn noon() -> chrono::NaiveTime {
+    chrono::NaiveTime::from_hms_milli_opt(12, 0, 0, 5).unwrap()
+}
+
+fn new_year() -> time::Date {
+    time::Date::from_calendar_date(2026, time::Month::January, 1).unwrap()
+}
+
+fn half_past() -> time::Time {
+    time::Time::from_hms_nano(9, 30, 0, 120_000_000).unwrap()
+}
+
+fn home() -> url::Url {
+    url::Url::parse("https://example.com/a?b=1").unwrap()
+}
+
+#[test]
+fn defaults_of_other_crates_types_are_advertised_as_the_strings_they_are_read_from() {
+    assert!(
+        Remind::contract_errors().is_empty(),
+        "{:?}",
+        Remind::contract_errors()
+    );
+    let properties = &Remind::input_schema()["properties"];
+    assert_eq!(properties["at"]["default"], "2023-11-14T22:13:20.250Z");
+    assert_eq!(properties["time"]["default"], "12:00:00.005");
+    assert_eq!(properties["day"]["default"], "2026-01-01");
+    assert_eq!(properties["clock"]["default"], "09:30:00.12");
+    assert_eq!(
+        properties["id"]["default"],
+        "00000000-0000-0000-0000-000000000000"
+    );
+    assert_eq!(properties["link"]["default"], "https://example.com/a?b=1");
+    assert_eq!(properties["tags"]["default"], json!([]));
+    assert_eq!(properties["size"]["default"], json!([0, 0]));
+}

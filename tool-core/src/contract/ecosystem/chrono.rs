@@ -33,16 +33,18 @@ formatted! {
         DateTime::parse_from_rfc3339(s)
             .map(|at| at.with_timezone(&Utc))
             .map_err(|error| error.to_string())
-    };
+    }, |at| Some(at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
     /// A string of format `date-time` (RFC 3339), with its offset: as `DateTime<Utc>`, without
     /// the conversion.
     DateTime<FixedOffset> => DATE_TIME, |s| {
         DateTime::parse_from_rfc3339(s).map_err(|error| error.to_string())
-    };
+    }, |at| Some(at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
     /// A string of format `date`: `2025-01-31`; `2025-02-30` is refused.
-    NaiveDate => DATE, |s| s.parse::<NaiveDate>().map_err(|error| error.to_string());
+    NaiveDate => DATE, |s| s.parse::<NaiveDate>().map_err(|error| error.to_string()),
+        |day| Some(day.to_string());
     /// A time of day without an offset, `09:30:00` or `09:30:00.250`: RFC 3339's
     /// `partial-time`, advertised as a `pattern` (the format `time` requires an offset).
     /// A leap second and more than nine digits of fraction are refused.
-    NaiveTime => TIME, |s| s.parse::<NaiveTime>().map_err(|error| error.to_string());
+    NaiveTime => TIME, |s| s.parse::<NaiveTime>().map_err(|error| error.to_string()),
+        |time| Some(time.to_string());
 }

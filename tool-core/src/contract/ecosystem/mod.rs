@@ -118,7 +118,7 @@ mod formatted {
 
     /// `Scalar` and `Argument` for types read through a `Shape`.
     macro_rules! formatted {
-        ($($(#[$doc:meta])* $ty:ty => $shape:expr, $parse:expr;)*) => {$(
+        ($($(#[$doc:meta])* $ty:ty => $shape:expr, $parse:expr, $render:expr;)*) => {$(
             impl $crate::contract::validate::Scalar for $ty {
                 #[inline]
                 fn accept(
@@ -140,6 +140,15 @@ mod formatted {
                 ) -> ::serde_json::Value {
                     let shape: &$crate::contract::ecosystem::formatted::Shape = &$shape;
                     shape.schema()
+                }
+
+                /// The string the value is read from, when reading it back gives the value.
+                fn to_value(&self) -> Option<::serde_json::Value> {
+                    let render: fn(&$ty) -> Option<String> = $render;
+                    let text = render(self)?;
+                    let parse: fn(&str) -> Result<$ty, String> = $parse;
+                    (parse(&text).ok().as_ref() == Some(self))
+                        .then(|| ::serde_json::Value::String(text))
                 }
 
                 #[inline]

@@ -69,11 +69,22 @@ formatted! {
     /// dropped.
     OffsetDateTime => DATE_TIME, |s| {
         OffsetDateTime::parse(s, &Rfc3339).map_err(|error| error.to_string())
-    };
+    }, |at| at.format(&Rfc3339).ok();
     /// A string of format `date`: `2025-01-31`; `2025-02-30` is refused.
-    Date => DATE, date;
+    Date => DATE, date, |day| {
+        Some(format!("{:04}-{:02}-{:02}", day.year(), u8::from(day.month()), day.day()))
+    };
     /// A time of day without an offset, `09:30:00` or `09:30:00.250`: RFC 3339's
     /// `partial-time`, advertised as a `pattern` (the format `time` requires an offset).
     /// A leap second and more than nine digits of fraction are refused.
-    Time => TIME, time_of_day;
+    Time => TIME, time_of_day, |time| {
+        let (hour, minute, second, nanosecond) = time.as_hms_nano();
+        let mut text = format!("{hour:02}:{minute:02}:{second:02}");
+        if nanosecond != 0 {
+            let fraction = format!("{nanosecond:09}");
+            text.push('.');
+            text.push_str(fraction.trim_end_matches('0'));
+        }
+        Some(text)
+    };
 }

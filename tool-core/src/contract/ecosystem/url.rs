@@ -21,5 +21,6 @@ formatted! {
     /// port above 65535 (`http://example.com:99999`), a host that is a malformed IPv4 address
     /// (`http://256.256.256.256/`), and a special scheme without a host (`http:`,
     /// `https:/path`).
-    Url => URL, |s| Url::parse(s).map_err(|error| error.to_string());
+    Url => URL, |s| Url::parse(s).map_err(|error| error.to_string()),
+        |url| Some(url.as_str().to_owned());
 }

@@ -14,5 +14,6 @@ const UUID: Shape = Shape {
 formatted! {
     /// A string of format `uuid`: the hyphenated form, hex digits in either case. The other
     /// forms `Uuid` parses (simple, braced, `urn:uuid:`) are not of the format and are refused.
-    Uuid => UUID, |s| Uuid::parse_str(s).map_err(|error| error.to_string());
+    Uuid => UUID, |s| Uuid::parse_str(s).map_err(|error| error.to_string()),
+        |id| Some(id.hyphenated().to_string());
 }
