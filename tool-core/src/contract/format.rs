@@ -103,6 +103,11 @@ impl Format {
 
     /// Whether `text` is of this format, as a JSON Schema validator asserting formats decides.
     pub fn is_valid(self, text: &str) -> bool {
+        // The commonest addresses are decided here: every one of them passes the check below,
+        // which costs ten times as much (a property test holds the two to that).
+        if self == Format::Email && plain_email(text) {
+            return true;
+        }
         match checker(self) {
             // The check takes a JSON value: a string is copied into one.
             Some(validator) => validator.is_valid(&Value::String(text.to_owned())),
@@ -131,6 +136,43 @@ impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// An address of the plainest shape: a local part of ASCII letters and digits in runs joined
+/// by one `.`, `_`, `+` or `-`, at most 64 bytes; `@`; a domain of at least two labels of ASCII
+/// letters and digits, each at most 63 bytes, the last of letters only; 254 bytes in all.
+/// Every such address is an `email` for the `jsonschema` crate; `false` decides nothing.
+pub(crate) fn plain_email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else {
+        return false;
+    };
+    if local.is_empty() || local.len() > 64 || domain.len() > 253 || text.len() > 254 {
+        return false;
+    }
+    let mut after_separator = true;
+    for byte in local.bytes() {
+        if byte.is_ascii_alphanumeric() {
+            after_separator = false;
+        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') && !after_separator {
+            after_separator = true;
+        } else {
+            return false;
+        }
+    }
+    if after_separator {
+        return false;
+    }
+    let mut labels = 0;
+    let mut last_letters = false;
+    for label in domain.split('.') {
+        if label.is_empty() || label.len() > 63 || !label.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            return false;
+        }
+        labels += 1;
+        last_letters = label.bytes().all(|b| b.is_ascii_alphabetic());
+    }
+    labels >= 2 && last_letters
 }
 
 const fn eq_ascii(a: &[u8], b: &[u8]) -> bool {
