@@ -92,26 +92,11 @@ fn the_schema_in_the_docs_is_the_advertised_one_when_the_derive_sees_every_type(
     assert_eq!(shown, advertised);
     // Order too: the docs show what a model is sent.
     assert_eq!(shown.to_string(), advertised.to_string());
-    let examples = [
-        examples::GetWeather::DOC_SCHEMA,
-        examples::CreateInvoice::DOC_SCHEMA,
-    ];
-    for (text, schema) in examples.into_iter().zip([
-        examples::GetWeather::input_schema(),
-        examples::CreateInvoice::input_schema(),
-    ]) {
-        if let Some(text) = text {
-            let mut advertised = schema.clone();
-            advertised.as_object_mut().unwrap().shift_remove("$schema");
-            assert_eq!(
-                serde_json::from_str::<serde_json::Value>(text).unwrap(),
-                advertised
-            );
-        }
-    }
 }
 
 #[test]
 fn a_type_the_derive_cannot_see_into_leaves_the_docs_schema_partial() {
     assert_eq!(FindCity::DOC_SCHEMA, None);
+    // An enum of its own: shown by name in the docs.
+    assert_eq!(examples::GetWeather::DOC_SCHEMA, None);
 }

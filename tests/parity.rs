@@ -174,7 +174,7 @@ struct Newtypes {
 }
 
 fn three() -> Page {
-    Page(3)
+    Page { number: 3 }
 }
 
 /// An address.
@@ -187,18 +187,6 @@ struct Email(#[tool(pattern = "^[a-z]+@[a-z]+$", length(max = 12))] String);
 struct Page {
     #[tool(range(min = 1, max = 50))]
     number: u16,
-}
-
-impl Page {
-    #[allow(non_snake_case)]
-    const fn new(number: u16) -> Self {
-        Page { number }
-    }
-}
-
-#[allow(non_snake_case)]
-fn Page(number: u16) -> Page {
-    Page::new(number)
 }
 
 /// A struct flattened into a tool.

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 use syn::{GenericArgument, PathArguments, Type};
 
-use crate::ast::{Body, Field, Input};
+use crate::ast::{Body, Input};
 use crate::attr::{self, NumLit};
 
 /// The schema, and whether every part of it is exact (no type shown by name only, no default
@@ -28,7 +28,7 @@ pub(crate) fn doc_schema(input: &Input<'_>) -> Option<DocSchema> {
             complete = false;
             continue;
         }
-        let (mut schema, optional) = field_schema(field, &mut complete);
+        let (mut schema, optional) = type_schema(field.ty, &field.attrs, &mut complete);
         let has_default =
             input.attrs.default || !matches!(field.attrs.default, attr::Default::None);
         if let Value::Object(map) = &mut schema {
@@ -74,12 +74,6 @@ pub(crate) fn doc_schema(input: &Input<'_>) -> Option<DocSchema> {
         schema: Value::Object(schema),
         complete,
     })
-}
-
-/// The schema of one field's type under its constraints, and whether it may be absent.
-fn field_schema(field: &Field<'_>, complete: &mut bool) -> (Value, bool) {
-    let (schema, optional) = type_schema(field.ty, &field.attrs, complete);
-    (schema, optional)
 }
 
 /// The last segment of a type path and its type arguments: `Vec<String>` is `("Vec",
@@ -176,8 +170,9 @@ fn type_schema(ty: &Type, attrs: &attr::Field, complete: &mut bool) -> (Value, b
         ("Box", [inner]) => return type_schema(inner, attrs, complete),
         ("Vec", [item]) => {
             map.insert("type".to_owned(), Value::from("array"));
-            let inner = attrs.inner.as_deref().cloned_or_default();
-            map.insert("items".to_owned(), type_schema(item, &inner, complete).0);
+            let none = attr::Field::default();
+            let inner = attrs.inner.as_deref().unwrap_or(&none);
+            map.insert("items".to_owned(), type_schema(item, inner, complete).0);
             if let Some(min) = attrs.length.min {
                 map.insert("minItems".to_owned(), Value::from(min));
             }
@@ -190,10 +185,11 @@ fn type_schema(ty: &Type, attrs: &attr::Field, complete: &mut bool) -> (Value, b
                 return unknown();
             }
             map.insert("type".to_owned(), Value::from("object"));
-            let inner = attrs.inner.as_deref().cloned_or_default();
+            let none = attr::Field::default();
+            let inner = attrs.inner.as_deref().unwrap_or(&none);
             map.insert(
                 "additionalProperties".to_owned(),
-                type_schema(value, &inner, complete).0,
+                type_schema(value, inner, complete).0,
             );
         }
         (name, []) if integer_range(name).is_some() => {
@@ -203,32 +199,6 @@ fn type_schema(ty: &Type, attrs: &attr::Field, complete: &mut bool) -> (Value, b
         _ => return unknown(),
     }
     (Value::Object(map), false)
-}
-
-/// `Option<&attr::Field>` to an owned set of constraints (empty when `None`).
-trait ClonedOrDefault {
-    fn cloned_or_default(self) -> attr::Field;
-}
-
-impl ClonedOrDefault for Option<&attr::Field> {
-    fn cloned_or_default(self) -> attr::Field {
-        let mut out = attr::Field::default();
-        if let Some(field) = self {
-            out.length.min = field.length.min;
-            out.length.max = field.length.max;
-            out.range.min = field.range.min;
-            out.range.max = field.range.max;
-            out.range.exclusive_min = field.range.exclusive_min;
-            out.range.exclusive_max = field.range.exclusive_max;
-            out.pattern = field.pattern.clone();
-            out.format = field.format.clone();
-            out.inner = field
-                .inner
-                .as_deref()
-                .map(|inner| Box::new(Some(inner).cloned_or_default()));
-        }
-        out
-    }
 }
 
 fn number_keywords(

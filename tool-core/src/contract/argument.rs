@@ -661,24 +661,38 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
             }
         }
         let c = &C::VALUE;
-        if let Some(min) = c.min_length.filter(|&min| count < min) {
-            let unit = if min == 1 { "item" } else { "items" };
-            self.cx.report(
-                self.at,
-                Keyword::MinItems,
-                format!("must have at least {min} {unit}; got {count}"),
-            );
-            valid = false;
-        }
-        if let Some(max) = c.max_length.filter(|&max| count > max) {
-            let unit = if max == 1 { "item" } else { "items" };
-            self.cx.report(
-                self.at,
-                Keyword::MaxItems,
-                format!("must have at most {max} {unit}; got {count}"),
-            );
-            valid = false;
-        }
+        valid &= check_item_count(self.cx, self.at, count, c.min_length, c.max_length);
         Ok(valid.then_some(items))
     }
+}
+
+/// Checks the number of items of an array against `minItems`/`maxItems`, recording a
+/// violation for each it breaks; whether it meets both.
+pub(crate) fn check_item_count(
+    cx: &mut Cx,
+    at: &Path<'_>,
+    count: u64,
+    min: Option<u64>,
+    max: Option<u64>,
+) -> bool {
+    let mut ok = true;
+    if let Some(min) = min.filter(|&min| count < min) {
+        let unit = if min == 1 { "item" } else { "items" };
+        cx.report(
+            at,
+            Keyword::MinItems,
+            format!("must have at least {min} {unit}; got {count}"),
+        );
+        ok = false;
+    }
+    if let Some(max) = max.filter(|&max| count > max) {
+        let unit = if max == 1 { "item" } else { "items" };
+        cx.report(
+            at,
+            Keyword::MaxItems,
+            format!("must have at most {max} {unit}; got {count}"),
+        );
+        ok = false;
+    }
+    ok
 }

@@ -9,6 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 use crate::Argument;
+use crate::contract::argument::check_item_count;
 use crate::contract::constraints::{
     AcceptsLength, ConstConstraints, Constraints, Num, Unconstrained,
 };
@@ -152,25 +153,7 @@ impl<'de, S: Set<T>, T: Argument, C: ConstConstraints> Visitor<'de>
             valid = false;
         }
         let c = &C::VALUE;
-        let count = count as u64;
-        if let Some(min) = c.min_length.filter(|&min| count < min) {
-            let unit = if min == 1 { "item" } else { "items" };
-            self.cx.report(
-                self.at,
-                Keyword::MinItems,
-                format!("must have at least {min} {unit}; got {count}"),
-            );
-            valid = false;
-        }
-        if let Some(max) = c.max_length.filter(|&max| count > max) {
-            let unit = if max == 1 { "item" } else { "items" };
-            self.cx.report(
-                self.at,
-                Keyword::MaxItems,
-                format!("must have at most {max} {unit}; got {count}"),
-            );
-            valid = false;
-        }
+        valid &= check_item_count(self.cx, self.at, count as u64, c.min_length, c.max_length);
         Ok(valid.then_some(set))
     }
 }

@@ -7,6 +7,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::Argument;
+use crate::contract::argument::check_item_count;
 use crate::contract::constraints::{ConstConstraints, Constraints, Num};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
@@ -85,23 +86,9 @@ impl<'de, T: Positions, C: ConstConstraints> Visitor<'de> for FixedVisitor<'_, '
             );
             count += 1;
         }
-        let len = T::LEN;
-        if count < len {
-            let unit = if len == 1 { "item" } else { "items" };
-            self.cx.report(
-                self.at,
-                Keyword::MinItems,
-                format!("must have at least {len} {unit}; got {count}"),
-            );
-        } else if count > len {
-            let unit = if len == 1 { "item" } else { "items" };
-            self.cx.report(
-                self.at,
-                Keyword::MaxItems,
-                format!("must have at most {len} {unit}; got {count}"),
-            );
-        }
-        Ok(value.filter(|_| count == len))
+        let len = T::LEN as u64;
+        let fits = check_item_count(self.cx, self.at, count as u64, Some(len), Some(len));
+        Ok(value.filter(|_| fits))
     }
 }
 
