@@ -76,6 +76,31 @@ impl<'a> Path<'a> {
 }
 
 /// Appends `/` and `token` escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
+/// `%XX` escapes of a URI fragment (a `$ref` such as `#/$defs/Wrapper%3CT%3E`) decoded;
+/// `None` when the decoded bytes are not UTF-8.
+pub(crate) fn percent_decode(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !text.contains('%') {
+        return Some(std::borrow::Cow::Borrowed(text));
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = text
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok().map(std::borrow::Cow::Owned)
+}
+
 pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
     pointer.push('/');
     for ch in token.chars() {

@@ -174,28 +174,6 @@ fn plain_name(name: &str) -> String {
     }
 }
 
-/// `%XX` escapes of a URI fragment decoded; `None` when the result is not UTF-8.
-#[cfg(feature = "schemars")]
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(byte) = text
-                .get(i + 1..i + 3)
-                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
-
 /// How deep [`Renaming::apply`] and [`mentions_root`] go into a schema another generator
 /// wrote (for a Rust type, so never deep in practice).
 #[cfg(feature = "schemars")]
@@ -266,7 +244,9 @@ impl Renaming<'_> {
             let (token, tail) = rest
                 .split_once('/')
                 .map_or((rest, ""), |(t, tail)| (t, tail));
-            let old = percent_decode(token)?.replace("~1", "/").replace("~0", "~");
+            let old = crate::contract::path::percent_decode(token)?
+                .replace("~1", "/")
+                .replace("~0", "~");
             let new = self.defs.get(&old)?;
             let mut out = String::from("#/$defs");
             crate::contract::path::push_escaped(&mut out, new);

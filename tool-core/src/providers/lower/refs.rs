@@ -66,7 +66,9 @@ impl<'r> Refs<'r> {
                 _ => return Err(non_local()),
             }
         }
-        let fragment = percent_decode(&fragment[1..]);
+        // Escapes that decode to no text leave the fragment as written: it then names nothing.
+        let fragment = crate::contract::path::percent_decode(&fragment[1..])
+            .unwrap_or(Cow::Borrowed(&fragment[1..]));
         if fragment.is_empty() || fragment.starts_with('/') {
             return Ok(fragment.into_owned());
         }
@@ -195,28 +197,6 @@ pub(super) fn combine(body: Value, extra: Value, pointer: &str, report: &mut Rep
         }
     }
     Value::Object(body)
-}
-
-fn percent_decode(text: &str) -> Cow<'_, str> {
-    if !text.contains('%') {
-        return Cow::Borrowed(text);
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = text.get(i + 1..i + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn collect_anchors(
