@@ -325,3 +325,15 @@ fn members_held_until_the_tag_are_read_back_as_written() {
         "{errors}"
     );
 }
+
+#[test]
+fn a_repeated_key_inside_a_member_held_before_the_tag_is_refused() {
+    let errors = EditFile::parse_arguments(
+        r#"{"path": "a", "ops": [{"line": 1, "x": {"a": 1, "a": 2}, "type": "Delete"}]}"#,
+    )
+    .unwrap_err();
+    assert!(
+        errors.to_string().contains("duplicate key \"a\""),
+        "{errors}"
+    );
+}
