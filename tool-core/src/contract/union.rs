@@ -705,13 +705,14 @@ fn untagged<E: Union>(
     cx: &mut Cx,
     at: &Path<'_>,
 ) -> Result<Option<E>, serde_json::Error> {
-    let mut tried = Vec::with_capacity(E::VARIANTS.len());
+    // Each refused attempt's violations, described only if no variant takes the value.
+    let mut refused: Vec<(&str, Option<Cx>)> = Vec::with_capacity(E::VARIANTS.len());
     for (index, name) in E::VARIANTS.iter().enumerate() {
         if E::UNIT[index] {
             if value.is_null() {
                 return Ok(E::unit(index));
             }
-            tried.push(format!("`{name}` (null)"));
+            refused.push((name, None));
             continue;
         }
         let mut attempt = Cx::default();
@@ -719,21 +720,30 @@ fn untagged<E: Union>(
         if let Some(parsed) = parsed.filter(|_| attempt.is_clean()) {
             return Ok(Some(parsed));
         }
-        let reason = attempt
-            .into_errors()
-            .and_then(|errors| {
-                errors.iter().next().map(|violation| {
-                    let pointer = violation.pointer();
-                    if pointer.is_empty() {
-                        violation.message().to_owned()
-                    } else {
-                        format!("{pointer}: {}", violation.message())
-                    }
-                })
-            })
-            .unwrap_or_else(|| "refused".to_owned());
-        tried.push(format!("`{name}` ({reason})"));
+        refused.push((name, Some(attempt)));
     }
+    let tried: Vec<String> = refused
+        .into_iter()
+        .map(|(name, attempt)| {
+            let Some(attempt) = attempt else {
+                return format!("`{name}` (null)");
+            };
+            let reason = attempt
+                .into_errors()
+                .and_then(|errors| {
+                    errors.iter().next().map(|violation| {
+                        let pointer = violation.pointer();
+                        if pointer.is_empty() {
+                            violation.message().to_owned()
+                        } else {
+                            format!("{pointer}: {}", violation.message())
+                        }
+                    })
+                })
+                .unwrap_or_else(|| "refused".to_owned());
+            format!("`{name}` ({reason})")
+        })
+        .collect();
     cx.report(
         at,
         Keyword::Other("anyOf"),
