@@ -49,6 +49,8 @@ struct Trusted {
     principal: String,
     tenant: Option<String>,
     request_id: Option<String>,
+    scope: Option<String>,
+    idempotency_key: Option<String>,
     deadline: Option<Instant>,
     extensions: Arc<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
 }
@@ -72,6 +74,8 @@ impl Context {
                 principal: principal.into(),
                 tenant: None,
                 request_id: None,
+                scope: None,
+                idempotency_key: None,
                 deadline: None,
                 extensions: Arc::new(HashMap::new()),
             },
@@ -92,6 +96,31 @@ impl Context {
     /// The application's request id, if it set one.
     pub fn request_id(&self) -> Option<&str> {
         self.trusted.request_id.as_deref()
+    }
+
+    /// The scope of call ids and of the audit trail in a [ledger](crate::ledger): the one set
+    /// with [`ContextBuilder::scope`], else the tenant, else `""`.
+    pub fn scope(&self) -> &str {
+        self.trusted
+            .scope
+            .as_deref()
+            .or(self.trusted.tenant.as_deref())
+            .unwrap_or("")
+    }
+
+    /// The application's idempotency key, if one was set.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.trusted.idempotency_key.as_deref()
+    }
+
+    /// This context with `key` as its idempotency key (everything else shared).
+    pub fn with_idempotency_key(&self, key: impl Into<String>) -> Context {
+        let mut trusted = (*self.trusted).clone();
+        trusted.idempotency_key = Some(key.into());
+        Context {
+            trusted: Arc::new(trusted),
+            call: self.call.clone(),
+        }
     }
 
     /// The run's deadline: no call starts after it and a running call is stopped at it.
@@ -226,6 +255,23 @@ impl ContextBuilder {
     /// The application's id for the request or run.
     pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
         self.trusted.request_id = Some(request_id.into());
+        self
+    }
+
+    /// The scope of the run's call ids and audit trail in a [ledger](crate::ledger) (default:
+    /// the tenant). Provider call ids are unique within a conversation, so a scope per
+    /// conversation or run keeps two runs' ids apart.
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.trusted.scope = Some(scope.into());
+        self
+    }
+
+    /// The application's idempotency key for the call made with this context: claimed in the
+    /// runtime's [ledger](crate::ledger) within the tenant instead of the call id, so the same
+    /// key gives the same outcome across requests. One key names one call: use a context per
+    /// keyed request ([`Context::with_idempotency_key`]).
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.trusted.idempotency_key = Some(key.into());
         self
     }
 

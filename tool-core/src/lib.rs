@@ -25,6 +25,8 @@ mod outcome;
 mod registry;
 // One call through its stages.
 pub mod runtime;
+// Claims, outcomes and the audit trail kept across restarts and workers.
+pub mod ledger;
 // Around the runtime: approval receipts; calls found in model text; the repair loop and its
 // counts; the agent loop.
 pub mod agent;

@@ -52,11 +52,22 @@ pub enum Code {
     /// The agent loop did not pass the call on: the same tool with the same arguments (as
     /// canonical JSON) was already called as often as the loop allows in this run. Nothing ran.
     RepeatedCall,
+    /// The call id (in its scope) was already claimed in the runtime's ledger for another
+    /// tool, other arguments, another contract or another principal. Nothing ran.
+    CallIdConflict,
+    /// The idempotency key (in its tenant) was already used for another call. Nothing ran.
+    IdempotencyConflict,
+    /// A call with the same id (or idempotency key) is still running elsewhere. Nothing ran
+    /// for this proposal; retried after the first ends, it gets that call's outcome.
+    CallInFlight,
+    /// The runtime's ledger could not be reached or answered wrongly, so the call could not be
+    /// claimed. Nothing ran.
+    LedgerUnavailable,
 }
 
 impl Code {
     /// Every code, in pipeline order.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 20] = [
         Code::UnknownTool,
         Code::InputTooLarge,
         Code::InvalidArguments,
@@ -73,6 +84,10 @@ impl Code {
         Code::OutcomeUnknown,
         Code::CallIdTooLong,
         Code::RepeatedCall,
+        Code::CallIdConflict,
+        Code::IdempotencyConflict,
+        Code::CallInFlight,
+        Code::LedgerUnavailable,
     ];
 
     /// The stable snake_case code, e.g. `"invalid_arguments"`.
@@ -94,6 +109,10 @@ impl Code {
             Code::OutcomeUnknown => "outcome_unknown",
             Code::CallIdTooLong => "call_id_too_long",
             Code::RepeatedCall => "repeated_call",
+            Code::CallIdConflict => "call_id_conflict",
+            Code::IdempotencyConflict => "idempotency_conflict",
+            Code::CallInFlight => "call_in_flight",
+            Code::LedgerUnavailable => "ledger_unavailable",
         }
     }
 
@@ -280,6 +299,7 @@ pub struct Outcome {
     pub(crate) tool: Arc<str>,
     pub(crate) result: Result<Output, Failure>,
     pub(crate) elapsed: Duration,
+    pub(crate) replayed: bool,
 }
 
 impl Outcome {
@@ -334,6 +354,13 @@ impl Outcome {
     /// Time from the start of the invocation to this outcome.
     pub fn elapsed(&self) -> Duration {
         self.elapsed
+    }
+
+    /// Whether this is the recorded outcome of an earlier call with the same id (or
+    /// idempotency key), returned by the runtime's [ledger](crate::ledger) without running
+    /// anything.
+    pub fn is_replay(&self) -> bool {
+        self.replayed
     }
 }
 

@@ -20,7 +20,6 @@ pub(super) struct Permits<'a> {
 
 pub(super) async fn admit<'s>(
     shared: &'s Shared,
-    info: &ToolInfo,
     call: &CallRef<'s>,
     cx: &Context,
 ) -> Result<Permits<'s>, Failure> {
@@ -53,6 +52,19 @@ pub(super) async fn admit<'s>(
         ),
         None => None,
     };
+    Ok(Permits {
+        _tool: tool,
+        _global: global,
+    })
+}
+
+/// Takes one unit of the tool's and the runtime's call quotas, both or neither (without a
+/// ledger; with one, the claim takes them).
+pub(super) fn take_quotas(
+    shared: &Shared,
+    info: &ToolInfo,
+    call: &CallRef<'_>,
+) -> Result<(), Failure> {
     if !take(&call.state.calls, info.settings.max_calls) {
         return Err(Failure::new(
             Code::BudgetExhausted,
@@ -68,10 +80,7 @@ pub(super) async fn admit<'s>(
             "the call limit of this run is used up",
         ));
     }
-    Ok(Permits {
-        _tool: tool,
-        _global: global,
-    })
+    Ok(())
 }
 
 async fn acquire<'s>(

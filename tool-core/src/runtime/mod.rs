@@ -53,6 +53,7 @@ use tracing::Instrument as _;
 
 use crate::context::{CallScope, Context, Stopped};
 use crate::contract::arguments::Arguments;
+use crate::ledger::{AuditKind, Ledger};
 use crate::observe::{Event, Observer};
 use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::recent::Recent;
@@ -62,6 +63,7 @@ use crate::registry::{Refusal, Registry, ToolInfo};
 mod admit;
 mod approve;
 mod authorize;
+mod claim;
 mod correlate;
 mod execute;
 mod input;
@@ -140,6 +142,11 @@ pub(crate) struct Shared {
     authorize: Option<Box<dyn Authorize>>,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
+    ledger: Option<Arc<dyn Ledger>>,
+    /// Each tool's contract hash, for the ledger's claims (empty without a ledger).
+    contracts: Vec<String>,
+    rerun_interrupted: bool,
+    lease_grace: Duration,
     seed: u64,
     counter: AtomicU64,
 }
@@ -187,12 +194,20 @@ impl Runtime {
             authorize: None,
             approver: None,
             observer: None,
+            ledger: None,
+            rerun_interrupted: false,
+            lease_grace: claim::DEFAULT_LEASE_GRACE,
         }
     }
 
     /// The registry this runtime serves.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// The ledger calls are claimed in, if one was set.
+    pub fn ledger(&self) -> Option<&Arc<dyn Ledger>> {
+        self.shared.ledger.as_ref()
     }
 
     /// Runs one proposed call through every stage (see the [module docs](self)) and returns
@@ -226,8 +241,17 @@ impl Runtime {
         );
         let call_id: Arc<str> = Arc::from(call_id);
         let index = shared.registry.index(tool);
+        let mut replayed = false;
         let result = self
-            .run(id, &call_id, index, tool, arguments.into(), cx)
+            .run(
+                id,
+                &call_id,
+                index,
+                tool,
+                arguments.into(),
+                cx,
+                &mut replayed,
+            )
             .instrument(span.clone())
             .await;
         let tool = match index {
@@ -240,6 +264,7 @@ impl Runtime {
             tool,
             result,
             elapsed: started.elapsed(),
+            replayed,
         };
         record::record(&span, &outcome);
         if let Some(observer) = &shared.observer {
@@ -267,7 +292,9 @@ impl Runtime {
     }
 
     /// Stages 0 to 8, in the order of the table in the [module docs](self); each returns
-    /// early with the call's failure.
+    /// early with the call's failure. With a ledger, a call refused before its claim is
+    /// audited as refused, and a claimed call's outcome is recorded.
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &self,
         id: InvocationId,
@@ -276,6 +303,50 @@ impl Runtime {
         tool: &str,
         arguments: Arguments<'_>,
         cx: &Context,
+        replayed: &mut bool,
+    ) -> Result<Output, Failure> {
+        let shared = &*self.shared;
+        let Some(ledger) = shared.ledger.as_deref() else {
+            return self
+                .stages(id, call_id, index, tool, arguments, cx, None)
+                .await;
+        };
+        let mut decisions = Some(claim::Decisions::new());
+        let result = self
+            .stages(
+                id,
+                call_id,
+                index,
+                tool,
+                arguments,
+                cx,
+                Some((ledger, &mut decisions, replayed)),
+            )
+            .await;
+        if let (Some(decisions), Err(failure)) = (decisions, &result) {
+            // Refused before the claim (the claim took the decisions otherwise).
+            let audited_id = if call_id.len() > shared.max_call_id_bytes {
+                ""
+            } else {
+                call_id
+            };
+            decisions
+                .refused(ledger, cx, audited_id, tool, failure)
+                .await;
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn stages(
+        &self,
+        id: InvocationId,
+        call_id: &Arc<str>,
+        index: Option<usize>,
+        tool: &str,
+        arguments: Arguments<'_>,
+        cx: &Context,
+        mut ledger: Option<(&dyn Ledger, &mut Option<claim::Decisions>, &mut bool)>,
     ) -> Result<Output, Failure> {
         let shared = &*self.shared;
         correlate::correlate(shared, call_id)?;
@@ -316,16 +387,44 @@ impl Runtime {
                 Refusal::Invalid(errors) => input::invalid(errors),
                 Refusal::Denied(denied) => authorize::unauthorized(denied, info, &call),
             })?;
+        let note =
+            |ledger: &mut Option<(&dyn Ledger, &mut Option<claim::Decisions>, &mut bool)>, kind| {
+                if let Some((_, Some(decisions), _)) = ledger {
+                    decisions.push(cx, call_id, &info.name, kind, None);
+                }
+            };
+        note(&mut ledger, AuditKind::Authorized);
 
         if info.settings.requires_approval {
             // Boxed so the rare wait does not enlarge every call's future.
             Box::pin(approve::approve(shared, info, &call, arguments, cx)).await?;
+            note(&mut ledger, AuditKind::Approved);
         }
 
-        let _permits = admit::admit(shared, info, &call, cx).await?;
-
-        let text = execute::execute(shared, info, &call, &scope, work, cx).await?;
-        Ok(Output { text })
+        let _permits = admit::admit(shared, &call, cx).await?;
+        let Some((ledger, decisions, replayed)) = ledger else {
+            admit::take_quotas(shared, info, &call)?;
+            let text = execute::execute(shared, info, &call, &scope, work, cx).await?;
+            return Ok(Output { text });
+        };
+        let decisions = decisions.take().unwrap_or_else(claim::Decisions::new);
+        let contract = &shared.contracts[index];
+        let held = match claim::claim(
+            shared, ledger, info, &call, contract, arguments, cx, decisions,
+        )
+        .await?
+        {
+            claim::Admission::Run(held) => held,
+            claim::Admission::Replay(result) => {
+                *replayed = true;
+                return result;
+            }
+        };
+        let result = execute::execute(shared, info, &call, &scope, work, cx)
+            .await
+            .map(|text| Output { text });
+        claim::settle(ledger, held, info, call_id, &result, cx).await;
+        result
     }
 }
 
@@ -352,6 +451,9 @@ pub struct RuntimeBuilder {
     authorize: Option<Box<dyn Authorize>>,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
+    ledger: Option<Arc<dyn Ledger>>,
+    rerun_interrupted: bool,
+    lease_grace: Duration,
 }
 
 impl RuntimeBuilder {
@@ -423,6 +525,35 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Claims every call in `ledger` before it runs and records its outcome there, shared by
+    /// every runtime (in this process or another) that uses the same store: see the
+    /// [`ledger`](crate::ledger) module for what that guarantees. With a ledger, a reused call
+    /// id is answered by the ledger (a replay, a conflict, in flight) instead of
+    /// `duplicate_call_id`, and the call quotas ([`max_calls`](Self::max_calls),
+    /// [`ToolDef::max_calls`](crate::ToolDef::max_calls)) are counted in the ledger per
+    /// [scope](crate::Context::scope).
+    pub fn ledger<L: Ledger>(mut self, ledger: Arc<L>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// Whether a read-only or idempotent call whose earlier attempt was interrupted (claimed,
+    /// no outcome, its lease passed) is run again when it is proposed again (default: no, it
+    /// is `outcome_unknown` until reconciled, like a non-idempotent one). Non-idempotent calls
+    /// are never run again by themselves.
+    pub fn rerun_interrupted(mut self, rerun: bool) -> Self {
+        self.rerun_interrupted = rerun;
+        self
+    }
+
+    /// How long a claim outlives its call's time limit before its holder is taken for dead
+    /// (default 10 s). A claim's lease is the call's timeout (bounded by the run's deadline)
+    /// plus this grace; until it passes, a second claim of the same id is `call_in_flight`.
+    pub fn lease_grace(mut self, grace: Duration) -> Self {
+        self.lease_grace = grace;
+        self
+    }
+
     /// The runtime.
     pub fn build(self) -> Runtime {
         let tools = self
@@ -439,6 +570,14 @@ impl RuntimeBuilder {
                 .build_hasher()
                 .finish()
         };
+        let contracts = match &self.ledger {
+            Some(_) => self
+                .registry
+                .tools()
+                .map(|info| crate::approval::contract_hash(info.input_schema()))
+                .collect(),
+            None => Vec::new(),
+        };
         Runtime {
             shared: Arc::new(Shared {
                 registry: self.registry,
@@ -454,6 +593,10 @@ impl RuntimeBuilder {
                 authorize: self.authorize,
                 approver: self.approver,
                 observer: self.observer,
+                contracts,
+                ledger: self.ledger,
+                rerun_interrupted: self.rerun_interrupted,
+                lease_grace: self.lease_grace,
                 seed,
                 counter: AtomicU64::new(0),
             }),

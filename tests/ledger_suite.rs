@@ -1,0 +1,478 @@
+//! The rules every `Ledger` must keep, checked the same way for each implementation: each
+//! ledger's test file includes this module and runs [`check`] on a fresh store.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tool_core::Code;
+use tool_core::Effect;
+use tool_core::ledger::{
+    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, Ledger, Quota, Recorded, Resolution,
+    TrailError, verify,
+};
+
+/// A claim of `id` in `scope` for `tool` with arguments digest `args`.
+pub(crate) fn claim(scope: &str, id: &str, tool: &str, args: &str) -> Claim {
+    Claim {
+        key: ClaimKey::call(scope, id),
+        call_id: id.to_owned(),
+        scope: scope.to_owned(),
+        binding: Binding {
+            tool: tool.to_owned(),
+            contract: "c".repeat(64),
+            arguments: args.to_owned(),
+            principal: "user-1".to_owned(),
+        },
+        effect: Effect::NonIdempotent,
+        lease: Duration::from_secs(60),
+        rerun_interrupted: false,
+        quotas: Vec::new(),
+        audit: vec![event(id, tool, AuditKind::Authorized, None)],
+    }
+}
+
+pub(crate) fn event(id: &str, tool: &str, kind: AuditKind, code: Option<Code>) -> AuditEvent {
+    AuditEvent {
+        call_id: id.to_owned(),
+        tool: tool.to_owned(),
+        kind,
+        code,
+        digest: None,
+        principal: "user-1".to_owned(),
+        note: None,
+    }
+}
+
+fn output(text: &str) -> Recorded {
+    Recorded::Output(text.to_owned())
+}
+
+/// Every rule, on scopes named after `prefix` (so one store can be checked more than once).
+pub(crate) async fn check<L: Ledger>(ledger: Arc<L>, prefix: &str) {
+    replay_conflict_and_in_flight(&*ledger, &format!("{prefix}-replay")).await;
+    idempotency_keys_are_apart_from_call_ids(&*ledger, &format!("{prefix}-keys")).await;
+    interrupted_claims(&*ledger, &format!("{prefix}-crash")).await;
+    quotas(&*ledger, &format!("{prefix}-quota")).await;
+    nonces_and_runs(&*ledger, prefix).await;
+    trail(&*ledger, &format!("{prefix}-replay")).await;
+    racing_claims(ledger, &format!("{prefix}-race")).await;
+}
+
+async fn replay_conflict_and_in_flight(ledger: &dyn Ledger, scope: &str) {
+    let first = claim(scope, "call_1", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&first).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert_eq!(ledger.claim(&first).await.unwrap(), Claimed::InFlight);
+    let done = output(r#"{"refunded":true}"#);
+    let audit = [event("call_1", "refund", AuditKind::Outcome, None)];
+    assert!(ledger.settle(&first.key, 1, &done, &audit).await.unwrap());
+    assert!(
+        !ledger.settle(&first.key, 1, &done, &audit).await.unwrap(),
+        "a claim is settled once"
+    );
+    assert_eq!(ledger.claim(&first).await.unwrap(), Claimed::Replay(done));
+
+    let mut other = claim(scope, "call_1", "refund", "bb");
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict {
+            differs: "arguments"
+        }
+    );
+    other.binding.arguments = "aa".into();
+    other.binding.tool = "charge".into();
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict { differs: "tool" }
+    );
+    other.binding.tool = "refund".into();
+    other.binding.principal = "user-2".into();
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict {
+            differs: "principal"
+        }
+    );
+    other.binding.principal = "user-1".into();
+    other.binding.contract = "d".repeat(64);
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict {
+            differs: "contract"
+        }
+    );
+
+    // A failure is an outcome like any other, replayed with its code, message and detail.
+    let failed = claim(scope, "call_2", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&failed).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let failure = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "card declined".into(),
+        detail: Some("gateway said 402".into()),
+    };
+    assert!(ledger.settle(&failed.key, 1, &failure, &[]).await.unwrap());
+    assert_eq!(
+        ledger.claim(&failed).await.unwrap(),
+        Claimed::Replay(failure)
+    );
+
+    // The same id in another scope is another call.
+    let elsewhere = claim(&format!("{scope}-other"), "call_1", "refund", "bb");
+    assert_eq!(
+        ledger.claim(&elsewhere).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+}
+
+async fn idempotency_keys_are_apart_from_call_ids(ledger: &dyn Ledger, scope: &str) {
+    let by_id = claim(scope, "k-1", "refund", "aa");
+    let mut by_key = claim(scope, "call_9", "refund", "aa");
+    by_key.key = ClaimKey::idempotency(scope, "k-1");
+    assert_eq!(
+        ledger.claim(&by_id).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert_eq!(
+        ledger.claim(&by_key).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert!(
+        ledger
+            .settle(&by_key.key, 1, &output("1"), &[])
+            .await
+            .unwrap()
+    );
+    // Another request, another call id, the same key and call: the same outcome.
+    let mut again = by_key.clone();
+    again.call_id = "call_10".into();
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::Replay(output("1"))
+    );
+    again.binding.arguments = "zz".into();
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::Conflict {
+            differs: "arguments"
+        }
+    );
+}
+
+async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
+    // A lease of zero has passed as soon as it is taken: the holder is as good as dead.
+    let mut lost = claim(scope, "call_1", "send_email", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::Unknown);
+    // Rerunning is for calls that are not non-idempotent, whatever the caller asks.
+    lost.rerun_interrupted = true;
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::Unknown);
+
+    let unsettled = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(unsettled.len(), 1, "{unsettled:?}");
+    assert_eq!(unsettled[0].key, lost.key);
+    assert_eq!(unsettled[0].call_id, "call_1");
+    assert_eq!(unsettled[0].attempt, 1);
+    assert_eq!(unsettled[0].binding, lost.binding);
+
+    let completed = Resolution::Completed(r#"{"sent":true}"#.into());
+    assert!(ledger.reconcile(&lost.key, &completed).await.unwrap());
+    assert!(!ledger.reconcile(&lost.key, &completed).await.unwrap());
+    assert!(
+        !ledger
+            .settle(&lost.key, 1, &output("late"), &[])
+            .await
+            .unwrap(),
+        "a reconciled claim does not take a late outcome"
+    );
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::Replay(output(r#"{"sent":true}"#))
+    );
+    assert!(ledger.unsettled(scope).await.unwrap().is_empty());
+
+    // Reconciled as safe to retry: the next claim runs it, as attempt 2.
+    let mut retry = claim(scope, "call_2", "send_email", "aa");
+    retry.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&retry).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert!(
+        ledger
+            .reconcile(&retry.key, &Resolution::Retry)
+            .await
+            .unwrap()
+    );
+    retry.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&retry).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    assert!(
+        ledger
+            .settle(&retry.key, 2, &output("2"), &[])
+            .await
+            .unwrap()
+    );
+
+    // Reconciled as not having happened: replayed as a failure.
+    let mut never = claim(scope, "call_3", "send_email", "aa");
+    never.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&never).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let nothing = Resolution::DidNotHappen("the email was not sent".into());
+    assert!(ledger.reconcile(&never.key, &nothing).await.unwrap());
+    match ledger.claim(&never).await.unwrap() {
+        Claimed::Replay(Recorded::Failure { code, message, .. }) => {
+            assert_eq!(code, Code::ExecutionFailed);
+            assert_eq!(message, "the email was not sent");
+        }
+        other => panic!("expected a replayed failure, got {other:?}"),
+    }
+
+    // An idempotent call may be taken over once its lease passed, and the old attempt can
+    // no longer settle it.
+    let mut again = claim(scope, "call_4", "lookup", "aa");
+    again.effect = Effect::Idempotent;
+    again.lease = Duration::ZERO;
+    again.rerun_interrupted = true;
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    again.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    assert!(
+        !ledger
+            .settle(&again.key, 1, &output("old"), &[])
+            .await
+            .unwrap()
+    );
+    assert!(
+        ledger
+            .settle(&again.key, 2, &output("new"), &[])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::Replay(output("new"))
+    );
+    // Without the runtime's permission it is in doubt like any other.
+    let mut kept = claim(scope, "call_5", "lookup", "aa");
+    kept.effect = Effect::Idempotent;
+    kept.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&kept).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(ledger.claim(&kept).await.unwrap(), Claimed::Unknown);
+
+    assert!(
+        !ledger
+            .reconcile(&ClaimKey::call(scope, "never-claimed"), &Resolution::Retry)
+            .await
+            .unwrap()
+    );
+}
+
+async fn quotas(ledger: &dyn Ledger, scope: &str) {
+    let quota = |mut c: Claim| {
+        c.quotas = vec![
+            Quota {
+                name: "calls:refund".into(),
+                limit: 2,
+            },
+            Quota {
+                name: "calls".into(),
+                limit: 3,
+            },
+        ];
+        c
+    };
+    for id in ["a", "b"] {
+        let c = quota(claim(scope, id, "refund", "aa"));
+        assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+        assert!(ledger.settle(&c.key, 1, &output("1"), &[]).await.unwrap());
+        // A replay runs nothing and takes nothing.
+        assert_eq!(
+            ledger.claim(&c).await.unwrap(),
+            Claimed::Replay(output("1"))
+        );
+    }
+    let third = quota(claim(scope, "c", "refund", "aa"));
+    assert_eq!(
+        ledger.claim(&third).await.unwrap(),
+        Claimed::Exhausted("calls:refund".into())
+    );
+    // The refused claim took nothing: another tool still has the run's last unit.
+    let mut other = quota(claim(scope, "d", "lookup", "aa"));
+    other.quotas.remove(0);
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let mut last = quota(claim(scope, "e", "lookup", "aa"));
+    last.quotas.remove(0);
+    assert_eq!(
+        ledger.claim(&last).await.unwrap(),
+        Claimed::Exhausted("calls".into())
+    );
+    // Quotas are per scope.
+    let fresh = quota(claim(&format!("{scope}-2"), "c", "refund", "aa"));
+    assert_eq!(
+        ledger.claim(&fresh).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+}
+
+async fn nonces_and_runs(ledger: &dyn Ledger, prefix: &str) {
+    let until = SystemTime::now() + Duration::from_secs(600);
+    let nonce = format!("{prefix}-nonce");
+    assert!(ledger.use_nonce(&nonce, until).await.unwrap());
+    assert!(!ledger.use_nonce(&nonce, until).await.unwrap());
+
+    let scope = format!("{prefix}-runs");
+    assert_eq!(ledger.load_run(&scope, "run-1").await.unwrap(), None);
+    ledger
+        .store_run(&scope, "run-1", Some("[1]"))
+        .await
+        .unwrap();
+    ledger
+        .store_run(&scope, "run-1", Some("[1,2]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.load_run(&scope, "run-1").await.unwrap().as_deref(),
+        Some("[1,2]")
+    );
+    assert_eq!(ledger.load_run(&scope, "run-2").await.unwrap(), None);
+    ledger.store_run(&scope, "run-1", None).await.unwrap();
+    assert_eq!(ledger.load_run(&scope, "run-1").await.unwrap(), None);
+}
+
+async fn trail(ledger: &dyn Ledger, scope: &str) {
+    ledger
+        .append(
+            scope,
+            &[event(
+                "call_x",
+                "nope",
+                AuditKind::Refused,
+                Some(Code::UnknownTool),
+            )],
+        )
+        .await
+        .unwrap();
+    let trail = ledger.trail(scope).await.unwrap();
+    let head = verify(&trail, None).expect("the trail verifies").unwrap();
+    let kinds: Vec<(&str, AuditKind)> = trail
+        .iter()
+        .map(|r| (r.event.call_id.as_str(), r.event.kind))
+        .collect();
+    // The first call: authorized and admitted in one step, the outcome, the in-flight refusal
+    // in between, then replays.
+    assert_eq!(kinds[0], ("call_1", AuditKind::Authorized));
+    assert_eq!(kinds[1], ("call_1", AuditKind::Admitted));
+    assert_eq!(kinds[2], ("call_1", AuditKind::Authorized));
+    assert_eq!(kinds[3], ("call_1", AuditKind::Refused));
+    assert_eq!(trail[3].event.code, Some(Code::CallInFlight));
+    assert_eq!(kinds[4], ("call_1", AuditKind::Outcome));
+    assert_eq!(kinds[6], ("call_1", AuditKind::Replayed));
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.code == Some(Code::CallIdConflict)
+                && r.event.note.as_deref() == Some("arguments differs"))
+    );
+    assert_eq!(kinds.last(), Some(&("call_x", AuditKind::Refused)));
+    assert!(trail.iter().all(|r| r.scope == scope));
+
+    // Edited, removed, inserted, reordered, truncated: each is found.
+    let mut edited = trail.clone();
+    edited[2].event.code = Some(Code::Unauthorized);
+    assert_eq!(verify(&edited, None), Err(TrailError::Edited { seq: 3 }));
+    let mut removed = trail.clone();
+    removed.remove(2);
+    assert!(matches!(
+        verify(&removed, None),
+        Err(TrailError::Gap { expected: 3, .. })
+    ));
+    let mut reordered = trail.clone();
+    reordered.swap(1, 2);
+    let (a, b) = (reordered[1].seq, reordered[2].seq);
+    reordered[1].seq = b;
+    reordered[2].seq = a;
+    assert!(verify(&reordered, None).is_err());
+    let mut inserted = trail.clone();
+    let mut forged = trail[1].clone();
+    forged.event.principal = "intruder".into();
+    forged.hash = forged.compute_hash();
+    inserted.insert(2, forged);
+    assert!(verify(&inserted, None).is_err());
+    let truncated = &trail[..trail.len() - 1];
+    assert!(matches!(
+        verify(truncated, Some(&head)),
+        Err(TrailError::Truncated { .. })
+    ));
+    assert_eq!(verify(&[], None), Ok(None));
+    assert!(
+        ledger
+            .trail(&format!("{scope}-none"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// 16 tasks race to claim 64 ids, each id 4 times: exactly one claim of each wins.
+async fn racing_claims<L: Ledger>(ledger: Arc<L>, scope: &str) {
+    let mut tasks = Vec::new();
+    for task in 0..16 {
+        let ledger = Arc::clone(&ledger);
+        let scope = scope.to_owned();
+        tasks.push(tokio::spawn(async move {
+            let mut won = Vec::new();
+            for i in 0..16 {
+                let id = format!("call_{}", (task * 16 + i) % 64);
+                let c = claim(&scope, &id, "refund", "aa");
+                if let Claimed::New { attempt } = ledger.claim(&c).await.unwrap() {
+                    assert_eq!(attempt, 1);
+                    assert!(ledger.settle(&c.key, 1, &output(&id), &[]).await.unwrap());
+                    won.push(id);
+                }
+            }
+            won
+        }));
+    }
+    let mut won = Vec::new();
+    for task in tasks {
+        won.extend(task.await.unwrap());
+    }
+    won.sort();
+    let before = won.len();
+    won.dedup();
+    assert_eq!(before, won.len(), "an id was claimed twice");
+    assert_eq!(won.len(), 64, "every id was claimed once");
+    verify(&ledger.trail(scope).await.unwrap(), None).expect("the raced trail verifies");
+}

@@ -1,0 +1,320 @@
+//! The ledger in one process's memory: the same rules as the durable ledgers, for one runtime
+//! or several in one process, forgotten at exit.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use super::audit::{AuditEvent, AuditKind, AuditRecord};
+use super::{
+    Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Recorded, Resolution, Unsettled,
+    claim_event, decide, unix_millis,
+};
+use crate::sync::lock;
+
+/// A [`Ledger`] in memory, bounded: it keeps the most recent
+/// [`capacity`](Self::with_capacity) settled claims (10,000 by default) and every claim still
+/// running. A settled claim that was forgotten is claimed again as new. The audit trail of
+/// each scope is kept whole, for as long as the ledger lives.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// use tool_core::ledger::{Ledger, MemoryLedger, verify};
+///
+/// let ledger = MemoryLedger::new();
+/// assert!(ledger.use_nonce("n-1", std::time::SystemTime::now() + std::time::Duration::from_secs(60)).await.unwrap());
+/// assert!(!ledger.use_nonce("n-1", std::time::SystemTime::now() + std::time::Duration::from_secs(60)).await.unwrap());
+/// assert_eq!(verify(&ledger.trail("run-1").await.unwrap(), None), Ok(None));
+/// # });
+/// ```
+pub struct MemoryLedger {
+    state: Mutex<State>,
+    capacity: usize,
+}
+
+#[derive(Default)]
+struct State {
+    claims: HashMap<ClaimKey, Entry>,
+    /// Keys in the order they were settled, to forget the oldest beyond the capacity.
+    settled: VecDeque<ClaimKey>,
+    counters: HashMap<(String, String), u64>,
+    nonces: HashMap<String, SystemTime>,
+    trails: HashMap<String, Vec<AuditRecord>>,
+    runs: HashMap<(String, String), String>,
+}
+
+struct Entry {
+    call_id: String,
+    scope: String,
+    binding: Binding,
+    attempt: u32,
+    claimed_at: SystemTime,
+    lease_until: SystemTime,
+    outcome: Option<Recorded>,
+    released: bool,
+}
+
+impl MemoryLedger {
+    /// How many settled claims are kept by default: the most recent 10,000.
+    pub const DEFAULT_CAPACITY: usize = 10_000;
+
+    /// An empty ledger keeping [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY) settled claims.
+    pub fn new() -> Self {
+        MemoryLedger::with_capacity(MemoryLedger::DEFAULT_CAPACITY)
+    }
+
+    /// An empty ledger keeping the `capacity` most recently settled claims.
+    pub fn with_capacity(capacity: usize) -> Self {
+        MemoryLedger {
+            state: Mutex::new(State::default()),
+            capacity,
+        }
+    }
+}
+
+impl Default for MemoryLedger {
+    fn default() -> Self {
+        MemoryLedger::new()
+    }
+}
+
+impl std::fmt::Debug for MemoryLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = lock(&self.state);
+        f.debug_struct("MemoryLedger")
+            .field("claims", &state.claims.len())
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl State {
+    fn append(&mut self, scope: &str, events: impl IntoIterator<Item = AuditEvent>) {
+        let trail = self.trails.entry(scope.to_owned()).or_default();
+        let at = unix_millis(SystemTime::now());
+        for event in events {
+            let prev = trail.last().map(|r| (r.seq, r.hash.as_str()));
+            let record = AuditRecord::chain(scope, prev, at, event);
+            trail.push(record);
+        }
+    }
+
+    fn settle(&mut self, key: &ClaimKey, capacity: usize) {
+        self.settled.push_back(key.clone());
+        while self.settled.len() > capacity {
+            let Some(old) = self.settled.pop_front() else {
+                break;
+            };
+            // A key settled twice (after a retry) is in the queue twice; forget it only once
+            // its latest settlement is the oldest.
+            if !self.settled.contains(&old)
+                && self
+                    .claims
+                    .get(&old)
+                    .is_some_and(|e| e.outcome.is_some() || e.released)
+            {
+                self.claims.remove(&old);
+            }
+        }
+    }
+
+    fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
+        for quota in &claim.quotas {
+            let used = self
+                .counters
+                .get(&(claim.scope.clone(), quota.name.clone()))
+                .copied()
+                .unwrap_or(0);
+            if used >= quota.limit {
+                return Err(quota.name.clone());
+            }
+        }
+        for quota in &claim.quotas {
+            *self
+                .counters
+                .entry((claim.scope.clone(), quota.name.clone()))
+                .or_default() += 1;
+        }
+        Ok(())
+    }
+}
+
+impl Ledger for MemoryLedger {
+    fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
+        let now = SystemTime::now();
+        let mut state = lock(&self.state);
+        let attempt = match state.claims.get(&claim.key) {
+            None => Some(1),
+            Some(held) => {
+                let passed = held.lease_until <= now;
+                match decide(
+                    claim,
+                    &held.binding,
+                    held.outcome.clone(),
+                    held.released,
+                    passed,
+                ) {
+                    None => Some(held.attempt + 1),
+                    Some(answer) => {
+                        let event = claim_event(claim, &answer);
+                        state.append(&claim.scope, claim.audit.iter().cloned().chain([event]));
+                        return Box::pin(std::future::ready(Ok(answer)));
+                    }
+                }
+            }
+        };
+        let attempt = attempt.unwrap_or(1);
+        let answer = match state.take_quotas(claim) {
+            Err(quota) => Claimed::Exhausted(quota),
+            Ok(()) => {
+                state.claims.insert(
+                    claim.key.clone(),
+                    Entry {
+                        call_id: claim.call_id.clone(),
+                        scope: claim.scope.clone(),
+                        binding: claim.binding.clone(),
+                        attempt,
+                        claimed_at: now,
+                        lease_until: now.checked_add(claim.lease).unwrap_or(now),
+                        outcome: None,
+                        released: false,
+                    },
+                );
+                Claimed::New { attempt }
+            }
+        };
+        let event = claim_event(claim, &answer);
+        state.append(&claim.scope, claim.audit.iter().cloned().chain([event]));
+        Box::pin(std::future::ready(Ok(answer)))
+    }
+
+    fn settle<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        attempt: u32,
+        outcome: &'a Recorded,
+        audit: &'a [AuditEvent],
+    ) -> LedgerFuture<'a, bool> {
+        let mut state = lock(&self.state);
+        let scope = match state.claims.get_mut(key) {
+            Some(entry)
+                if entry.attempt == attempt && entry.outcome.is_none() && !entry.released =>
+            {
+                entry.outcome = Some(outcome.clone());
+                entry.scope.clone()
+            }
+            _ => return Box::pin(std::future::ready(Ok(false))),
+        };
+        state.append(&scope, audit.iter().cloned());
+        state.settle(key, self.capacity);
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
+    fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
+        lock(&self.state).append(scope, audit.iter().cloned());
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        resolution: &'a Resolution,
+    ) -> LedgerFuture<'a, bool> {
+        let mut state = lock(&self.state);
+        let event = match state.claims.get_mut(key) {
+            Some(entry) if entry.outcome.is_none() && !entry.released => {
+                match resolution.recorded() {
+                    Some(recorded) => entry.outcome = Some(recorded),
+                    None => entry.released = true,
+                }
+                let event = AuditEvent {
+                    call_id: entry.call_id.clone(),
+                    tool: entry.binding.tool.clone(),
+                    kind: AuditKind::Reconciled,
+                    code: None,
+                    digest: Some(entry.binding.arguments.clone()),
+                    principal: entry.binding.principal.clone(),
+                    note: Some(resolution.as_str().to_owned()),
+                };
+                (entry.scope.clone(), event)
+            }
+            _ => return Box::pin(std::future::ready(Ok(false))),
+        };
+        state.append(&event.0, [event.1]);
+        state.settle(key, self.capacity);
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
+    fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
+        let now = SystemTime::now();
+        let state = lock(&self.state);
+        let mut found: Vec<Unsettled> = state
+            .claims
+            .iter()
+            .filter(|(_, e)| {
+                e.scope == scope && e.outcome.is_none() && !e.released && e.lease_until <= now
+            })
+            .map(|(key, e)| Unsettled {
+                key: key.clone(),
+                call_id: e.call_id.clone(),
+                binding: e.binding.clone(),
+                attempt: e.attempt,
+                claimed_at: e.claimed_at,
+            })
+            .collect();
+        found.sort_by(|a, b| (a.claimed_at, &a.key).cmp(&(b.claimed_at, &b.key)));
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
+        let trail = lock(&self.state)
+            .trails
+            .get(scope)
+            .cloned()
+            .unwrap_or_default();
+        Box::pin(std::future::ready(Ok(trail)))
+    }
+
+    fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
+        let now = SystemTime::now();
+        let mut state = lock(&self.state);
+        if state.nonces.len() >= 1024 && state.nonces.len().is_power_of_two() {
+            state.nonces.retain(|_, until| *until > now);
+        }
+        let first = match state.nonces.get(nonce) {
+            Some(_) => false,
+            None => {
+                state.nonces.insert(nonce.to_owned(), expires);
+                true
+            }
+        };
+        Box::pin(std::future::ready(Ok(first)))
+    }
+
+    fn store_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+        run_state: Option<&'a str>,
+    ) -> LedgerFuture<'a, ()> {
+        let mut state = lock(&self.state);
+        let key = (scope.to_owned(), run.to_owned());
+        match run_state {
+            Some(text) => {
+                state.runs.insert(key, text.to_owned());
+            }
+            None => {
+                state.runs.remove(&key);
+            }
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>> {
+        let found = lock(&self.state)
+            .runs
+            .get(&(scope.to_owned(), run.to_owned()))
+            .cloned();
+        Box::pin(std::future::ready(Ok(found)))
+    }
+}

@@ -1,0 +1,508 @@
+//! The call ledger: what makes a call safe to repeat, kept where every worker and every
+//! restart can see it.
+//!
+//! A runtime built with [`RuntimeBuilder::ledger`](crate::RuntimeBuilder::ledger) claims each
+//! call in the ledger before it runs and records its outcome after, so:
+//!
+//! - **Exactly-once admission.** A call is claimed as (scope, call id) together with the tool,
+//!   a hash of its input contract, a digest of its validated arguments (canonical JSON) and the
+//!   principal. A second claim of the same id gets the recorded outcome back and nothing runs
+//!   (a *replay*, [`Outcome::is_replay`](crate::Outcome::is_replay)); a claim of the same id for
+//!   another tool, other arguments, another contract or another principal is refused as
+//!   `call_id_conflict`; a claim while the first is still running is refused as
+//!   `call_in_flight` (it does not wait: the caller retries, and then gets the replay).
+//! - **Crashes.** A claim whose holder died keeps no outcome. Once its lease has passed (the
+//!   call's time limit plus a grace period), a non-idempotent call is `outcome_unknown` and is
+//!   never run again by itself: [`Ledger::reconcile`] settles it (it completed with this output,
+//!   it did not happen, or it is safe to retry). A read-only or idempotent call may be run again
+//!   when the runtime allows it
+//!   ([`RuntimeBuilder::rerun_interrupted`](crate::RuntimeBuilder::rerun_interrupted)).
+//! - **Idempotency keys** ([`ContextBuilder::idempotency_key`](crate::ContextBuilder::idempotency_key)):
+//!   an application's key, scoped by tenant, claimed instead of the call id. The same key with
+//!   the same call gives the same outcome; with another call it is refused as
+//!   `idempotency_conflict`.
+//! - **Shared limits.** The runtime's and the tools' call quotas are counted in the ledger,
+//!   per scope, in the same step as the claim; approval nonces are used once
+//!   ([`Ledger::use_nonce`]); a paused agent run can be stored for another process to resume
+//!   ([`Ledger::store_run`]).
+//! - **Audit trail.** Every stage decision is appended per scope, with digests and never
+//!   argument values, each record carrying the hash of the one before; [`verify`] finds an
+//!   edited, removed, inserted or reordered record.
+//!
+//! Three ledgers implement the trait: [`MemoryLedger`] (bounded, one process),
+//! `SqliteLedger` (one file, feature `sqlite`) and `PostgresLedger` (many workers and
+//! machines, feature `postgres`).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::outcome::Code;
+use crate::registry::Effect;
+
+mod audit;
+mod memory;
+
+pub use audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, TrailError, verify};
+pub use memory::MemoryLedger;
+
+/// The future a [`Ledger`] method returns.
+pub type LedgerFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, LedgerError>> + Send + 'a>>;
+
+/// Where calls are claimed, settled and audited. See the [module docs](self) for what the
+/// runtime asks of it and in which order.
+///
+/// Every method is one atomic step: a claim with its quotas and audit records is taken
+/// entirely or not at all, whatever other processes do at the same time.
+pub trait Ledger: Send + Sync + 'static {
+    /// Claims `claim.key`: a new claim (taking one unit of each quota), or the reason the
+    /// call must not run now. The claim's audit events, and the ledger's own record of its
+    /// decision, are appended in the same step.
+    fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed>;
+
+    /// Records the outcome of the attempt `attempt` of a claim, with its audit events.
+    /// Returns `false` (and records nothing) when that attempt no longer holds the claim: it
+    /// was settled already, reconciled, or taken over after its lease passed.
+    fn settle<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        attempt: u32,
+        outcome: &'a Recorded,
+        audit: &'a [AuditEvent],
+    ) -> LedgerFuture<'a, bool>;
+
+    /// Appends audit events that belong to no claim (calls refused before admission).
+    fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()>;
+
+    /// Settles a claim that has no outcome, as the application decides; appends a
+    /// `reconciled` record. Returns `false` when the claim does not exist or already has an
+    /// outcome.
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        resolution: &'a Resolution,
+    ) -> LedgerFuture<'a, bool>;
+
+    /// The claims of `scope` without an outcome whose lease has passed: the calls waiting to
+    /// be reconciled, oldest first.
+    fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>>;
+
+    /// The audit trail of `scope`, in order.
+    fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>>;
+
+    /// Uses a one-time nonce: `true` the first time, `false` ever after (until `expires`,
+    /// after which the nonce may be forgotten; whatever it protected must be refused by then).
+    fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool>;
+
+    /// Stores a paused run's state (a serialized transcript) under `scope` and `run`, or
+    /// removes it with `None`.
+    fn store_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+        state: Option<&'a str>,
+    ) -> LedgerFuture<'a, ()>;
+
+    /// The stored state of a paused run.
+    fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>>;
+}
+
+/// What a claim is keyed by.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ClaimKey {
+    /// Whether `id` is a provider's call id or an application's idempotency key.
+    pub kind: KeyKind,
+    /// The scope of the id: the context's [`scope`](crate::Context::scope) for call ids, its
+    /// tenant for idempotency keys.
+    pub scope: String,
+    /// The call id or the idempotency key.
+    pub id: String,
+}
+
+impl ClaimKey {
+    /// The key of a provider's call id in a scope.
+    pub fn call(scope: impl Into<String>, call_id: impl Into<String>) -> Self {
+        ClaimKey {
+            kind: KeyKind::CallId,
+            scope: scope.into(),
+            id: call_id.into(),
+        }
+    }
+
+    /// The key of an application's idempotency key for a tenant.
+    pub fn idempotency(tenant: impl Into<String>, key: impl Into<String>) -> Self {
+        ClaimKey {
+            kind: KeyKind::IdempotencyKey,
+            scope: tenant.into(),
+            id: key.into(),
+        }
+    }
+}
+
+/// The two kinds of [`ClaimKey`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyKind {
+    /// A provider's call id, unique within a scope.
+    CallId,
+    /// An application's idempotency key, unique within a tenant.
+    IdempotencyKey,
+}
+
+impl KeyKind {
+    /// `"call_id"` or `"idempotency_key"`, as stored.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            KeyKind::CallId => "call_id",
+            KeyKind::IdempotencyKey => "idempotency_key",
+        }
+    }
+
+    /// The kind of a stored string.
+    pub fn parse(text: &str) -> Option<KeyKind> {
+        match text {
+            "call_id" => Some(KeyKind::CallId),
+            "idempotency_key" => Some(KeyKind::IdempotencyKey),
+            _ => None,
+        }
+    }
+}
+
+/// What is bound to a claim: a second claim of the same key must match it exactly to be
+/// replayed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Binding {
+    /// The tool's name.
+    pub tool: String,
+    /// SHA-256 (hex) of the tool's input schema as exact canonical JSON.
+    pub contract: String,
+    /// SHA-256 (hex) of the validated arguments as exact canonical JSON.
+    pub arguments: String,
+    /// The principal the call runs for.
+    pub principal: String,
+}
+
+impl Binding {
+    /// What differs between this binding and `other`, for the conflict's message: `"tool"`,
+    /// `"arguments"`, `"contract"` or `"principal"`, the first that differs.
+    pub fn difference(&self, other: &Binding) -> Option<&'static str> {
+        if self.tool != other.tool {
+            Some("tool")
+        } else if self.arguments != other.arguments {
+            Some("arguments")
+        } else if self.contract != other.contract {
+            Some("contract")
+        } else if self.principal != other.principal {
+            Some("principal")
+        } else {
+            None
+        }
+    }
+}
+
+/// A request to claim a call before it runs.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    /// The key claimed.
+    pub key: ClaimKey,
+    /// The call id (also when the key is an idempotency key), for the audit trail.
+    pub call_id: String,
+    /// The scope whose audit trail and quotas the call belongs to.
+    pub scope: String,
+    /// What the claim binds.
+    pub binding: Binding,
+    /// The tool's declared effect.
+    pub effect: Effect,
+    /// How long the claim is held without an outcome before its holder is taken for dead.
+    pub lease: Duration,
+    /// Whether an interrupted attempt of a read-only or idempotent call may be run again.
+    pub rerun_interrupted: bool,
+    /// Quotas the new claim takes one unit of, all or none.
+    pub quotas: Vec<Quota>,
+    /// Decisions made before the claim (authorized, approved), appended with it.
+    pub audit: Vec<AuditEvent>,
+}
+
+/// A call quota counted in the ledger: at most `limit` claims per scope under `name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quota {
+    /// `"calls"` for the runtime's quota, `"calls:<tool>"` for a tool's.
+    pub name: String,
+    /// The most claims allowed.
+    pub limit: u64,
+}
+
+/// The answer to a [`Claim`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Claimed {
+    /// The call is claimed: run it, then [`settle`](Ledger::settle) this attempt (1 for a
+    /// first claim, more when an interrupted one was taken over).
+    New {
+        /// The attempt number.
+        attempt: u32,
+    },
+    /// The call completed before: this is its outcome; nothing runs.
+    Replay(Recorded),
+    /// The key was claimed for another call.
+    Conflict {
+        /// What differs: `"tool"`, `"arguments"`, `"contract"` or `"principal"`.
+        differs: &'static str,
+    },
+    /// The key is held by a call that is still running (its lease has not passed).
+    InFlight,
+    /// The key's holder stopped without an outcome and the call may have had effects: it
+    /// waits for [`reconcile`](Ledger::reconcile).
+    Unknown,
+    /// A quota is used up: its name.
+    Exhausted(String),
+}
+
+/// A call's terminal outcome as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Recorded {
+    /// The checked output, as JSON text.
+    Output(String),
+    /// The failure: its code, message and operator detail.
+    Failure {
+        /// The stable code.
+        code: Code,
+        /// The message the model saw.
+        message: String,
+        /// The operator's detail.
+        detail: Option<String>,
+    },
+}
+
+impl Recorded {
+    /// `"ok"` or the failure's code.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Recorded::Output(_) => "ok",
+            Recorded::Failure { code, .. } => code.as_str(),
+        }
+    }
+
+    /// The outcome from its stored parts: `status` (`"ok"` or a code) and `body` (the output
+    /// text, or the failure's message), with the failure's `detail`.
+    pub fn from_parts(
+        status: &str,
+        body: String,
+        detail: Option<String>,
+    ) -> Result<Recorded, LedgerError> {
+        if status == "ok" {
+            return Ok(Recorded::Output(body));
+        }
+        let code = status
+            .parse::<Code>()
+            .map_err(|_| LedgerError::new(format!("stored outcome has unknown code {status:?}")))?;
+        Ok(Recorded::Failure {
+            code,
+            message: body,
+            detail,
+        })
+    }
+
+    /// The output text or the failure's message.
+    pub fn body(&self) -> &str {
+        match self {
+            Recorded::Output(text) => text,
+            Recorded::Failure { message, .. } => message,
+        }
+    }
+
+    /// The failure's detail.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Recorded::Output(_) => None,
+            Recorded::Failure { detail, .. } => detail.as_deref(),
+        }
+    }
+}
+
+/// How the application settles a claim that has no outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Resolution {
+    /// The call's effect happened, and this is its output (JSON text): later claims replay it.
+    Completed(String),
+    /// The call's effect did not happen: later claims replay an `execution_failed` failure
+    /// with this message.
+    DidNotHappen(String),
+    /// Nothing is in doubt: the next claim runs the call again.
+    Retry,
+}
+
+impl Resolution {
+    /// `"completed"`, `"did_not_happen"` or `"retry"`, as audited.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Resolution::Completed(_) => "completed",
+            Resolution::DidNotHappen(_) => "did_not_happen",
+            Resolution::Retry => "retry",
+        }
+    }
+
+    /// The outcome later claims replay, or `None` to run the call again.
+    pub fn recorded(&self) -> Option<Recorded> {
+        match self {
+            Resolution::Completed(output) => Some(Recorded::Output(output.clone())),
+            Resolution::DidNotHappen(message) => Some(Recorded::Failure {
+                code: Code::ExecutionFailed,
+                message: message.clone(),
+                detail: Some("reconciled: the call did not happen".into()),
+            }),
+            Resolution::Retry => None,
+        }
+    }
+}
+
+/// A claim without an outcome whose lease has passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsettled {
+    /// The claim's key.
+    pub key: ClaimKey,
+    /// The call id of its last attempt.
+    pub call_id: String,
+    /// What the claim binds.
+    pub binding: Binding,
+    /// The attempt that was interrupted.
+    pub attempt: u32,
+    /// When that attempt was claimed.
+    pub claimed_at: SystemTime,
+}
+
+/// A ledger that could not answer: the store is unreachable, or what it holds is not what
+/// this crate wrote. The runtime refuses the call (`ledger_unavailable`) and runs nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerError {
+    message: String,
+}
+
+impl LedgerError {
+    /// An error with its message.
+    pub fn new(message: impl Into<String>) -> Self {
+        LedgerError {
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for LedgerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LedgerError {}
+
+/// SHA-256 of `bytes`, as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)] as char);
+        out.push(DIGITS[usize::from(byte & 15)] as char);
+    }
+    out
+}
+
+/// Milliseconds since the Unix epoch (0 before it, saturating far after).
+pub fn unix_millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+        i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+    })
+}
+
+/// The time `millis` milliseconds after the Unix epoch (the epoch for negative values).
+pub fn from_unix_millis(millis: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(0))
+}
+
+/// The effect as stored: `"read_only"`, `"idempotent"` or `"non_idempotent"`.
+pub fn parse_effect(text: &str) -> Option<Effect> {
+    match text {
+        "read_only" => Some(Effect::ReadOnly),
+        "idempotent" => Some(Effect::Idempotent),
+        "non_idempotent" => Some(Effect::NonIdempotent),
+        _ => None,
+    }
+}
+
+/// What a ledger decides for a key that already has a claim, whatever its store: the one
+/// rule every implementation applies, so they cannot disagree.
+///
+/// `held` is the stored claim: its binding, its outcome if settled, and whether its lease
+/// has passed. `None` from this function means the new claim takes over the key (a retry
+/// after reconciliation, or the rerun of an interrupted idempotent call).
+pub fn decide(
+    claim: &Claim,
+    held: &Binding,
+    outcome: Option<Recorded>,
+    released: bool,
+    lease_passed: bool,
+) -> Option<Claimed> {
+    if let Some(differs) = held.difference(&claim.binding) {
+        return Some(Claimed::Conflict { differs });
+    }
+    if released {
+        return None;
+    }
+    if let Some(outcome) = outcome {
+        return Some(Claimed::Replay(outcome));
+    }
+    if !lease_passed {
+        return Some(Claimed::InFlight);
+    }
+    if claim.rerun_interrupted && claim.effect != Effect::NonIdempotent {
+        return None;
+    }
+    Some(Claimed::Unknown)
+}
+
+/// The audit kind a claim's answer is recorded as.
+pub fn claimed_kind(claimed: &Claimed) -> (AuditKind, Option<Code>) {
+    match claimed {
+        Claimed::New { .. } => (AuditKind::Admitted, None),
+        Claimed::Replay(_) => (AuditKind::Replayed, None),
+        Claimed::Conflict { .. } => (AuditKind::Refused, Some(Code::CallIdConflict)),
+        Claimed::InFlight => (AuditKind::Refused, Some(Code::CallInFlight)),
+        Claimed::Unknown => (AuditKind::Refused, Some(Code::OutcomeUnknown)),
+        Claimed::Exhausted(_) => (AuditKind::Refused, Some(Code::BudgetExhausted)),
+    }
+}
+
+/// The audit event recording a ledger's answer to `claim`.
+pub fn claim_event(claim: &Claim, claimed: &Claimed) -> AuditEvent {
+    let (kind, mut code) = claimed_kind(claimed);
+    if code == Some(Code::CallIdConflict) && claim.key.kind == KeyKind::IdempotencyKey {
+        code = Some(Code::IdempotencyConflict);
+    }
+    AuditEvent {
+        call_id: claim.call_id.clone(),
+        tool: claim.binding.tool.clone(),
+        kind,
+        code,
+        digest: Some(claim.binding.arguments.clone()),
+        principal: claim.binding.principal.clone(),
+        note: match claimed {
+            Claimed::New { attempt } if *attempt > 1 => Some(format!("attempt {attempt}")),
+            Claimed::Conflict { differs } => Some(format!("{differs} differs")),
+            Claimed::Exhausted(quota) => Some(format!("quota {quota}")),
+            _ => None,
+        },
+    }
+}

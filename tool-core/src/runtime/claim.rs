@@ -1,0 +1,259 @@
+//! Stage 6b, with a [ledger](crate::ledger): the call is claimed before it runs (taking its
+//! quotas in the same step) and its outcome recorded after; a call claimed before is replayed,
+//! refused as a conflict, or refused while it is in flight or in doubt. Every decision goes
+//! to the ledger's audit trail.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{CallRef, Shared};
+use crate::canonical::exact_json;
+use crate::context::Context;
+use crate::contract::arguments::Arguments;
+use crate::ledger::{
+    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, Quota, Recorded,
+    sha256_hex,
+};
+use crate::outcome::{Code, Failure, Output};
+use crate::registry::ToolInfo;
+
+/// A claim this call holds: settle it when the call ends.
+pub(super) struct Held {
+    key: ClaimKey,
+    attempt: u32,
+    digest: String,
+}
+
+/// What the ledger decided.
+pub(super) enum Admission {
+    /// Run the call, then [`settle`].
+    Run(Held),
+    /// The call completed before; this is its outcome.
+    Replay(Result<Output, Failure>),
+}
+
+/// The decisions of one call before its claim, kept to be appended with it.
+pub(super) struct Decisions {
+    pub(super) events: Vec<AuditEvent>,
+}
+
+impl Decisions {
+    pub(super) fn new() -> Self {
+        Decisions { events: Vec::new() }
+    }
+
+    pub(super) fn push(
+        &mut self,
+        cx: &Context,
+        call_id: &str,
+        tool: &str,
+        kind: AuditKind,
+        code: Option<Code>,
+    ) {
+        self.events.push(AuditEvent {
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            kind,
+            code,
+            digest: None,
+            principal: cx.principal().to_owned(),
+            note: None,
+        });
+    }
+
+    /// Appends the decisions of a call refused before its claim, with the refusal.
+    pub(super) async fn refused(
+        mut self,
+        ledger: &dyn Ledger,
+        cx: &Context,
+        call_id: &str,
+        tool: &str,
+        failure: &Failure,
+    ) {
+        let kind = match failure.code() {
+            Code::Unauthorized => AuditKind::Denied,
+            _ => AuditKind::Refused,
+        };
+        self.push(cx, call_id, tool, kind, Some(failure.code()));
+        if let Err(error) = ledger.append(cx.scope(), &self.events).await {
+            tracing::warn!(%error, code = failure.code().as_str(), "the refusal of a call could not be audited");
+        }
+    }
+}
+
+/// Claims the call; quotas are taken in the same step.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn claim(
+    shared: &Shared,
+    ledger: &dyn Ledger,
+    info: &ToolInfo,
+    call: &CallRef<'_>,
+    contract: &str,
+    arguments: Arguments<'_>,
+    cx: &Context,
+    decisions: Decisions,
+) -> Result<Admission, Failure> {
+    let value = arguments.to_value();
+    let digest = sha256_hex(
+        exact_json(&value)
+            .unwrap_or_else(|| value.to_string())
+            .as_bytes(),
+    );
+    let key = match cx.idempotency_key() {
+        Some(key) => ClaimKey::idempotency(cx.tenant().unwrap_or(""), key),
+        None => ClaimKey::call(cx.scope(), call.call_id.as_ref()),
+    };
+    let mut quotas = Vec::new();
+    if let Some(limit) = info.settings.max_calls {
+        quotas.push(Quota {
+            name: format!("calls:{}", info.name),
+            limit,
+        });
+    }
+    if let Some(limit) = shared.max_calls {
+        quotas.push(Quota {
+            name: "calls".to_owned(),
+            limit,
+        });
+    }
+    let mut limit = info.settings.timeout.unwrap_or(shared.timeout);
+    if let Some(left) = cx.time_left() {
+        limit = limit.min(left);
+    }
+    let claim = Claim {
+        key,
+        call_id: call.call_id.to_string(),
+        scope: cx.scope().to_owned(),
+        binding: Binding {
+            tool: info.name.to_string(),
+            contract: contract.to_owned(),
+            arguments: digest,
+            principal: cx.principal().to_owned(),
+        },
+        effect: info.settings.effect,
+        lease: limit.saturating_add(shared.lease_grace),
+        rerun_interrupted: shared.rerun_interrupted,
+        quotas,
+        audit: decisions.events,
+    };
+    let claimed = ledger
+        .claim(&claim)
+        .await
+        .map_err(|error| unavailable(&error.to_string()))?;
+    let key = claim.key;
+    let what = match key.kind {
+        KeyKind::CallId => format!("call id {:?}", key.id),
+        KeyKind::IdempotencyKey => "the idempotency key".to_owned(),
+    };
+    match claimed {
+        Claimed::New { attempt } => Ok(Admission::Run(Held {
+            key,
+            attempt,
+            digest: claim.binding.arguments,
+        })),
+        Claimed::Replay(recorded) => Ok(Admission::Replay(match recorded {
+            Recorded::Output(text) => Ok(Output { text }),
+            Recorded::Failure {
+                code,
+                message,
+                detail,
+            } => {
+                let failure = Failure::new(code, message);
+                Err(match detail {
+                    Some(detail) => failure.with_detail(detail),
+                    None => failure,
+                })
+            }
+        })),
+        Claimed::Conflict { differs } => {
+            let code = match key.kind {
+                KeyKind::CallId => Code::CallIdConflict,
+                KeyKind::IdempotencyKey => Code::IdempotencyConflict,
+            };
+            Err(Failure::new(
+                code,
+                format!("{what} was already used for another call; this call was not run"),
+            )
+            .with_detail(format!("the {differs} differs from the first claim")))
+        }
+        Claimed::InFlight => Err(Failure::new(
+            Code::CallInFlight,
+            format!("a call with {what} is still running; this one was not run"),
+        )),
+        Claimed::Unknown => Err(Failure::new(
+            Code::OutcomeUnknown,
+            format!(
+                "an earlier attempt of this call with {what} was interrupted; its effects may or may not have happened, so it is not run again until it is reconciled"
+            ),
+        )
+        .with_detail("claimed without an outcome and its lease passed")),
+        Claimed::Exhausted(quota) => Err(Failure::new(
+            Code::BudgetExhausted,
+            if quota == "calls" {
+                "the call limit of this run is used up".to_owned()
+            } else {
+                format!("the call limit for `{}` is used up", info.name)
+            },
+        )),
+    }
+}
+
+/// Records the outcome of a held claim with its `executed` and `outcome` records. A failure
+/// to record is logged: the claim then stays without an outcome, and once its lease passes it
+/// is in doubt, never run again by itself.
+pub(super) async fn settle(
+    ledger: &dyn Ledger,
+    held: Held,
+    info: &ToolInfo,
+    call_id: &Arc<str>,
+    result: &Result<Output, Failure>,
+    cx: &Context,
+) {
+    let recorded = match result {
+        Ok(output) => Recorded::Output(output.text.clone()),
+        Err(failure) => Recorded::Failure {
+            code: failure.code(),
+            message: failure.message().to_owned(),
+            detail: failure.detail().map(str::to_owned),
+        },
+    };
+    let event = |kind, code| AuditEvent {
+        call_id: call_id.to_string(),
+        tool: info.name.to_string(),
+        kind,
+        code,
+        digest: Some(held.digest.clone()),
+        principal: cx.principal().to_owned(),
+        note: None,
+    };
+    let code = result.as_ref().err().map(Failure::code);
+    let audit = [
+        event(AuditKind::Executed, None),
+        event(AuditKind::Outcome, code),
+    ];
+    match ledger
+        .settle(&held.key, held.attempt, &recorded, &audit)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            attempt = held.attempt,
+            "the call's claim was settled or taken over by someone else; its outcome was not recorded"
+        ),
+        Err(error) => tracing::warn!(
+            %error,
+            "the call's outcome could not be recorded; its claim stays in doubt until reconciled"
+        ),
+    }
+}
+
+fn unavailable(error: &str) -> Failure {
+    Failure::new(
+        Code::LedgerUnavailable,
+        "the call could not be recorded before it ran, so it was not run",
+    )
+    .with_detail(format!("ledger: {error}"))
+}
+
+/// The grace period added to a call's time limit for its claim's lease by default.
+pub(super) const DEFAULT_LEASE_GRACE: Duration = Duration::from_secs(10);
