@@ -78,3 +78,42 @@ pub fn bfcl_to_json_schema(schema: &Value) -> Value {
     }
     Value::Object(out)
 }
+
+/// The PostgreSQL database the ledger tests run against: `TOOL_LEDGER_POSTGRES_URL`.
+///
+/// Without it, the calling test says on the terminal that it was skipped and how to run it,
+/// and returns `None`; with `REQUIRE_POSTGRES=1` (as `.ci/run` sets, after starting a server)
+/// a missing URL fails the test instead.
+#[track_caller]
+pub fn postgres_url(test: &str) -> Option<String> {
+    if let Some(url) = std::env::var("TOOL_LEDGER_POSTGRES_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+    {
+        return Some(url);
+    }
+    assert!(
+        std::env::var_os("REQUIRE_POSTGRES").is_none_or(|v| v != "1"),
+        "REQUIRE_POSTGRES=1 but TOOL_LEDGER_POSTGRES_URL is not set: {test} needs a PostgreSQL \
+         database (TOOL_LEDGER_POSTGRES_URL=postgres://user@host:port/database)"
+    );
+    // Straight to stderr: libtest captures `eprintln!` of a passing test.
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!(
+            "skipped {test}: no PostgreSQL database. Run it with \
+         `TOOL_LEDGER_POSTGRES_URL=postgres://user@host:port/database cargo test -p tests --test ledger_postgres` \
+         (the tables it creates are named tool_ledger_*; .ci/run starts a throwaway server and sets \
+         REQUIRE_POSTGRES=1 so that a missing database fails)\n"
+        ),
+    );
+    None
+}
+
+/// A name no earlier run on the same database used: `prefix`, the process id and the time.
+pub fn unique_name(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}

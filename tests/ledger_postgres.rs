@@ -1,0 +1,282 @@
+//! The PostgreSQL ledger on a real server (`TOOL_LEDGER_POSTGRES_URL`): the rules every store
+//! keeps (`ledger_suite.rs`), a runtime replaying across a restart, retention, the schema
+//! version, and a broken store answering with errors rather than panics.
+//!
+//! Without `TOOL_LEDGER_POSTGRES_URL` each test that needs a server says it was skipped (and
+//! fails if `REQUIRE_POSTGRES=1`). Every run uses names of its own, so runs can share a
+//! database.
+
+#[path = "ledger_suite.rs"]
+mod suite;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use examples::{CreateInvoice, create_invoice};
+use tool_core::ledger::{AuditKind, Claimed, Ledger, PostgresLedger, Recorded, verify};
+use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolInfo};
+
+const INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
+const OTHER_INVOICE: &str = r#"{"customerId":"cus_42","amount":99,"currency":"USD"}"#;
+
+async fn ledger(url: &str) -> Arc<PostgresLedger> {
+    match PostgresLedger::connect(url).await {
+        Ok(ledger) => Arc::new(ledger),
+        Err(error) => panic!("cannot open the ledger at TOOL_LEDGER_POSTGRES_URL: {error}"),
+    }
+}
+
+/// A schema of its own on the test database, for tests that change or drop the ledger's
+/// tables: the URL's connection settings with `search_path` set to it. Dropped by
+/// [`Isolated::drop_schema`].
+struct Isolated {
+    config: tokio_postgres::Config,
+    schema: String,
+}
+
+impl Isolated {
+    async fn new(url: &str, name: &str) -> Isolated {
+        let schema = tests::unique_name(name).replace('-', "_");
+        let isolated = Isolated {
+            config: url
+                .parse()
+                .expect("TOOL_LEDGER_POSTGRES_URL is a connection string"),
+            schema,
+        };
+        isolated
+            .sql(&format!("CREATE SCHEMA {}", isolated.schema))
+            .await;
+        isolated
+    }
+
+    /// A ledger on a pool built here, as an application with its own pool would.
+    async fn ledger(&self) -> Result<PostgresLedger, tool_core::ledger::LedgerError> {
+        let mut config = self.config.clone();
+        config.options(format!("-c search_path={}", self.schema));
+        let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
+        let pool = deadpool_postgres::Pool::builder(manager)
+            .max_size(4)
+            .build()
+            .expect("a pool");
+        PostgresLedger::from_pool(pool).await
+    }
+
+    /// Runs `sql` in the schema.
+    async fn sql(&self, sql: &str) {
+        let (client, connection) = self
+            .config
+            .connect(tokio_postgres::NoTls)
+            .await
+            .expect("the test database accepts connections");
+        let task = tokio::spawn(connection);
+        client
+            .batch_execute(&format!("SET search_path = {}; {sql}", self.schema))
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error:?}"));
+        drop(client);
+        let _ = task.await;
+    }
+
+    async fn drop_schema(self) {
+        self.sql(&format!("DROP SCHEMA {} CASCADE", self.schema))
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_ledger_keeps_every_rule() {
+    let Some(url) = tests::postgres_url("the_postgres_ledger_keeps_every_rule") else {
+        return;
+    };
+    suite::check(ledger(&url).await, &tests::unique_name("pg")).await;
+}
+
+/// A registry whose `create_invoice` counts its executions.
+fn counted(executed: &Arc<AtomicUsize>) -> Registry {
+    let counter = Arc::clone(executed);
+    let handler = move |args: CreateInvoice, cx: &Context| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let cx = cx.clone();
+        async move { create_invoice(args, &cx).await }
+    };
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(handler))
+        .expect("create_invoice registers");
+    registry
+}
+
+fn runtime(registry: Registry, ledger: Arc<PostgresLedger>) -> Runtime {
+    Runtime::builder(registry)
+        .authorize(|_: &ToolInfo, _: &Context| Ok(()))
+        .max_calls(2)
+        .ledger(ledger)
+        .build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_runtime_replays_what_the_first_completed() {
+    let Some(url) = tests::postgres_url("a_restarted_runtime_replays_what_the_first_completed")
+    else {
+        return;
+    };
+    let scope = tests::unique_name("restart");
+    let cx = Context::builder("user-1").scope(&scope).build();
+    let executed = Arc::new(AtomicUsize::new(0));
+
+    let first_ledger = ledger(&url).await;
+    let first = runtime(counted(&executed), Arc::clone(&first_ledger));
+    let outcome = first.invoke("call_1", "create_invoice", INVOICE, &cx).await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    assert!(!outcome.is_replay());
+    let output = outcome.output().expect("an output").as_str().to_owned();
+    assert_eq!(executed.load(Ordering::SeqCst), 1);
+    // The process goes away: its runtime, its ledger and the ledger's connections.
+    drop(first);
+    drop(first_ledger);
+
+    let second_ledger = ledger(&url).await;
+    let second = runtime(counted(&executed), Arc::clone(&second_ledger));
+    let again = second
+        .invoke("call_1", "create_invoice", INVOICE, &cx)
+        .await;
+    assert!(again.is_replay(), "{again:?}");
+    assert_eq!(again.output().map(|o| o.as_str()), Some(output.as_str()));
+    assert_eq!(executed.load(Ordering::SeqCst), 1, "the replay ran nothing");
+
+    let reused = second
+        .invoke("call_1", "create_invoice", OTHER_INVOICE, &cx)
+        .await;
+    assert_eq!(reused.code(), Some(Code::CallIdConflict), "{reused:?}");
+
+    // The run's quota of two calls is counted in the database, across both processes.
+    let next = second
+        .invoke("call_2", "create_invoice", INVOICE, &cx)
+        .await;
+    assert!(next.is_ok() && !next.is_replay(), "{next:?}");
+    let over = second
+        .invoke("call_3", "create_invoice", INVOICE, &cx)
+        .await;
+    assert_eq!(over.code(), Some(Code::BudgetExhausted), "{over:?}");
+    assert_eq!(executed.load(Ordering::SeqCst), 2);
+
+    let trail = second_ledger.trail(&scope).await.expect("the trail");
+    verify(&trail, None).expect("the trail verifies");
+    let kinds: Vec<AuditKind> = trail.iter().map(|r| r.event.kind).collect();
+    for kind in [
+        AuditKind::Admitted,
+        AuditKind::Executed,
+        AuditKind::Outcome,
+        AuditKind::Replayed,
+        AuditKind::Refused,
+    ] {
+        assert!(kinds.contains(&kind), "{kind:?} is audited: {kinds:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purge_forgets_only_claims_settled_before_the_retention() {
+    let Some(url) = tests::postgres_url("purge_forgets_only_claims_settled_before_the_retention")
+    else {
+        return;
+    };
+    let isolated = Isolated::new(&url, "purge").await;
+    let ledger = isolated.ledger().await.expect("the ledger opens");
+    let scope = "run-1";
+    let settled = suite::claim(scope, "settled", "refund", "aa");
+    let running = suite::claim(scope, "running", "refund", "aa");
+    let mut lost = suite::claim(scope, "lost", "refund", "aa");
+    lost.lease = Duration::ZERO;
+    for c in [&settled, &running, &lost] {
+        assert_eq!(ledger.claim(c).await.unwrap(), Claimed::New { attempt: 1 });
+    }
+    let done = Recorded::Output("1".into());
+    assert!(ledger.settle(&settled.key, 1, &done, &[]).await.unwrap());
+    let past = std::time::SystemTime::now() - Duration::from_secs(1);
+    assert!(ledger.use_nonce("expired", past).await.unwrap());
+
+    // Settled a moment ago: a day's retention keeps it.
+    assert_eq!(ledger.purge(Duration::from_secs(86_400)).await.unwrap(), 0);
+    assert_eq!(
+        ledger.claim(&settled).await.unwrap(),
+        Claimed::Replay(done.clone())
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(ledger.purge(Duration::from_millis(5)).await.unwrap(), 1);
+    // Forgotten: the same id is a new call; the claims without an outcome are kept.
+    assert_eq!(
+        ledger.claim(&settled).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert_eq!(ledger.claim(&running).await.unwrap(), Claimed::InFlight);
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::Unknown);
+    // The expired nonce was forgotten with them.
+    assert!(ledger.use_nonce("expired", past).await.unwrap());
+    // The trail is kept whole.
+    verify(&ledger.trail(scope).await.unwrap(), None).expect("the trail verifies");
+    isolated.drop_schema().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_another_schema_version_are_refused() {
+    let Some(url) = tests::postgres_url("tables_of_another_schema_version_are_refused") else {
+        return;
+    };
+    let isolated = Isolated::new(&url, "version").await;
+    isolated.ledger().await.expect("the tables are created");
+    isolated.ledger().await.expect("and found again");
+    isolated
+        .sql("UPDATE tool_ledger_schema SET version = 99")
+        .await;
+    let error = isolated.ledger().await.expect_err("version 99 is refused");
+    assert!(
+        error.message().contains("schema version 99"),
+        "{}",
+        error.message()
+    );
+    isolated.drop_schema().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_store_refuses_calls_and_runs_nothing() {
+    let Some(url) = tests::postgres_url("a_broken_store_refuses_calls_and_runs_nothing") else {
+        return;
+    };
+    let isolated = Isolated::new(&url, "broken").await;
+    let ledger = Arc::new(isolated.ledger().await.expect("the ledger opens"));
+    let executed = Arc::new(AtomicUsize::new(0));
+    let runtime = runtime(counted(&executed), Arc::clone(&ledger));
+    let cx = Context::builder("user-1").scope("run-1").build();
+
+    // What the database refuses to store is an error, not a panic.
+    let nul = suite::claim("run-1", "call\0with-nul", "refund", "aa");
+    assert!(ledger.claim(&nul).await.is_err());
+    let outcome = runtime
+        .invoke("call\0with-nul", "create_invoice", INVOICE, &cx)
+        .await;
+    assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
+
+    isolated.sql("DROP TABLE tool_ledger_claims").await;
+    let outcome = runtime
+        .invoke("call_1", "create_invoice", INVOICE, &cx)
+        .await;
+    assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
+    let detail = outcome.failure().and_then(|f| f.detail()).unwrap_or("");
+    assert!(detail.contains("tool_ledger_claims"), "{detail}");
+    assert_eq!(executed.load(Ordering::SeqCst), 0, "nothing ran");
+    isolated.drop_schema().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_an_error() {
+    // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
+    let error = PostgresLedger::connect("postgres://nobody@127.0.0.1:1/none?connect_timeout=5")
+        .await
+        .expect_err("nothing listens on port 1");
+    assert!(error.message().starts_with("postgres: "), "{error}");
+    let error = PostgresLedger::connect("postgres://nobody@[::1")
+        .await
+        .expect_err("not a connection string");
+    assert!(error.message().contains("not valid"), "{error}");
+}

@@ -1,0 +1,981 @@
+//! The ledger in PostgreSQL: one database shared by every worker and every machine, so a call
+//! is claimed once whichever process receives it, quotas are counted across all of them, and a
+//! restarted process replays what its predecessor completed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+
+use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
+use super::{
+    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Recorded,
+    Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+};
+use crate::outcome::Code;
+
+/// A [`Ledger`] in a PostgreSQL database (9.5 or newer), for many workers on many machines.
+///
+/// Every method is one transaction. Claims of the same key wait for each other on the claim's
+/// row, quotas on their counters' rows, appends to a scope's audit trail on that scope's head
+/// row; the second of two racing claims therefore reads what the first committed and answers
+/// from it (in flight, replay, conflict) instead of failing. Leases are timed by the database
+/// server's clock, so workers whose clocks disagree still agree on when a claim's holder is
+/// taken for dead.
+///
+/// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
+/// schema version that later versions of this crate check before touching them.
+///
+/// Connections are made without TLS by [`connect`](Self::connect). An application that needs
+/// TLS, other pool settings or another way to authenticate builds its own
+/// [`deadpool_postgres::Pool`] and passes it to [`from_pool`](Self::from_pool).
+///
+/// # Retention
+///
+/// A settled claim is what makes a call id or an idempotency key replay its outcome instead of
+/// running again, so nothing is forgotten by itself: [`purge`](Self::purge) removes the claims
+/// settled longer ago than the retention the application chooses (which must be longer than
+/// any client keeps retrying a call or an idempotency key), and the nonces whose expiry has
+/// passed. Claims still waiting for their outcome or for reconciliation, quota counters and
+/// stored runs are never purged; the audit trail is kept whole.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), tool_core::ledger::LedgerError> {
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use tool_core::ledger::PostgresLedger;
+///
+/// let ledger = Arc::new(PostgresLedger::connect("postgres://app@db.internal/app").await?);
+/// # let registry = Arc::new(tool_core::Registry::new());
+/// let runtime = tool_core::Runtime::builder(registry).ledger(Arc::clone(&ledger)).build();
+/// // Once a day: forget calls settled more than 30 days ago.
+/// let removed = ledger.purge(Duration::from_secs(30 * 24 * 3600)).await?;
+/// # drop((runtime, removed)); Ok(()) }
+/// ```
+pub struct PostgresLedger {
+    pool: Pool,
+}
+
+/// The schema this version of the crate reads and writes.
+const SCHEMA_VERSION: i32 = 1;
+
+/// The key of the advisory lock that serializes schema creation across processes.
+const SCHEMA_LOCK: i64 = 0x746f_6f6c_6c65_6467;
+
+/// How many times a transaction is tried when the database aborts it for a deadlock or a
+/// serialization failure, or when a racing worker claimed the same new key first.
+const TRIES: usize = 8;
+
+/// Leases are clamped to this many milliseconds (about 292 thousand years), so that adding one
+/// to the server's clock cannot overflow.
+const MAX_LEASE_MS: i64 = i64::MAX / 1000;
+
+/// The server's clock, in milliseconds since the Unix epoch.
+macro_rules! now_ms {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::int8"
+    };
+}
+
+const CREATE_SCHEMA: &str = r#"
+CREATE TABLE tool_ledger_schema (
+    version int4 NOT NULL
+);
+CREATE TABLE tool_ledger_claims (
+    kind text COLLATE "C" NOT NULL,
+    key_scope text COLLATE "C" NOT NULL,
+    id text COLLATE "C" NOT NULL,
+    attempt int8 NOT NULL,
+    call_id text NOT NULL,
+    scope text COLLATE "C" NOT NULL,
+    tool text NOT NULL,
+    contract text NOT NULL,
+    arguments text NOT NULL,
+    principal text NOT NULL,
+    effect text NOT NULL,
+    claimed_at int8 NOT NULL,
+    lease_until int8 NOT NULL,
+    status text,
+    body text,
+    detail text,
+    released bool NOT NULL DEFAULT false,
+    settled_at int8,
+    PRIMARY KEY (kind, key_scope, id)
+);
+CREATE INDEX tool_ledger_claims_unsettled ON tool_ledger_claims (scope, lease_until)
+    WHERE status IS NULL AND NOT released;
+CREATE INDEX tool_ledger_claims_settled ON tool_ledger_claims (settled_at)
+    WHERE settled_at IS NOT NULL;
+CREATE TABLE tool_ledger_counters (
+    scope text COLLATE "C" NOT NULL,
+    name text COLLATE "C" NOT NULL,
+    used int8 NOT NULL,
+    PRIMARY KEY (scope, name)
+);
+CREATE TABLE tool_ledger_audit (
+    scope text COLLATE "C" NOT NULL,
+    seq int8 NOT NULL,
+    at int8 NOT NULL,
+    call_id text NOT NULL,
+    tool text NOT NULL,
+    kind text NOT NULL,
+    code text,
+    digest text,
+    principal text NOT NULL,
+    note text,
+    prev text NOT NULL,
+    hash text NOT NULL,
+    PRIMARY KEY (scope, seq)
+);
+CREATE TABLE tool_ledger_audit_heads (
+    scope text COLLATE "C" PRIMARY KEY,
+    seq int8 NOT NULL,
+    hash text NOT NULL
+);
+CREATE TABLE tool_ledger_nonces (
+    nonce text COLLATE "C" PRIMARY KEY,
+    expires int8 NOT NULL
+);
+CREATE INDEX tool_ledger_nonces_expires ON tool_ledger_nonces (expires);
+CREATE TABLE tool_ledger_runs (
+    scope text COLLATE "C" NOT NULL,
+    run text COLLATE "C" NOT NULL,
+    state text NOT NULL,
+    PRIMARY KEY (scope, run)
+);
+"#;
+
+const SELECT_CLAIM: &str = concat!(
+    "SELECT attempt, tool, contract, arguments, principal, status, body, detail, released, ",
+    "lease_until <= ",
+    now_ms!(),
+    " FROM tool_ledger_claims WHERE kind = $1 AND key_scope = $2 AND id = $3 FOR UPDATE"
+);
+
+const CLAIM_EXISTS: &str =
+    "SELECT 1 FROM tool_ledger_claims WHERE kind = $1 AND key_scope = $2 AND id = $3";
+
+const INSERT_CLAIM: &str = concat!(
+    "INSERT INTO tool_ledger_claims (kind, key_scope, id, attempt, call_id, scope, tool, ",
+    "contract, arguments, principal, effect, claimed_at, lease_until) ",
+    "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, clock.t, clock.t + $12 FROM (SELECT ",
+    now_ms!(),
+    " AS t) AS clock ON CONFLICT DO NOTHING"
+);
+
+const TAKE_OVER_CLAIM: &str = concat!(
+    "UPDATE tool_ledger_claims SET attempt = $4, call_id = $5, scope = $6, tool = $7, ",
+    "contract = $8, arguments = $9, principal = $10, effect = $11, claimed_at = clock.t, ",
+    "lease_until = clock.t + $12, status = NULL, body = NULL, detail = NULL, released = false, ",
+    "settled_at = NULL FROM (SELECT ",
+    now_ms!(),
+    " AS t) AS clock WHERE kind = $1 AND key_scope = $2 AND id = $3"
+);
+
+/// Creates the scope's missing counters and locks all of them, in the order of `$2`.
+const LOCK_COUNTERS: &str = concat!(
+    "INSERT INTO tool_ledger_counters (scope, name, used) ",
+    "SELECT $1, name, 0 FROM unnest($2::text[]) WITH ORDINALITY AS q(name, n) ORDER BY n ",
+    "ON CONFLICT (scope, name) DO UPDATE SET used = tool_ledger_counters.used ",
+    "RETURNING name, used"
+);
+
+const TAKE_COUNTERS: &str = concat!(
+    "UPDATE tool_ledger_counters AS c SET used = c.used + q.n ",
+    "FROM unnest($2::text[], $3::int8[]) AS q(name, n) ",
+    "WHERE c.scope = $1 AND c.name = q.name"
+);
+
+/// Creates the scope's head if it is missing and locks it: appends to one scope wait here.
+const LOCK_HEAD: &str = concat!(
+    "INSERT INTO tool_ledger_audit_heads (scope, seq, hash) VALUES ($1, 0, $2) ",
+    "ON CONFLICT (scope) DO UPDATE SET seq = tool_ledger_audit_heads.seq ",
+    "RETURNING seq, hash, ",
+    now_ms!()
+);
+
+const INSERT_AUDIT: &str = concat!(
+    "WITH added AS (INSERT INTO tool_ledger_audit ",
+    "(scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash) ",
+    "SELECT $1, r.seq, $2, r.call_id, r.tool, r.kind, r.code, r.digest, r.principal, r.note, ",
+    "r.prev, r.hash FROM unnest($3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], ",
+    "$8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) ",
+    "AS r(seq, call_id, tool, kind, code, digest, principal, note, prev, hash)) ",
+    "UPDATE tool_ledger_audit_heads SET seq = $13, hash = $14 WHERE scope = $1"
+);
+
+const SETTLE: &str = concat!(
+    "UPDATE tool_ledger_claims SET status = $5, body = $6, detail = $7, settled_at = ",
+    now_ms!(),
+    " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND attempt = $4 ",
+    "AND status IS NULL AND NOT released RETURNING scope"
+);
+
+const RECONCILE: &str = concat!(
+    "UPDATE tool_ledger_claims SET status = $4, body = $5, detail = $6, released = $7, ",
+    "settled_at = ",
+    now_ms!(),
+    " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND status IS NULL AND NOT released ",
+    "RETURNING scope, call_id, tool, arguments, principal"
+);
+
+const UNSETTLED: &str = concat!(
+    "SELECT kind, key_scope, id, call_id, tool, contract, arguments, principal, attempt, ",
+    "claimed_at FROM tool_ledger_claims WHERE scope = $1 AND status IS NULL AND NOT released ",
+    "AND lease_until <= ",
+    now_ms!(),
+    " ORDER BY claimed_at, kind, key_scope, id"
+);
+
+const TRAIL: &str = concat!(
+    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash ",
+    "FROM tool_ledger_audit WHERE scope = $1 ORDER BY seq"
+);
+
+const USE_NONCE: &str =
+    "INSERT INTO tool_ledger_nonces (nonce, expires) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+
+const STORE_RUN: &str = concat!(
+    "INSERT INTO tool_ledger_runs (scope, run, state) VALUES ($1, $2, $3) ",
+    "ON CONFLICT (scope, run) DO UPDATE SET state = EXCLUDED.state"
+);
+
+const REMOVE_RUN: &str = "DELETE FROM tool_ledger_runs WHERE scope = $1 AND run = $2";
+
+const LOAD_RUN: &str = "SELECT state FROM tool_ledger_runs WHERE scope = $1 AND run = $2";
+
+const PURGE_CLAIMS: &str = concat!(
+    "DELETE FROM tool_ledger_claims WHERE settled_at IS NOT NULL AND settled_at < ",
+    now_ms!(),
+    " - $1 AND (status IS NOT NULL OR released)"
+);
+
+const PURGE_NONCES: &str = concat!("DELETE FROM tool_ledger_nonces WHERE expires < ", now_ms!());
+
+/// Why one try of a transaction did not answer.
+enum Fault {
+    /// The database refused or could not be reached.
+    Db(tokio_postgres::Error),
+    /// No connection could be had from the pool.
+    Pool(deadpool_postgres::PoolError),
+    /// The database holds something this crate did not write.
+    Ledger(LedgerError),
+    /// Another worker claimed the same new key first: try again, and answer from its claim.
+    Raced,
+}
+
+impl From<tokio_postgres::Error> for Fault {
+    fn from(error: tokio_postgres::Error) -> Self {
+        Fault::Db(error)
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for Fault {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        Fault::Pool(error)
+    }
+}
+
+impl From<LedgerError> for Fault {
+    fn from(error: LedgerError) -> Self {
+        Fault::Ledger(error)
+    }
+}
+
+impl Fault {
+    fn retryable(&self) -> bool {
+        match self {
+            Fault::Raced => true,
+            Fault::Db(error) => matches!(
+                error.code(),
+                Some(&SqlState::T_R_SERIALIZATION_FAILURE | &SqlState::T_R_DEADLOCK_DETECTED)
+            ),
+            Fault::Pool(_) | Fault::Ledger(_) => false,
+        }
+    }
+
+    fn into_error(self, what: &str) -> LedgerError {
+        match self {
+            Fault::Db(error) => LedgerError::new(format!("postgres: {what}: {}", chain(&error))),
+            Fault::Pool(error) => LedgerError::new(format!(
+                "postgres: {what}: no connection: {}",
+                chain(&error)
+            )),
+            Fault::Ledger(error) => {
+                LedgerError::new(format!("postgres: {what}: {}", error.message()))
+            }
+            Fault::Raced => LedgerError::new(format!(
+                "postgres: {what}: other workers kept taking the same key first ({TRIES} tries)"
+            )),
+        }
+    }
+}
+
+/// An error and its causes, one after the other: tokio-postgres keeps the server's message in
+/// the cause.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let next = cause.to_string();
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Runs `step` up to [`TRIES`] times while it fails in a way a retry can fix.
+async fn retry<T, F, Fut>(what: &str, mut step: F) -> Result<T, LedgerError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Fault>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match step().await {
+            Ok(value) => return Ok(value),
+            Err(fault) if fault.retryable() && tries < TRIES => {}
+            Err(fault) => return Err(fault.into_error(what)),
+        }
+    }
+}
+
+fn corrupt(what: impl fmt::Display) -> Fault {
+    Fault::Ledger(LedgerError::new(format!(
+        "the ledger tables hold {what}, which this crate never writes"
+    )))
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis())
+        .unwrap_or(i64::MAX)
+        .min(MAX_LEASE_MS)
+}
+
+fn attempt_of(stored: i64) -> Result<u32, Fault> {
+    u32::try_from(stored).map_err(|_| corrupt(format_args!("an attempt number {stored}")))
+}
+
+fn recorded(
+    status: Option<String>,
+    body: Option<String>,
+    detail: Option<String>,
+) -> Result<Option<Recorded>, Fault> {
+    match status {
+        None => Ok(None),
+        Some(status) => Ok(Some(Recorded::from_parts(
+            &status,
+            body.unwrap_or_default(),
+            detail,
+        )?)),
+    }
+}
+
+impl PostgresLedger {
+    /// How many connections [`connect`](Self::connect) keeps at most.
+    pub const DEFAULT_POOL_SIZE: usize = 16;
+
+    /// Connects to the database at `url` (a `postgres://` URL or a `key=value` connection
+    /// string, as libpq reads them), without TLS, and creates the ledger's tables if they are
+    /// missing.
+    ///
+    /// The pool keeps at most [`DEFAULT_POOL_SIZE`](Self::DEFAULT_POOL_SIZE) connections; a
+    /// connection attempt gives up after 10 seconds (unless the URL sets `connect_timeout`),
+    /// and a call waits at most 30 seconds for a free connection.
+    pub async fn connect(url: &str) -> Result<Self, LedgerError> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|error| {
+            LedgerError::new(format!(
+                "postgres: the connection string is not valid: {}",
+                chain(&error)
+            ))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(Self::DEFAULT_POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .create_timeout(Some(Duration::from_secs(15)))
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .build()
+            .map_err(|error| {
+                LedgerError::new(format!(
+                    "postgres: cannot build the connection pool: {error}"
+                ))
+            })?;
+        PostgresLedger::from_pool(pool).await
+    }
+
+    /// The ledger on a pool the application built (with its TLS connector, its pool size, its
+    /// timeouts); creates the ledger's tables if they are missing.
+    ///
+    /// Fails when the database cannot be reached, or when it holds ledger tables of another
+    /// schema version than this crate's.
+    pub async fn from_pool(pool: Pool) -> Result<Self, LedgerError> {
+        let ledger = PostgresLedger { pool };
+        retry("creating the ledger's tables", || ledger.ensure_schema()).await?;
+        Ok(ledger)
+    }
+
+    /// Removes the claims settled (or reconciled) more than `older_than` ago by the database
+    /// server's clock, and the nonces whose expiry has passed. Returns how many claims were
+    /// removed.
+    ///
+    /// A removed claim is forgotten: its call id or idempotency key, claimed again, runs the
+    /// call again. Choose `older_than` longer than any client retries a call or reuses an
+    /// idempotency key. Claims without an outcome are never removed, whatever their age: they
+    /// wait for their outcome or for [`reconcile`](Ledger::reconcile).
+    pub async fn purge(&self, older_than: Duration) -> Result<u64, LedgerError> {
+        let older_than = millis(older_than);
+        retry("purging settled claims", || async move {
+            let client = self.pool.get().await?;
+            let purge = client.prepare_cached(PURGE_CLAIMS).await?;
+            let removed = client.execute(&purge, &[&older_than]).await?;
+            let nonces = client.prepare_cached(PURGE_NONCES).await?;
+            client.execute(&nonces, &[]).await?;
+            Ok(removed)
+        })
+        .await
+    }
+
+    async fn ensure_schema(&self) -> Result<(), Fault> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .await?;
+        let exists: bool = tx
+            .query_one("SELECT to_regclass('tool_ledger_schema') IS NOT NULL", &[])
+            .await?
+            .try_get(0)?;
+        if exists {
+            let versions: Vec<i32> = tx
+                .query("SELECT version FROM tool_ledger_schema", &[])
+                .await?
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<Result<_, _>>()?;
+            return match versions.as_slice() {
+                [SCHEMA_VERSION] => Ok(()),
+                [version] => Err(Fault::Ledger(LedgerError::new(format!(
+                    "the ledger tables in this database are at schema version {version}; \
+                     this version of tool-core reads and writes version {SCHEMA_VERSION}"
+                )))),
+                _ => Err(corrupt(format_args!(
+                    "{} schema versions in tool_ledger_schema",
+                    versions.len()
+                ))),
+            };
+        }
+        tx.batch_execute(CREATE_SCHEMA).await?;
+        tx.execute(
+            "INSERT INTO tool_ledger_schema (version) VALUES ($1)",
+            &[&SCHEMA_VERSION],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn claim_once(&self, claim: &Claim) -> Result<Claimed, Fault> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let kind = claim.key.kind.as_str();
+        let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&kind, &claim.key.scope, &claim.key.id];
+        let select = tx.prepare_cached(SELECT_CLAIM).await?;
+        let held = tx.query_opt(&select, &key).await?;
+        let (attempt, take_over) = match held {
+            None => (1, false),
+            Some(row) => {
+                let binding = Binding {
+                    tool: row.try_get(1)?,
+                    contract: row.try_get(2)?,
+                    arguments: row.try_get(3)?,
+                    principal: row.try_get(4)?,
+                };
+                let outcome = recorded(row.try_get(5)?, row.try_get(6)?, row.try_get(7)?)?;
+                let released: bool = row.try_get(8)?;
+                let passed: bool = row.try_get(9)?;
+                match decide(claim, &binding, outcome, released, passed) {
+                    Some(answer) => {
+                        let event = claim_event(claim, &answer);
+                        append_in(
+                            &tx,
+                            &claim.scope,
+                            claim.audit.iter().cloned().chain([event]),
+                        )
+                        .await?;
+                        tx.commit().await?;
+                        return Ok(answer);
+                    }
+                    None => (attempt_of(row.try_get(0)?)?.saturating_add(1), true),
+                }
+            }
+        };
+        let answer = match take_quotas(&tx, claim).await? {
+            Some(quota) => {
+                if !take_over {
+                    // A claim committed since this transaction looked: answer from it.
+                    let exists = tx.prepare_cached(CLAIM_EXISTS).await?;
+                    if tx.query_opt(&exists, &key).await?.is_some() {
+                        return Err(Fault::Raced);
+                    }
+                }
+                Claimed::Exhausted(quota)
+            }
+            None => {
+                let write = tx
+                    .prepare_cached(if take_over {
+                        TAKE_OVER_CLAIM
+                    } else {
+                        INSERT_CLAIM
+                    })
+                    .await?;
+                let b = &claim.binding;
+                let written = tx
+                    .execute(
+                        &write,
+                        &[
+                            &kind,
+                            &claim.key.scope,
+                            &claim.key.id,
+                            &i64::from(attempt),
+                            &claim.call_id,
+                            &claim.scope,
+                            &b.tool,
+                            &b.contract,
+                            &b.arguments,
+                            &b.principal,
+                            &claim.effect.as_str(),
+                            &millis(claim.lease),
+                        ],
+                    )
+                    .await?;
+                if written != 1 {
+                    // Another worker inserted the key after this one looked; its row is
+                    // committed now, so the next try answers from it. Dropping the
+                    // transaction gives back the quotas taken.
+                    return Err(Fault::Raced);
+                }
+                Claimed::New { attempt }
+            }
+        };
+        let event = claim_event(claim, &answer);
+        append_in(
+            &tx,
+            &claim.scope,
+            claim.audit.iter().cloned().chain([event]),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(answer)
+    }
+
+    async fn settle_once(
+        &self,
+        key: &ClaimKey,
+        attempt: u32,
+        outcome: &Recorded,
+        audit: &[AuditEvent],
+    ) -> Result<bool, Fault> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let settle = tx.prepare_cached(SETTLE).await?;
+        let row = tx
+            .query_opt(
+                &settle,
+                &[
+                    &key.kind.as_str(),
+                    &key.scope,
+                    &key.id,
+                    &i64::from(attempt),
+                    &outcome.status(),
+                    &outcome.body(),
+                    &outcome.detail(),
+                ],
+            )
+            .await?;
+        let Some(row) = row else {
+            return Ok(false);
+        };
+        let scope: String = row.try_get(0)?;
+        append_in(&tx, &scope, audit.iter().cloned()).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn append_once(&self, scope: &str, audit: &[AuditEvent]) -> Result<(), Fault> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        append_in(&tx, scope, audit.iter().cloned()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn reconcile_once(&self, key: &ClaimKey, resolution: &Resolution) -> Result<bool, Fault> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let outcome = resolution.recorded();
+        let reconcile = tx.prepare_cached(RECONCILE).await?;
+        let row = tx
+            .query_opt(
+                &reconcile,
+                &[
+                    &key.kind.as_str(),
+                    &key.scope,
+                    &key.id,
+                    &outcome.as_ref().map(Recorded::status),
+                    &outcome.as_ref().map(Recorded::body),
+                    &outcome.as_ref().and_then(Recorded::detail),
+                    &outcome.is_none(),
+                ],
+            )
+            .await?;
+        let Some(row) = row else {
+            return Ok(false);
+        };
+        let scope: String = row.try_get(0)?;
+        let event = AuditEvent {
+            call_id: row.try_get(1)?,
+            tool: row.try_get(2)?,
+            kind: AuditKind::Reconciled,
+            code: None,
+            digest: Some(row.try_get(3)?),
+            principal: row.try_get(4)?,
+            note: Some(resolution.as_str().to_owned()),
+        };
+        append_in(&tx, &scope, [event]).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn unsettled_once(&self, scope: &str) -> Result<Vec<Unsettled>, Fault> {
+        let client = self.pool.get().await?;
+        let unsettled = client.prepare_cached(UNSETTLED).await?;
+        let rows = client.query(&unsettled, &[&scope]).await?;
+        rows.iter()
+            .map(|row| {
+                let kind: String = row.try_get(0)?;
+                let kind = KeyKind::parse(&kind)
+                    .ok_or_else(|| corrupt(format_args!("a key kind {kind:?}")))?;
+                Ok(Unsettled {
+                    key: ClaimKey {
+                        kind,
+                        scope: row.try_get(1)?,
+                        id: row.try_get(2)?,
+                    },
+                    call_id: row.try_get(3)?,
+                    binding: Binding {
+                        tool: row.try_get(4)?,
+                        contract: row.try_get(5)?,
+                        arguments: row.try_get(6)?,
+                        principal: row.try_get(7)?,
+                    },
+                    attempt: attempt_of(row.try_get(8)?)?,
+                    claimed_at: from_unix_millis(row.try_get(9)?),
+                })
+            })
+            .collect()
+    }
+
+    async fn trail_once(&self, scope: &str) -> Result<Vec<AuditRecord>, Fault> {
+        let client = self.pool.get().await?;
+        let trail = client.prepare_cached(TRAIL).await?;
+        let rows = client.query(&trail, &[&scope]).await?;
+        rows.iter()
+            .map(|row| {
+                let seq: i64 = row.try_get(0)?;
+                let kind: String = row.try_get(4)?;
+                let code: Option<String> = row.try_get(5)?;
+                Ok(AuditRecord {
+                    scope: scope.to_owned(),
+                    seq: u64::try_from(seq)
+                        .map_err(|_| corrupt(format_args!("an audit sequence number {seq}")))?,
+                    at: row.try_get(1)?,
+                    event: AuditEvent {
+                        call_id: row.try_get(2)?,
+                        tool: row.try_get(3)?,
+                        kind: AuditKind::parse(&kind)
+                            .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
+                        code: match code {
+                            None => None,
+                            Some(code) => Some(code.parse::<Code>().map_err(|_| {
+                                corrupt(format_args!("a failure code {code:?} in the audit"))
+                            })?),
+                        },
+                        digest: row.try_get(6)?,
+                        principal: row.try_get(7)?,
+                        note: row.try_get(8)?,
+                    },
+                    prev: row.try_get(9)?,
+                    hash: row.try_get(10)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn use_nonce_once(&self, nonce: &str, expires: SystemTime) -> Result<bool, Fault> {
+        let client = self.pool.get().await?;
+        let insert = client.prepare_cached(USE_NONCE).await?;
+        let inserted = client
+            .execute(&insert, &[&nonce, &unix_millis(expires)])
+            .await?;
+        Ok(inserted == 1)
+    }
+
+    async fn store_run_once(
+        &self,
+        scope: &str,
+        run: &str,
+        state: Option<&str>,
+    ) -> Result<(), Fault> {
+        let client = self.pool.get().await?;
+        match state {
+            Some(state) => {
+                let store = client.prepare_cached(STORE_RUN).await?;
+                client.execute(&store, &[&scope, &run, &state]).await?;
+            }
+            None => {
+                let remove = client.prepare_cached(REMOVE_RUN).await?;
+                client.execute(&remove, &[&scope, &run]).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn load_run_once(&self, scope: &str, run: &str) -> Result<Option<String>, Fault> {
+        let client = self.pool.get().await?;
+        let load = client.prepare_cached(LOAD_RUN).await?;
+        let row = client.query_opt(&load, &[&scope, &run]).await?;
+        Ok(match row {
+            Some(row) => Some(row.try_get(0)?),
+            None => None,
+        })
+    }
+}
+
+/// Takes one unit of each of the claim's quotas, all or none: `Some(name)` of the first quota
+/// (in the claim's order) that is used up, and then nothing is taken.
+async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<String>, Fault> {
+    if claim.quotas.is_empty() {
+        return Ok(None);
+    }
+    // Counters are locked in name order, so claims with overlapping quotas cannot deadlock.
+    let mut wanted: BTreeMap<&str, i64> = BTreeMap::new();
+    for quota in &claim.quotas {
+        *wanted.entry(quota.name.as_str()).or_default() += 1;
+    }
+    let names: Vec<&str> = wanted.keys().copied().collect();
+    let counts: Vec<i64> = wanted.values().copied().collect();
+    let lock = tx.prepare_cached(LOCK_COUNTERS).await?;
+    let mut used: BTreeMap<String, i64> = BTreeMap::new();
+    for row in tx.query(&lock, &[&claim.scope, &names]).await? {
+        used.insert(row.try_get(0)?, row.try_get(1)?);
+    }
+    for quota in &claim.quotas {
+        let taken = used.get(&quota.name).copied().unwrap_or(0);
+        if u64::try_from(taken).unwrap_or(0) >= quota.limit {
+            return Ok(Some(quota.name.clone()));
+        }
+    }
+    let take = tx.prepare_cached(TAKE_COUNTERS).await?;
+    tx.execute(&take, &[&claim.scope, &names, &counts]).await?;
+    Ok(None)
+}
+
+/// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
+/// until `tx` ends.
+async fn append_in(
+    tx: &Transaction<'_>,
+    scope: &str,
+    events: impl IntoIterator<Item = AuditEvent>,
+) -> Result<(), Fault> {
+    let events: Vec<AuditEvent> = events.into_iter().collect();
+    if events.is_empty() {
+        return Ok(());
+    }
+    let lock = tx.prepare_cached(LOCK_HEAD).await?;
+    let head = tx.query_one(&lock, &[&scope, &GENESIS]).await?;
+    let seq: i64 = head.try_get(0)?;
+    let hash: String = head.try_get(1)?;
+    let at: i64 = head.try_get(2)?;
+    let mut prev = match seq {
+        0 => None,
+        seq => Some((
+            u64::try_from(seq)
+                .map_err(|_| corrupt(format_args!("an audit head at sequence number {seq}")))?,
+            hash,
+        )),
+    };
+    let mut columns = AuditColumns::default();
+    for event in events {
+        let record = AuditRecord::chain(
+            scope,
+            prev.as_ref().map(|(s, h)| (*s, h.as_str())),
+            at,
+            event,
+        );
+        prev = Some((record.seq, record.hash.clone()));
+        columns.push(record)?;
+    }
+    let Some((last, head)) = prev else {
+        return Ok(());
+    };
+    let last = i64::try_from(last).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
+    let insert = tx.prepare_cached(INSERT_AUDIT).await?;
+    let c = &columns;
+    tx.execute(
+        &insert,
+        &[
+            &scope,
+            &at,
+            &c.seq,
+            &c.call_id,
+            &c.tool,
+            &c.kind,
+            &c.code,
+            &c.digest,
+            &c.principal,
+            &c.note,
+            &c.prev,
+            &c.hash,
+            &last,
+            &head,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Audit records column by column, for one `INSERT ... SELECT FROM unnest(...)`.
+#[derive(Default)]
+struct AuditColumns {
+    seq: Vec<i64>,
+    call_id: Vec<String>,
+    tool: Vec<String>,
+    kind: Vec<&'static str>,
+    code: Vec<Option<&'static str>>,
+    digest: Vec<Option<String>>,
+    principal: Vec<String>,
+    note: Vec<Option<String>>,
+    prev: Vec<String>,
+    hash: Vec<String>,
+}
+
+impl AuditColumns {
+    fn push(&mut self, record: AuditRecord) -> Result<(), Fault> {
+        let seq =
+            i64::try_from(record.seq).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
+        let e = record.event;
+        self.seq.push(seq);
+        self.call_id.push(e.call_id);
+        self.tool.push(e.tool);
+        self.kind.push(e.kind.as_str());
+        self.code.push(e.code.map(Code::as_str));
+        self.digest.push(e.digest);
+        self.principal.push(e.principal);
+        self.note.push(e.note);
+        self.prev.push(record.prev);
+        self.hash.push(record.hash);
+        Ok(())
+    }
+}
+
+impl fmt::Debug for PostgresLedger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("PostgresLedger")
+            .field("connections", &status.size)
+            .field("max_connections", &status.max_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ledger for PostgresLedger {
+    fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
+        Box::pin(retry("claiming a call", move || self.claim_once(claim)))
+    }
+
+    fn settle<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        attempt: u32,
+        outcome: &'a Recorded,
+        audit: &'a [AuditEvent],
+    ) -> LedgerFuture<'a, bool> {
+        Box::pin(retry("recording an outcome", move || {
+            self.settle_once(key, attempt, outcome, audit)
+        }))
+    }
+
+    fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
+        Box::pin(async move {
+            if audit.is_empty() {
+                return Ok(());
+            }
+            retry("appending to the audit trail", move || {
+                self.append_once(scope, audit)
+            })
+            .await
+        })
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        resolution: &'a Resolution,
+    ) -> LedgerFuture<'a, bool> {
+        Box::pin(retry("reconciling a claim", move || {
+            self.reconcile_once(key, resolution)
+        }))
+    }
+
+    fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
+        Box::pin(retry("listing unsettled claims", move || {
+            self.unsettled_once(scope)
+        }))
+    }
+
+    fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
+        Box::pin(retry("reading the audit trail", move || {
+            self.trail_once(scope)
+        }))
+    }
+
+    fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
+        Box::pin(retry("using a nonce", move || {
+            self.use_nonce_once(nonce, expires)
+        }))
+    }
+
+    fn store_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+        state: Option<&'a str>,
+    ) -> LedgerFuture<'a, ()> {
+        Box::pin(retry("storing a run", move || {
+            self.store_run_once(scope, run, state)
+        }))
+    }
+
+    fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>> {
+        Box::pin(retry("loading a run", move || {
+            self.load_run_once(scope, run)
+        }))
+    }
+}
