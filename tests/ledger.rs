@@ -519,3 +519,32 @@ async fn a_paused_run_is_stored_in_the_ledger_and_resumed_by_another_instance() 
         .unwrap();
     assert!(agent::load_run(&*ledger, "run-1", "broken").await.is_err());
 }
+
+#[tokio::test]
+async fn the_memory_ledger_is_bounded() {
+    use tool_core::ledger::{Claimed, Recorded};
+    let ledger = MemoryLedger::with_capacity(2);
+    for scope in ["s1", "s2", "s3"] {
+        let claim = suite::claim(scope, "call_1", "refund", "aa");
+        assert_eq!(
+            ledger.claim(&claim).await.unwrap(),
+            Claimed::New { attempt: 1 }
+        );
+        let done = Recorded::Output("1".into());
+        assert!(ledger.settle(&claim.key, 1, &done, &[]).await.unwrap());
+    }
+    // The oldest settled claim and the oldest scope's trail are forgotten; the rest stay.
+    let first = suite::claim("s1", "call_1", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&first).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let third = suite::claim("s3", "call_1", "refund", "aa");
+    assert!(matches!(
+        ledger.claim(&third).await.unwrap(),
+        Claimed::Replay(_)
+    ));
+    assert_eq!(ledger.trail("s2").await.unwrap().len(), 0);
+    assert!(!ledger.trail("s3").await.unwrap().is_empty());
+    verify(&ledger.trail("s1").await.unwrap(), None).unwrap();
+}

@@ -1212,6 +1212,9 @@ async fn with_a_ledger_request_ids_are_claimed_per_session() {
     // Another session numbers its requests from 1 too: its request 1 is another call.
     let mut second = Wire::connect(server()).await;
     let reply = second.call(json!(1), "create_invoice", other).await;
-    assert_eq!(reply["result"]["structuredContent"]["invoiceId"], "inv_1", "{reply}");
+    assert_eq!(
+        reply["result"]["structuredContent"]["invoiceId"], "inv_1",
+        "{reply}"
+    );
     assert!(reply["result"]["isError"] != json!(true), "{reply}");
 }

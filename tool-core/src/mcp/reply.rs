@@ -29,11 +29,13 @@ pub(crate) fn reply(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
                 Some(json!({ "code": failure.code().as_str(), "message": failure.message() })),
             )),
             // The request id was used before in this session: a protocol error of the client's.
-            Code::DuplicateCallId | Code::CallIdConflict | Code::CallInFlight => Err(ErrorData::new(
-                ErrorCode::INVALID_REQUEST,
-                failure.message().to_owned(),
-                Some(json!({ "code": failure.code().as_str() })),
-            )),
+            Code::DuplicateCallId | Code::CallIdConflict | Code::CallInFlight => {
+                Err(ErrorData::new(
+                    ErrorCode::INVALID_REQUEST,
+                    failure.message().to_owned(),
+                    Some(json!({ "code": failure.code().as_str() })),
+                ))
+            }
             _ => Ok(tool_error(&failure)),
         },
     }
