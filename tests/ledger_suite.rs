@@ -403,7 +403,7 @@ async fn trail(ledger: &dyn Ledger, scope: &str) {
         trail
             .iter()
             .any(|r| r.event.code == Some(Code::CallIdConflict)
-                && r.event.note.as_deref() == Some("arguments differs"))
+                && r.event.note.as_deref() == Some("conflict: arguments"))
     );
     assert_eq!(kinds.last(), Some(&("call_x", AuditKind::Refused)));
     assert!(trail.iter().all(|r| r.scope == scope));

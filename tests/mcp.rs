@@ -6,6 +6,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -1180,4 +1181,40 @@ fn the_official_python_sdk_accepts_the_example_server() {
 #[test]
 fn the_official_typescript_sdk_accepts_the_example_server() {
     TYPESCRIPT_CHECK.run();
+}
+
+#[tokio::test]
+async fn with_a_ledger_request_ids_are_claimed_per_session() {
+    use tool_core::ledger::MemoryLedger;
+    let ledger = Arc::new(MemoryLedger::new());
+    let server = || {
+        let runtime = Runtime::builder(example_registry())
+            .ledger(Arc::clone(&ledger))
+            .build();
+        McpServer::new(runtime, local)
+    };
+    let arguments = json!({ "customerId": "cus_42", "amount": 1, "currency": "EUR" });
+    let mut first = Wire::connect(server()).await;
+    let reply = first
+        .call(json!(1), "create_invoice", arguments.clone())
+        .await;
+    assert_eq!(reply["result"]["structuredContent"]["invoiceId"], "inv_1");
+    // Resent in the session: answered from the ledger; with other arguments: refused.
+    let again = first
+        .call(json!(1), "create_invoice", arguments.clone())
+        .await;
+    assert_eq!(again["result"], reply["result"]);
+    let other = json!({ "customerId": "cus_7", "amount": 1, "currency": "EUR" });
+    let conflict = first.call(json!(1), "create_invoice", other.clone()).await;
+    assert_eq!(conflict["error"]["code"], -32600, "{conflict}");
+    assert_eq!(conflict["error"]["data"]["code"], "call_id_conflict");
+
+    // Another session numbers its requests from 1 too: its request 1 is another call.
+    let mut second = Wire::connect(server()).await;
+    let reply = second.call(json!(1), "create_invoice", other).await;
+    assert_eq!(
+        reply["result"]["structuredContent"]["invoiceId"], "inv_1",
+        "{reply}"
+    );
+    assert!(reply["result"]["isError"] != json!(true), "{reply}");
 }

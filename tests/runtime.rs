@@ -1041,7 +1041,11 @@ fn codes_are_stable_strings() {
             "duplicate_call_id",
             "outcome_unknown",
             "call_id_too_long",
-            "repeated_call"
+            "repeated_call",
+            "call_id_conflict",
+            "idempotency_conflict",
+            "call_in_flight",
+            "ledger_unavailable"
         ]
     );
 }

@@ -1474,3 +1474,81 @@ proptest! {
         prop_assert_eq!(Format::Email.is_valid(&text), validator.is_valid(&json!(text)), "{}", text);
     }
 }
+
+/// Strings of the shape the date-time fast path decides, near its edges: every field one past
+/// its range on either side, fractions of 0 to 10 digits, offsets in and out of range.
+fn plain_date_times() -> impl Strategy<Value = String> {
+    let year = prop_oneof![0u32..=3, 1899u32..=1901, 1999u32..=2001, 2099u32..=2101, 9998u32..=9999];
+    let fraction = prop_oneof![Just(String::new()), "\\.[0-9]{0,10}"];
+    let offset = prop_oneof![
+        Just("Z".to_owned()),
+        Just("z".to_owned()),
+        Just(String::new()),
+        (prop::sample::select(vec!["+", "-"]), 0u32..=25, 0u32..=61)
+            .prop_map(|(sign, h, m)| format!("{sign}{h:02}:{m:02}")),
+        "[+-][0-9]{1,3}:?[0-9]{1,3}",
+    ];
+    (
+        year,
+        0u32..=13,
+        0u32..=32,
+        0u32..=24,
+        0u32..=60,
+        0u32..=61,
+        prop::sample::select(vec!["T", "T", "T", "t", " "]),
+        fraction,
+        offset,
+    )
+        .prop_map(|(y, mo, d, h, mi, s, t, fraction, offset)| {
+            format!("{y:04}-{mo:02}-{d:02}{t}{h:02}:{mi:02}:{s:02}{fraction}{offset}")
+        })
+}
+
+/// Strings of the shape the URI fast path decides, near its edges.
+fn plain_uris() -> impl Strategy<Value = String> {
+    let scheme = prop::sample::select(vec!["http://", "https://", "https://", "HTTP://", "ftp://", "http:/", "https:"]);
+    let host = prop_oneof![
+        4 => "[a-z0-9]{1,8}(\\.[a-z0-9]{1,8}){0,3}",
+        2 => "[a-z0-9-]{0,6}(\\.[a-zA-Z0-9-]{0,6}){0,3}",
+        1 => "[a-z]{60,66}\\.[a-z]{2,3}",
+        1 => "[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}",
+    ];
+    let port = prop_oneof![3 => Just(String::new()), 1 => ":[0-9]{0,6}"];
+    let path = prop_oneof![
+        Just(String::new()),
+        "(/[A-Za-z0-9._~-]{0,6}){1,3}",
+        "(/[A-Za-z0-9._~%: -]{0,6}){1,2}",
+    ];
+    let query = prop_oneof![Just(String::new()), "\\?[A-Za-z0-9=&._~-]{0,10}", "\\?[a-z=&?/ %]{0,6}"];
+    let fragment = prop_oneof![Just(String::new()), "#[A-Za-z0-9._~-]{0,6}", "#[a-z#/ ]{0,4}"];
+    (scheme, host, port, path, query, fragment)
+        .prop_map(|(s, h, p, pa, q, f)| format!("{s}{h}{p}{pa}{q}{f}"))
+}
+
+fn format_checker(format: &str) -> jsonschema::Validator {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&json!({ "format": format }))
+        .expect("compiles")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases().saturating_mul(4), ..ProptestConfig::default() })]
+    // `Format::DateTime` and `Format::Uri` decide their commonest shapes without the
+    // `jsonschema` crate's checker: on strings of that shape and just outside it, both say
+    // the same.
+    #[test]
+    fn the_date_time_fast_path_agrees_with_jsonschema(text in plain_date_times()) {
+        static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+        let validator = VALIDATOR.get_or_init(|| format_checker("date-time"));
+        prop_assert_eq!(Format::DateTime.is_valid(&text), validator.is_valid(&json!(text)), "{}", text);
+    }
+
+    #[test]
+    fn the_uri_fast_path_agrees_with_jsonschema(text in plain_uris()) {
+        static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+        let validator = VALIDATOR.get_or_init(|| format_checker("uri"));
+        prop_assert_eq!(Format::Uri.is_valid(&text), validator.is_valid(&json!(text)), "{}", text);
+    }
+}

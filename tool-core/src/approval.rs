@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::canonical::exact_json;
 use crate::context::Context;
+use crate::ledger::Ledger;
 use crate::recent::Recent;
 use crate::registry::Registry;
 use crate::runtime::Runtime;
@@ -124,6 +125,7 @@ pub struct Approvals {
     key: Hmac<Sha256>,
     contracts: HashMap<String, String>,
     state: Mutex<State>,
+    ledger: Option<Arc<dyn Ledger>>,
 }
 
 /// The decisions waiting to be used, under one lock so a check and its removal are one step.
@@ -196,7 +198,18 @@ impl Approvals {
                 refused: Recent::new(Approvals::DENIAL_RETENTION),
                 sweep_at: SWEEP_FLOOR,
             }),
+            ledger: None,
         })
+    }
+
+    /// Uses each receipt's nonce once in `ledger` instead of in this instance's memory, so
+    /// every instance sharing the key and the ledger (other processes, a restarted one)
+    /// accepts a receipt any of them issued, and only once in all. A receipt is then refused
+    /// as used only when the ledger has seen its nonce; its signature and expiry are checked
+    /// as before.
+    pub fn with_ledger<L: Ledger>(mut self, ledger: Arc<L>) -> Self {
+        self.ledger = Some(ledger);
+        self
     }
 
     /// Approves `pending` as `approver`, valid for `ttl`. The arguments are checked against
@@ -264,7 +277,7 @@ impl Approvals {
         } else if now >= receipt.expires_at {
             state.issued.remove(&receipt.nonce);
             Some(Refusal::Expired)
-        } else if !state.issued.contains_key(&receipt.nonce) {
+        } else if self.ledger.is_none() && !state.issued.contains_key(&receipt.nonce) {
             Some(Refusal::Denied("the receipt was already used".into()))
         } else {
             None
@@ -357,8 +370,29 @@ impl Approvals {
     }
 
     /// Whether the decision for `request` authorizes it when run by `principal`. The decision
-    /// is used up either way: the call id runs once.
-    fn verify(&self, request: &ApprovalRequest, principal: &str) -> Approval {
+    /// is used up either way: the call id runs once. With a ledger, the last step (using the
+    /// nonce) is left to the caller.
+    fn verify(&self, request: &ApprovalRequest, principal: &str) -> Verdict {
+        match self.check(request, principal) {
+            Ok(receipt) => match &self.ledger {
+                Some(ledger) => {
+                    lock(&self.state).issued.remove(&receipt.nonce);
+                    Verdict::UseNonce(Arc::clone(ledger), receipt)
+                }
+                // Taken out as it is checked, so two calls cannot both use it.
+                None => match lock(&self.state).issued.remove(&receipt.nonce) {
+                    Some(_) => Verdict::Decided(Approval::Approved),
+                    None => {
+                        Verdict::Decided(Approval::Denied("the receipt was already used".into()))
+                    }
+                },
+            },
+            Err(decision) => Verdict::Decided(decision),
+        }
+    }
+
+    /// Every check of the receipt submitted for `request` but its nonce's use.
+    fn check(&self, request: &ApprovalRequest, principal: &str) -> Result<Receipt, Approval> {
         let (refused, receipt) = {
             let mut state = lock(&self.state);
             (
@@ -367,15 +401,17 @@ impl Approvals {
             )
         };
         match refused {
-            Some(Refusal::Denied(reason)) => return Approval::Denied(reason),
-            Some(Refusal::Expired) => return Approval::Expired,
+            Some(Refusal::Denied(reason)) => return Err(Approval::Denied(reason)),
+            Some(Refusal::Expired) => return Err(Approval::Expired),
             None => {}
         }
         let Some(receipt) = receipt else {
-            return Approval::Denied("no approval receipt for this call".into());
+            return Err(Approval::Denied("no approval receipt for this call".into()));
         };
         if !self.signed(&receipt) {
-            return Approval::Denied("the receipt's signature does not match".into());
+            return Err(Approval::Denied(
+                "the receipt's signature does not match".into(),
+            ));
         }
         let arguments = exact_json(request.arguments());
         let checks = [
@@ -401,18 +437,14 @@ impl Approvals {
             ),
         ];
         if let Some((_, reason)) = checks.iter().find(|(ok, _)| !ok) {
-            return Approval::Denied((*reason).into());
+            return Err(Approval::Denied((*reason).into()));
         }
         let now = now();
         if now >= receipt.expires_at {
             lock(&self.state).issued.remove(&receipt.nonce);
-            return Approval::Expired;
+            return Err(Approval::Expired);
         }
-        // Taken out as it is checked, so two calls cannot both use it.
-        if lock(&self.state).issued.remove(&receipt.nonce).is_none() {
-            return Approval::Denied("the receipt was already used".into());
-        }
-        Approval::Approved
+        Ok(receipt)
     }
 }
 
@@ -422,9 +454,26 @@ pub struct ReceiptVerifier(Arc<Approvals>);
 
 impl Approver for ReceiptVerifier {
     fn approve(&self, request: ApprovalRequest, cx: Context) -> ApprovalFuture {
-        let decision = self.0.verify(&request, cx.principal());
-        Box::pin(std::future::ready(decision))
+        match self.0.verify(&request, cx.principal()) {
+            Verdict::Decided(decision) => Box::pin(std::future::ready(decision)),
+            Verdict::UseNonce(ledger, receipt) => Box::pin(async move {
+                let expires = UNIX_EPOCH + Duration::from_secs(receipt.expires_at);
+                match ledger.use_nonce(&receipt.nonce, expires).await {
+                    Ok(true) => Approval::Approved,
+                    Ok(false) => Approval::Denied("the receipt was already used".into()),
+                    Err(error) => Approval::Denied(format!(
+                        "the receipt's use could not be recorded in the ledger: {error}"
+                    )),
+                }
+            }),
+        }
     }
+}
+
+/// What verifying a receipt decided, or the nonce left to use in the ledger.
+enum Verdict {
+    Decided(Approval),
+    UseNonce(Arc<dyn Ledger>, Receipt),
 }
 
 /// SHA-256 (hex) of a schema's exact canonical form, so a changed bound is a changed contract

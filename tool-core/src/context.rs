@@ -113,6 +113,16 @@ impl Context {
         self.trusted.idempotency_key.as_deref()
     }
 
+    /// This context with `scope` as its [scope](Self::scope) (everything else shared).
+    pub fn with_scope(&self, scope: impl Into<String>) -> Context {
+        let mut trusted = (*self.trusted).clone();
+        trusted.scope = Some(scope.into());
+        Context {
+            trusted: Arc::new(trusted),
+            call: self.call.clone(),
+        }
+    }
+
     /// This context with `key` as its idempotency key (everything else shared).
     pub fn with_idempotency_key(&self, key: impl Into<String>) -> Context {
         let mut trusted = (*self.trusted).clone();

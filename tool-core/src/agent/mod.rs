@@ -8,12 +8,14 @@
 
 mod batch;
 mod model;
+mod stored;
 mod transcript;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use model::{Model, ModelRequest};
+pub use stored::{load_run, remove_run, store_run};
 pub use transcript::{Message, ToolResult, Turn, Usage};
 
 use crate::approval::{Approvals, PendingApproval};

@@ -14,8 +14,9 @@ use crate::sync::lock;
 
 /// A [`Ledger`] in memory, bounded: it keeps the most recent
 /// [`capacity`](Self::with_capacity) settled claims (10,000 by default) and every claim still
-/// running. A settled claim that was forgotten is claimed again as new. The audit trail of
-/// each scope is kept whole, for as long as the ledger lives.
+/// running; a settled claim that was forgotten is claimed again as new. It keeps the audit
+/// trails and quota counts of as many scopes, the most recently started ones: each scope's
+/// trail whole, from its first record.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -40,6 +41,8 @@ struct State {
     counters: HashMap<(String, String), u64>,
     nonces: HashMap<String, SystemTime>,
     trails: HashMap<String, Vec<AuditRecord>>,
+    /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
+    scopes: VecDeque<String>,
     runs: HashMap<(String, String), String>,
 }
 
@@ -89,7 +92,21 @@ impl std::fmt::Debug for MemoryLedger {
 }
 
 impl State {
-    fn append(&mut self, scope: &str, events: impl IntoIterator<Item = AuditEvent>) {
+    fn append(
+        &mut self,
+        scope: &str,
+        events: impl IntoIterator<Item = AuditEvent>,
+        capacity: usize,
+    ) {
+        if !self.trails.contains_key(scope) {
+            self.scopes.push_back(scope.to_owned());
+            while self.scopes.len() > capacity.max(1) {
+                if let Some(old) = self.scopes.pop_front() {
+                    self.trails.remove(&old);
+                    self.counters.retain(|(s, _), _| *s != old);
+                }
+            }
+        }
         let trail = self.trails.entry(scope.to_owned()).or_default();
         let at = unix_millis(SystemTime::now());
         for event in events {
@@ -157,7 +174,11 @@ impl Ledger for MemoryLedger {
                     None => Some(held.attempt + 1),
                     Some(answer) => {
                         let event = claim_event(claim, &answer);
-                        state.append(&claim.scope, claim.audit.iter().cloned().chain([event]));
+                        state.append(
+                            &claim.scope,
+                            claim.audit.iter().cloned().chain([event]),
+                            self.capacity,
+                        );
                         return Box::pin(std::future::ready(Ok(answer)));
                     }
                 }
@@ -184,7 +205,11 @@ impl Ledger for MemoryLedger {
             }
         };
         let event = claim_event(claim, &answer);
-        state.append(&claim.scope, claim.audit.iter().cloned().chain([event]));
+        state.append(
+            &claim.scope,
+            claim.audit.iter().cloned().chain([event]),
+            self.capacity,
+        );
         Box::pin(std::future::ready(Ok(answer)))
     }
 
@@ -205,13 +230,13 @@ impl Ledger for MemoryLedger {
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
         };
-        state.append(&scope, audit.iter().cloned());
+        state.append(&scope, audit.iter().cloned(), self.capacity);
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(true)))
     }
 
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
-        lock(&self.state).append(scope, audit.iter().cloned());
+        lock(&self.state).append(scope, audit.iter().cloned(), self.capacity);
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -240,7 +265,7 @@ impl Ledger for MemoryLedger {
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
         };
-        state.append(&event.0, [event.1]);
+        state.append(&event.0, [event.1], self.capacity);
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(true)))
     }

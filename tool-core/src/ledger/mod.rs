@@ -505,7 +505,7 @@ pub fn claim_event(claim: &Claim, claimed: &Claimed) -> AuditEvent {
         principal: claim.binding.principal.clone(),
         note: match claimed {
             Claimed::New { attempt } if *attempt > 1 => Some(format!("attempt {attempt}")),
-            Claimed::Conflict { differs } => Some(format!("{differs} differs")),
+            Claimed::Conflict { differs } => Some(format!("conflict: {differs}")),
             Claimed::Exhausted(quota) => Some(format!("quota {quota}")),
             _ => None,
         },

@@ -28,11 +28,14 @@ pub(crate) fn reply(outcome: Outcome) -> Result<CallToolResult, ErrorData> {
                 format!("Unknown tool: {tool}"),
                 Some(json!({ "code": failure.code().as_str(), "message": failure.message() })),
             )),
-            Code::DuplicateCallId => Err(ErrorData::new(
-                ErrorCode::INVALID_REQUEST,
-                failure.message().to_owned(),
-                Some(json!({ "code": failure.code().as_str() })),
-            )),
+            // The request id was used before in this session: a protocol error of the client's.
+            Code::DuplicateCallId | Code::CallIdConflict | Code::CallInFlight => {
+                Err(ErrorData::new(
+                    ErrorCode::INVALID_REQUEST,
+                    failure.message().to_owned(),
+                    Some(json!({ "code": failure.code().as_str() })),
+                ))
+            }
             _ => Ok(tool_error(&failure)),
         },
     }

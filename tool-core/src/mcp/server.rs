@@ -47,6 +47,9 @@ pub struct McpServer {
     page_size: usize,
     implementation: Implementation,
     instructions: Option<String>,
+    /// Random, per server: JSON-RPC ids restart with every session, so with a ledger the
+    /// calls of one session are claimed in a scope of their own.
+    session: Arc<str>,
 }
 
 impl McpServer {
@@ -55,6 +58,12 @@ impl McpServer {
 
     /// A server for `runtime`'s registry. `context` is called once per `tools/call` and
     /// builds the trusted context the call runs with (principal, tenant, deadline...).
+    ///
+    /// The JSON-RPC request id is the call id. Clients number their requests afresh in every
+    /// session, so when the runtime has a [ledger](crate::ledger) each server (one per
+    /// session) claims its calls under a scope of its own: the context's scope followed by
+    /// `/mcp-session-` and a random id. A resent request is still answered from the ledger
+    /// within the session; another session's request with the same id is another call.
     pub fn new(runtime: Runtime, context: impl Fn() -> Context + Send + Sync + 'static) -> Self {
         let (tools, losses): (Vec<Tool>, Vec<Vec<Loss>>) = runtime
             .registry()
@@ -69,6 +78,7 @@ impl McpServer {
             page_size: McpServer::DEFAULT_PAGE_SIZE,
             implementation: Implementation::new("tool-core", env!("CARGO_PKG_VERSION")),
             instructions: None,
+            session: session_id().into(),
         }
     }
 
@@ -211,7 +221,11 @@ impl ServerHandler for McpServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // The application's context, with a child token the client's cancellation can fire
         // without cancelling anything else of the application's.
-        let base = (self.context)();
+        let mut base = (self.context)();
+        if self.runtime.ledger().is_some() {
+            // A client's request ids are unique only within its session.
+            base = base.with_scope(format!("{}/mcp-session-{}", base.scope(), self.session));
+        }
         let token = base.cancellation().child_token();
         let cx = base.with_cancellation(token.clone());
         let mut invoke = pin!(
@@ -227,6 +241,18 @@ impl ServerHandler for McpServer {
         };
         super::reply::reply(outcome).map(CallToolResponse::from)
     }
+}
+
+/// 128 random bits as hex; a time-based id if the system has no randomness to give.
+fn session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = now.to_le_bytes();
+    }
+    crate::ledger::sha256_hex(&bytes)[..32].to_owned()
 }
 
 impl fmt::Debug for McpServer {

@@ -174,7 +174,10 @@ pub(super) async fn claim(
                 code,
                 format!("{what} was already used for another call; this call was not run"),
             )
-            .with_detail(format!("the {differs} differs from the first claim")))
+            .with_detail(format!(
+                "the {differs} {} from the first claim",
+                if differs == "arguments" { "differ" } else { "differs" }
+            )))
         }
         Claimed::InFlight => Err(Failure::new(
             Code::CallInFlight,

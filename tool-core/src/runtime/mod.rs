@@ -3,16 +3,23 @@
 //!
 //! | # | stage | file | refuses with |
 //! |---|---|---|---|
-//! | 0 | correlate: the call id is short enough and was not used in this runtime (within the retention) | `correlate.rs` | `call_id_too_long`, `duplicate_call_id` |
+//! | 0 | correlate: the call id is short enough and, without a ledger, was not used in this runtime (within the retention) | `correlate.rs` | `call_id_too_long`, `duplicate_call_id` |
 //! | 1 | resolve the name in the [`Registry`] (the allow-list) | `resolve.rs` | `unknown_tool` |
 //! | 2 | input byte cap (and nesting depth, for arguments that arrive parsed) | `input.rs` | `input_too_large`, `invalid_arguments` |
 //! | 3 | parse and validate into the tool's argument type, every violation | `input.rs` | `invalid_arguments` |
 //! | 4 | authorize: the runtime's [`Authorize`] policy, then the tool's typed check | `authorize.rs` | `unauthorized` |
 //! | 5 | approve, for tools that require it | `approve.rs` | `approval_denied`, `approval_expired` |
-//! | 6 | admit: cancellation, deadline, concurrency caps (waiting), call quotas | `admit.rs` | `cancelled`, `timeout`, `budget_exhausted` |
+//! | 6 | admit: cancellation, deadline, concurrency caps (waiting), then call quotas | `admit.rs` | `cancelled`, `timeout`, `budget_exhausted` |
+//! | 6b | with a [ledger](crate::ledger): claim the call (scope and call id, or idempotency key), taking the quotas in the same step; a call claimed before is replayed (nothing runs) or refused | `claim.rs` | `call_id_conflict`, `idempotency_conflict`, `call_in_flight`, `outcome_unknown`, `budget_exhausted`, `ledger_unavailable` |
 //! | 7 | execute under the timeout and cancellation; panics are caught | `execute.rs` | `execution_failed`, `timeout`, `cancelled`, `outcome_unknown` |
 //! | 8 | serialize the output under its byte cap, then validate that text against the output schema | `output.rs` | `output_too_large`, `invalid_output` |
+//! | 8b | with a ledger: record the outcome of the claim (a failure to record leaves the claim in doubt, never re-run by itself) | `claim.rs` | |
 //! | 9 | record: trace the outcome and hand it to the [`Observer`] | `record.rs` | |
+//!
+//! With a ledger, every decision also goes to its audit trail: refusals before the claim
+//! (with their code), `authorized`, `approved`, the claim's answer (`admitted`, `replayed` or
+//! a refusal), then `executed` and the `outcome`. Digests stand for the arguments; their
+//! values are never recorded.
 //!
 //! Each stage sees only calls every earlier stage let through: an invalid call is never
 //! authorized, an unauthorized one never approved or run. Stages 3 and 4 run inside the
@@ -38,7 +45,10 @@
 //!
 //! The runtime's two count executions admitted by stage 6, whoever proposes them; the agent's
 //! two count what one run asks for, so a fresh run with the same runtime starts from zero
-//! while the runtime's counts go on.
+//! while the runtime's counts go on. With a [ledger](crate::ledger), the runtime's two are
+//! counted in the ledger per [scope](crate::Context::scope) instead of in the runtime: every
+//! runtime on the same store shares them, a restart does not reset them, and a replayed call
+//! takes nothing.
 //!
 //! Waits inside a run (approval, a concurrency slot, a model's answer in the repair and agent
 //! loops) all end when the [`Context`] is cancelled or its deadline passes.
@@ -94,8 +104,10 @@ pub use authorize::Authorize;
 /// ([`RuntimeBuilder::call_id_retention`]): at most about 4 MiB with ids of the maximum length.
 /// An id is forgotten once that many newer ids were seen; a duplicate of a forgotten id is not
 /// recognized and runs as a new call. The check catches a provider or client resending a
-/// recent call, not a replay from long ago: a tool whose effect must happen once per id
-/// needs its own durable record (an idempotency key in its store).
+/// recent call, not a replay from long ago. For calls whose effect must happen once per id,
+/// across restarts and workers, give the runtime a [ledger](crate::ledger)
+/// ([`RuntimeBuilder::ledger`]): it claims each call durably and answers a reused id with the
+/// first call's outcome.
 ///
 /// ```
 /// use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolError};

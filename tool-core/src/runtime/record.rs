@@ -8,6 +8,10 @@ use crate::outcome::{Code, Outcome};
 pub(super) fn record(span: &tracing::Span, outcome: &Outcome) {
     span.record("outcome", outcome.code().map_or("ok", Code::as_str));
     span.record("elapsed_us", outcome.elapsed().as_micros() as u64);
+    if outcome.is_replay() {
+        tracing::info!(parent: span, "tool call answered from the ledger; nothing ran");
+        return;
+    }
     match outcome.failure() {
         None => tracing::debug!(parent: span, "tool call succeeded"),
         Some(failure) => {
