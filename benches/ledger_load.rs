@@ -126,7 +126,11 @@ async fn load(url: &str, shared_scope: bool) {
         } else {
             format!("load-{worker}")
         };
-        workers.push((worker, runtime, Context::builder("bench").scope(scope).build()));
+        workers.push((
+            worker,
+            runtime,
+            Context::builder("bench").scope(scope).build(),
+        ));
     }
     let started = Instant::now();
     let tasks: Vec<_> = workers
@@ -214,7 +218,12 @@ async fn by_size(url: &str, size: u64) {
         claims.push(sent.elapsed());
         assert_eq!(answer, Claimed::New { attempt: 1 });
         let sent = Instant::now();
-        assert!(ledger.settle(&new.key, 1, &done, &[]).await.expect("a settle"));
+        assert!(
+            ledger
+                .settle(&new.key, 1, &done, &[])
+                .await
+                .expect("a settle")
+        );
         settles.push(sent.elapsed());
 
         // A pre-filled id, spread over the whole table.

@@ -490,6 +490,14 @@ impl PostgresLedger {
         Ok(())
     }
 
+    // READ COMMITTED with row locks rather than SERIALIZABLE: a claim locks its key's row
+    // (`FOR UPDATE`), its counters and its scope's audit head, so a racing claim waits and then
+    // reads what the first committed. Under SERIALIZABLE the hot rows (one run's counters and
+    // audit head, a retried key) would abort one of every two racing transactions with 40001
+    // and make both start over. The one race the locks cannot cover, two first claims of a
+    // key that has no row yet, is settled by the primary key: the loser's insert does nothing,
+    // its transaction is dropped (with the quotas it took) and tried again, and then finds
+    // the winner's row.
     async fn claim_once(&self, claim: &Claim) -> Result<Claimed, Fault> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
