@@ -251,7 +251,8 @@ async fn a_broken_store_refuses_calls_and_runs_nothing() {
 
     // What the database refuses to store is an error, not a panic.
     let nul = suite::claim("run-1", "call\0with-nul", "refund", "aa");
-    assert!(ledger.claim(&nul).await.is_err());
+    let error = ledger.claim(&nul).await.expect_err("a NUL is refused");
+    assert!(error.message().contains("U+0000"), "{error}");
     let outcome = runtime
         .invoke("call\0with-nul", "create_invoice", INVOICE, &cx)
         .await;

@@ -299,6 +299,12 @@ impl Fault {
 
     fn into_error(self, what: &str) -> LedgerError {
         match self {
+            Fault::Db(error) if error.code() == Some(&SqlState::CHARACTER_NOT_IN_REPERTOIRE) => {
+                LedgerError::new(format!(
+                    "postgres: {what}: {} (PostgreSQL text cannot hold the character U+0000)",
+                    chain(&error)
+                ))
+            }
             Fault::Db(error) => LedgerError::new(format!("postgres: {what}: {}", chain(&error))),
             Fault::Pool(error) => LedgerError::new(format!(
                 "postgres: {what}: no connection: {}",
@@ -427,7 +433,7 @@ impl PostgresLedger {
     /// schema version than this crate's.
     pub async fn from_pool(pool: Pool) -> Result<Self, LedgerError> {
         let ledger = PostgresLedger { pool };
-        retry("creating the ledger's tables", || ledger.ensure_schema()).await?;
+        retry("opening the ledger", || ledger.ensure_schema()).await?;
         Ok(ledger)
     }
 
