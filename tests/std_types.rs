@@ -1478,7 +1478,13 @@ proptest! {
 /// Strings of the shape the date-time fast path decides, near its edges: every field one past
 /// its range on either side, fractions of 0 to 10 digits, offsets in and out of range.
 fn plain_date_times() -> impl Strategy<Value = String> {
-    let year = prop_oneof![0u32..=3, 1899u32..=1901, 1999u32..=2001, 2099u32..=2101, 9998u32..=9999];
+    let year = prop_oneof![
+        0u32..=3,
+        1899u32..=1901,
+        1999u32..=2001,
+        2099u32..=2101,
+        9998u32..=9999
+    ];
     let fraction = prop_oneof![Just(String::new()), "\\.[0-9]{0,10}"];
     let offset = prop_oneof![
         Just("Z".to_owned()),
@@ -1506,7 +1512,9 @@ fn plain_date_times() -> impl Strategy<Value = String> {
 
 /// Strings of the shape the URI fast path decides, near its edges.
 fn plain_uris() -> impl Strategy<Value = String> {
-    let scheme = prop::sample::select(vec!["http://", "https://", "https://", "HTTP://", "ftp://", "http:/", "https:"]);
+    let scheme = prop::sample::select(vec![
+        "http://", "https://", "https://", "HTTP://", "ftp://", "http:/", "https:",
+    ]);
     let host = prop_oneof![
         4 => "[a-z0-9]{1,8}(\\.[a-z0-9]{1,8}){0,3}",
         2 => "[a-z0-9-]{0,6}(\\.[a-zA-Z0-9-]{0,6}){0,3}",
@@ -1519,8 +1527,16 @@ fn plain_uris() -> impl Strategy<Value = String> {
         "(/[A-Za-z0-9._~-]{0,6}){1,3}",
         "(/[A-Za-z0-9._~%: -]{0,6}){1,2}",
     ];
-    let query = prop_oneof![Just(String::new()), "\\?[A-Za-z0-9=&._~-]{0,10}", "\\?[a-z=&?/ %]{0,6}"];
-    let fragment = prop_oneof![Just(String::new()), "#[A-Za-z0-9._~-]{0,6}", "#[a-z#/ ]{0,4}"];
+    let query = prop_oneof![
+        Just(String::new()),
+        "\\?[A-Za-z0-9=&._~-]{0,10}",
+        "\\?[a-z=&?/ %]{0,6}"
+    ];
+    let fragment = prop_oneof![
+        Just(String::new()),
+        "#[A-Za-z0-9._~-]{0,6}",
+        "#[a-z#/ ]{0,4}"
+    ];
     (scheme, host, port, path, query, fragment)
         .prop_map(|(s, h, p, pa, q, f)| format!("{s}{h}{p}{pa}{q}{f}"))
 }
