@@ -6,6 +6,7 @@
 mod suite;
 
 use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::process::{Command, Stdio};
@@ -368,7 +369,7 @@ async fn two_processes_racing_run_each_call_once_within_the_quota() {
     let store = format!("sqlite:{}", path.display());
     let logs = [dir.file("worker-0.log"), dir.file("worker-1.log")];
 
-    let children: Vec<_> = logs
+    let mut children: Vec<_> = logs
         .iter()
         .enumerate()
         .map(|(i, log)| {
@@ -382,19 +383,36 @@ async fn two_processes_racing_run_each_call_once_within_the_quota() {
                     "--unique",
                     &UNIQUE.to_string(),
                 ])
-                .args(["--quota", &QUOTA.to_string()])
+                .args(["--quota", &QUOTA.to_string(), "--gate"])
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("the worker starts")
         })
         .collect();
+    // Both start together, so that they race for the same ids.
+    let mut reports: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let mut ready = String::new();
+            out.read_line(&mut ready).unwrap();
+            assert_eq!(ready.trim(), "ready", "the worker did not start");
+            out
+        })
+        .collect();
+    for child in &mut children {
+        writeln!(child.stdin.take().unwrap(), "go").unwrap();
+    }
     let mut fresh = 0;
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "a worker failed: {stderr}");
-        let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    for (child, out) in children.into_iter().zip(&mut reports) {
+        let done = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "a worker failed: {stderr}");
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let report: Value = serde_json::from_str(&line).expect("one JSON line");
         let codes = report["codes"].as_object().unwrap();
         let counted: u64 = codes.values().map(|n| n.as_u64().unwrap()).sum();
         assert_eq!(counted, CALLS, "{report}");

@@ -6,9 +6,12 @@
 //! ledger_worker <command> --store <spec> [options] [call ids]
 //!
 //! commands:
-//!   race     --worker <i> --calls <n> --unique <u> [--quota <q>] [--concurrency <c>]
+//!   race     --worker <i> --calls <n> --unique <u> [--quota <q>] [--concurrency <c>] [--gate]
 //!            n calls over the ids call-0 .. call-<u-1> (each at least once when n >= u, the
-//!            rest duplicates), in an order shuffled for worker i; prints one JSON line:
+//!            rest duplicates), in an order all workers share, shuffled for worker i within
+//!            windows of 16, c at a time (default 4), under the runtime quota
+//!            `max_calls(q)`; with --gate, prints "ready" once the store is open and starts
+//!            when a line arrives on standard input. Then prints one JSON line:
 //!            {"worker":i,"calls":n,"codes":{"ok":..,"<code>":..},"replays":r}
 //!            (`codes` counts every call by its outcome, "ok" for an output, replays included;
 //!            `replays` counts the outcomes that were replays)
@@ -59,7 +62,7 @@ struct Charge {
 enum Mode {
     /// Logs the call id.
     Log,
-    /// Logs "started <id>", then sleeps for an hour (to be killed).
+    /// Logs `started <id>`, then sleeps for an hour (to be killed).
     Hang,
 }
 
@@ -77,6 +80,7 @@ struct Options {
     quota: Option<u64>,
     concurrency: usize,
     id: Option<String>,
+    gate: bool,
     ids: Vec<String>,
 }
 
@@ -96,11 +100,16 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         quota: None,
         concurrency: 4,
         id: None,
+        gate: false,
         ids: Vec::new(),
     };
     while let Some(arg) = args.next() {
         if !arg.starts_with("--") {
             options.ids.push(arg);
+            continue;
+        }
+        if arg == "--gate" {
+            options.gate = true;
             continue;
         }
         let value = args.next().ok_or_else(|| format!("{arg} needs a value"))?;
@@ -289,20 +298,26 @@ impl Shuffle {
     }
 }
 
-/// The ids worker `worker` proposes: every id once (when `calls >= unique`), then duplicates,
-/// shuffled.
+/// The ids worker `worker` proposes: every id once (when `calls >= unique`), the rest
+/// duplicates, in an order all workers share, shuffled for each worker within windows of
+/// 16 calls. Workers started together so propose the same ids at about the same time, each in
+/// its own order: they race for most of them.
 fn plan(worker: u64, calls: usize, unique: usize) -> Vec<String> {
     if unique == 0 {
         return Vec::new();
     }
-    let mut rng = Shuffle(worker.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);
+    let mut shared = Shuffle(0x5eed);
     let mut ids: Vec<usize> = (0..unique).collect();
-    rng.shuffle(&mut ids);
+    shared.shuffle(&mut ids);
     ids.truncate(calls);
     while ids.len() < calls {
-        ids.push(rng.below(unique));
+        ids.push(shared.below(unique));
     }
-    rng.shuffle(&mut ids);
+    shared.shuffle(&mut ids);
+    let mut own = Shuffle(worker.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x5eed);
+    for window in ids.chunks_mut(16) {
+        own.shuffle(window);
+    }
     ids.into_iter().map(|i| format!("call-{i}")).collect()
 }
 
@@ -313,6 +328,13 @@ fn code(outcome: &Outcome) -> &'static str {
 async fn race(options: &Options, store: Store) -> Result<(), String> {
     let runtime = runtime(options, store, Mode::Log)?;
     let ids = Arc::new(plan(options.worker, options.calls, options.unique));
+    if options.gate {
+        println!("ready");
+        std::io::stdout()
+            .flush()
+            .and_then(|()| std::io::stdin().read_line(&mut String::new()))
+            .map_err(|error| format!("cannot wait for the start: {error}"))?;
+    }
     let next = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..options.concurrency {

@@ -160,7 +160,6 @@ impl SqliteLedger {
     ) -> impl Future<Output = Result<T, LedgerError>> + Send + 'static {
         let connection = Arc::clone(&self.connection);
         let path = Arc::clone(&self.path);
-        let handle = tokio::runtime::Handle::try_current();
         async move {
             let failed = |reason: &dyn fmt::Display| {
                 LedgerError::new(format!(
@@ -168,8 +167,8 @@ impl SqliteLedger {
                     path.display()
                 ))
             };
-            let handle =
-                handle.map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
+            let handle = tokio::runtime::Handle::try_current()
+                .map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
             match handle
                 .spawn_blocking(move || work(&mut lock(&connection)))
                 .await
