@@ -46,9 +46,14 @@ use crate::registry::Effect;
 
 mod audit;
 mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub use audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, TrailError, verify};
 pub use memory::MemoryLedger;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use sqlite::{SqliteLedger, SqliteLedgerBuilder, Synchronous};
 
 /// The future a [`Ledger`] method returns.
 pub type LedgerFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, LedgerError>> + Send + 'a>>;
