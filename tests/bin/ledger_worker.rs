@@ -41,13 +41,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::json;
-use tool_core::ledger::{
-    AuditEvent, AuditRecord, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Recorded, Resolution,
-    SqliteLedger, Unsettled,
-};
+use tool_core::ledger::{Ledger, SqliteLedger};
 use tool_core::{Context, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
 
 /// Charge an amount: a non-idempotent effect, logged once per execution.
@@ -142,75 +139,14 @@ async fn open_store(spec: &str) -> Result<Store, String> {
     match spec.split_once(':') {
         Some(("sqlite", path)) if !path.is_empty() => {
             let ledger = SqliteLedger::open(path).map_err(|error| error.to_string())?;
-            Ok(Store(Arc::new(ledger)))
+            Ok(Arc::new(ledger))
         }
         _ => Err(format!("unknown store {spec:?}: expected sqlite:<path>")),
     }
 }
 
-/// Any ledger, for [`RuntimeBuilder::ledger`](tool_core::RuntimeBuilder::ledger), which takes
-/// a sized one.
-#[derive(Clone)]
-struct Store(Arc<dyn Ledger>);
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Store")
-    }
-}
-
-impl Ledger for Store {
-    fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
-        self.0.claim(claim)
-    }
-
-    fn settle<'a>(
-        &'a self,
-        key: &'a ClaimKey,
-        attempt: u32,
-        outcome: &'a Recorded,
-        audit: &'a [AuditEvent],
-    ) -> LedgerFuture<'a, bool> {
-        self.0.settle(key, attempt, outcome, audit)
-    }
-
-    fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
-        self.0.append(scope, audit)
-    }
-
-    fn reconcile<'a>(
-        &'a self,
-        key: &'a ClaimKey,
-        resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
-        self.0.reconcile(key, resolution)
-    }
-
-    fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
-        self.0.unsettled(scope)
-    }
-
-    fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
-        self.0.trail(scope)
-    }
-
-    fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
-        self.0.use_nonce(nonce, expires)
-    }
-
-    fn store_run<'a>(
-        &'a self,
-        scope: &'a str,
-        run: &'a str,
-        state: Option<&'a str>,
-    ) -> LedgerFuture<'a, ()> {
-        self.0.store_run(scope, run, state)
-    }
-
-    fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>> {
-        self.0.load_run(scope, run)
-    }
-}
+/// Any ledger.
+type Store = Arc<dyn Ledger>;
 
 /// The arguments of the call with this id: the same in every process.
 fn arguments(call_id: &str) -> String {
