@@ -128,39 +128,59 @@ pub(crate) fn check_bounds(
 ) -> bool {
     use std::cmp::Ordering::{Greater, Less};
     let mut ok = true;
+    // Messages built by hand: the formatting machinery costs more than the checks.
+    let bound = |cx: &mut Cx, keyword: Keyword, relation: &str, limit: Num| {
+        let mut message = String::with_capacity(32);
+        message.push_str("must be ");
+        message.push_str(relation);
+        message.push(' ');
+        push_num(&mut message, limit);
+        message.push_str("; got ");
+        push_num(&mut message, n);
+        cx.report(at, keyword, message);
+    };
     if let Some(min) = c.merged_minimum(type_min)
         && n.compare(min) == Less
     {
-        cx.report(at, Keyword::Minimum, format!("must be >= {min}; got {n}"));
+        bound(cx, Keyword::Minimum, ">=", min);
         ok = false;
     }
     if let Some(max) = c.merged_maximum(type_max)
         && n.compare(max) == Greater
     {
-        cx.report(at, Keyword::Maximum, format!("must be <= {max}; got {n}"));
+        bound(cx, Keyword::Maximum, "<=", max);
         ok = false;
     }
     if let Some(min) = c.exclusive_minimum
         && n.compare(min) != Greater
     {
-        cx.report(
-            at,
-            Keyword::ExclusiveMinimum,
-            format!("must be > {min}; got {n}"),
-        );
+        bound(cx, Keyword::ExclusiveMinimum, ">", min);
         ok = false;
     }
     if let Some(max) = c.exclusive_maximum
         && n.compare(max) != Less
     {
-        cx.report(
-            at,
-            Keyword::ExclusiveMaximum,
-            format!("must be < {max}; got {n}"),
-        );
+        bound(cx, Keyword::ExclusiveMaximum, "<", max);
         ok = false;
     }
     ok
+}
+
+/// Appends `n` as its `Display` writes it; integers without the formatting machinery.
+fn push_num(out: &mut String, n: Num) {
+    match n {
+        Num::U(u) => crate::contract::path::push_decimal(out, u),
+        Num::I(i) => {
+            if i < 0 {
+                out.push('-');
+            }
+            crate::contract::path::push_decimal(out, i.unsigned_abs());
+        }
+        Num::F(_) => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{n}");
+        }
+    }
 }
 
 /// The checks of an integer type outside its common case.
@@ -359,10 +379,18 @@ float! {
 impl Scalar for String {
     #[inline(always)]
     fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
-        if let Got::Str(s) = got
-            && string_passes(s, c)
-        {
-            return Some(s.to_owned());
+        if let Got::Str(s) = got {
+            match string_passes(s, c) {
+                Passes::Yes => return Some(s.to_owned()),
+                // Everything else passed: the one violation is the format.
+                Passes::AllButFormat => {
+                    if let Some(format) = c.format {
+                        refuse_format(s, cx, at, format);
+                    }
+                    return None;
+                }
+                Passes::Undecided => {}
+            }
         }
         refuse_string(got, cx, at, c).then(|| got_str(got).to_owned())
     }
@@ -376,17 +404,51 @@ fn got_str<'a>(got: Got<'a>) -> &'a str {
     }
 }
 
-/// Whether `s` meets `c`, when that is decided without counting characters; `false` may
-/// still be acceptable (see [`refuse_string`]).
+/// What [`string_passes`] could decide.
+enum Passes {
+    /// `s` meets every constraint.
+    Yes,
+    /// `s` meets every constraint but its format.
+    AllButFormat,
+    /// Not decided without counting characters, or the pattern refused it (see
+    /// [`refuse_string`]); the format was not checked.
+    Undecided,
+}
+
+/// Whether `s` meets `c`, when that is decided without counting characters. The format,
+/// the costliest check, is checked last and once.
 #[inline(always)]
-fn string_passes(s: &str, c: &Constraints) -> bool {
+fn string_passes(s: &str, c: &Constraints) -> Passes {
     // A UTF-8 character takes 1 to 4 bytes.
     let bytes = s.len() as u64;
-    c.min_length.is_none_or(|min| bytes / 4 >= min)
+    let rest = c.min_length.is_none_or(|min| bytes / 4 >= min)
         && c.max_length.is_none_or(|max| bytes <= max)
         && c.pattern
-            .is_none_or(|pattern| pattern.is_match(s) == Some(true))
-        && c.format.is_none_or(|format| format.is_valid(s))
+            .is_none_or(|pattern| pattern.is_match(s) == Some(true));
+    if !rest {
+        Passes::Undecided
+    } else if c.format.is_none_or(|format| format.is_valid(s)) {
+        Passes::Yes
+    } else {
+        Passes::AllButFormat
+    }
+}
+
+/// Records that `s` is not of `format`.
+#[cold]
+#[inline(never)]
+fn refuse_format(s: &str, cx: &mut Cx, at: &Path<'_>, format: crate::Format) {
+    // Built by hand: this is the commonest refusal of a string, and the formatting
+    // machinery costs more than the check.
+    let looks_like = format.looks_like();
+    let mut message = String::with_capacity(40 + looks_like.len() + s.len().min(100));
+    message.push_str("must be ");
+    message.push_str(looks_like);
+    message.push_str(" (format \"");
+    message.push_str(format.name());
+    message.push_str("\"); got ");
+    Got::Str(s).write_to(&mut message, true);
+    cx.report(at, Keyword::Other("format"), message);
 }
 
 /// Checks `got` as a string outside the common case, recording every violation; whether it
@@ -457,16 +519,7 @@ fn check_string(s: &str, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> bool {
     if let Some(format) = c.format
         && !format.is_valid(s)
     {
-        cx.report(
-            at,
-            Keyword::Other("format"),
-            format!(
-                "must be {} (format {:?}); got {}",
-                format.looks_like(),
-                format.name(),
-                Got::Str(s).bare()
-            ),
-        );
+        refuse_format(s, cx, at, format);
         ok = false;
     }
     ok

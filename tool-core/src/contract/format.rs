@@ -150,37 +150,76 @@ impl fmt::Display for Format {
 /// letters and digits, each at most 63 bytes, the last of letters only; 254 bytes in all.
 /// Every such address is an `email` for the `jsonschema` crate; `false` decides nothing.
 pub(crate) fn plain_email(text: &str) -> bool {
-    let Some((local, domain)) = text.split_once('@') else {
-        return false;
-    };
-    if local.is_empty() || local.len() > 64 || domain.len() > 253 || text.len() > 254 {
+    let b = text.as_bytes();
+    if b.len() > 254 {
         return false;
     }
+    // The local part, in one pass up to the `@`.
+    let mut i = 0;
     let mut after_separator = true;
-    for byte in local.bytes() {
-        if byte.is_ascii_alphanumeric() {
+    loop {
+        let Some(&byte) = b.get(i) else {
+            return false;
+        };
+        let class = EMAIL_CLASSES[usize::from(byte)];
+        if class & ALNUM != 0 {
             after_separator = false;
-        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') && !after_separator {
+        } else if class & SEPARATOR != 0 && !after_separator {
             after_separator = true;
+        } else if byte == b'@' {
+            break;
+        } else {
+            return false;
+        }
+        i += 1;
+    }
+    if i == 0 || i > 64 || after_separator || b.len() - i - 1 > 253 {
+        return false;
+    }
+    // The domain: labels of letters and digits, the last of letters only.
+    let mut dots = 0;
+    let mut label = 0;
+    let mut letters_only = true;
+    for &byte in &b[i + 1..] {
+        let class = EMAIL_CLASSES[usize::from(byte)];
+        if class & ALNUM != 0 {
+            label += 1;
+            letters_only &= class & ALPHA != 0;
+        } else if byte == b'.' && label != 0 && label <= 63 {
+            dots += 1;
+            label = 0;
+            letters_only = true;
         } else {
             return false;
         }
     }
-    if after_separator {
-        return false;
-    }
-    let mut labels = 0;
-    let mut last_letters = false;
-    for label in domain.split('.') {
-        if label.is_empty() || label.len() > 63 || !label.bytes().all(|b| b.is_ascii_alphanumeric())
-        {
-            return false;
-        }
-        labels += 1;
-        last_letters = label.bytes().all(|b| b.is_ascii_alphabetic());
-    }
-    labels >= 2 && last_letters
+    label > 0 && label <= 63 && dots >= 1 && letters_only
 }
+
+/// ASCII letters and digits.
+const ALNUM: u8 = 1;
+/// ASCII letters.
+const ALPHA: u8 = 2;
+/// The separators of a plain local part: `.`, `_`, `+`, `-`.
+const SEPARATOR: u8 = 4;
+
+/// The classes each byte belongs to, for [`plain_email`].
+static EMAIL_CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let byte = c as u8;
+        if byte.is_ascii_alphabetic() {
+            table[c] = ALNUM | ALPHA;
+        } else if byte.is_ascii_digit() {
+            table[c] = ALNUM;
+        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') {
+            table[c] = SEPARATOR;
+        }
+        c += 1;
+    }
+    table
+};
 
 /// A date-time of the plainest RFC 3339 shape: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of
 /// 1 to 9 digits, then `Z` or an offset `+HH:MM`/`-HH:MM`; upper-case `T` and `Z`; a year from
@@ -248,7 +287,9 @@ fn digits(b: &[u8], at: usize, len: usize) -> Option<u32> {
 
 fn days_in(year: u32, month: u32) -> u32 {
     match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
+            29
+        }
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -262,68 +303,90 @@ fn days_in(year: u32, month: u32) -> u32 {
 /// optional fragment of unreserved characters. Every such string is a `uri` for the
 /// `jsonschema` crate; `false` decides nothing.
 pub(crate) fn plain_uri(text: &str) -> bool {
-    let rest = if let Some(rest) = text.strip_prefix("https://") {
-        rest
-    } else if let Some(rest) = text.strip_prefix("http://") {
-        rest
+    let b = text.as_bytes();
+    let mut i = if b.starts_with(b"https://") {
+        8
+    } else if b.starts_with(b"http://") {
+        7
     } else {
         return false;
     };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, mut rest) = rest.split_at(end);
-    let (host, port) = match authority.split_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (authority, None),
-    };
-    if host.is_empty() || host.len() > 253 {
+    // The host, label by label.
+    let host = i;
+    let mut label = i;
+    loop {
+        let byte = b.get(i).copied().unwrap_or(b'/');
+        if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' {
+            i += 1;
+            continue;
+        }
+        let len = i - label;
+        if len == 0 || len > 63 || b[label] == b'-' || b[i - 1] == b'-' {
+            return false;
+        }
+        if byte != b'.' {
+            break;
+        }
+        i += 1;
+        label = i;
+    }
+    if i - host > 253 {
         return false;
     }
-    for label in host.split('.') {
-        let bytes = label.as_bytes();
-        let inner_ok = bytes
-            .iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-');
-        if bytes.is_empty()
-            || bytes.len() > 63
-            || !inner_ok
-            || bytes[0] == b'-'
-            || bytes[bytes.len() - 1] == b'-'
-        {
+    if b.get(i) == Some(&b':') {
+        i += 1;
+        let start = i;
+        let mut port = 0u32;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
+            port = port * 10 + u32::from(b[i] - b'0');
+            i += 1;
+        }
+        if i == start || port > 65_535 {
             return false;
         }
     }
-    if let Some(port) = port {
-        let fits = !port.is_empty()
-            && port.len() <= 5
-            && port.bytes().all(|c| c.is_ascii_digit())
-            && port.parse::<u32>().is_ok_and(|n| n <= 65_535);
-        if !fits {
-            return false;
+    let run = |mut i: usize, class: u8| {
+        while i < b.len() && URI_CLASSES[usize::from(b[i])] & class != 0 {
+            i += 1;
         }
+        i
+    };
+    if b.get(i) == Some(&b'/') {
+        i = run(i, PATH);
     }
-    let unreserved = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~');
-    if rest.starts_with('/') {
-        let end = rest.find(['?', '#']).unwrap_or(rest.len());
-        if !rest[..end].bytes().all(|c| c == b'/' || unreserved(c)) {
-            return false;
-        }
-        rest = &rest[end..];
+    if b.get(i) == Some(&b'?') {
+        i = run(i + 1, QUERY);
     }
-    if let Some(query) = rest.strip_prefix('?') {
-        let end = query.find('#').unwrap_or(query.len());
-        if !query[..end]
-            .bytes()
-            .all(|c| unreserved(c) || c == b'=' || c == b'&')
-        {
-            return false;
-        }
-        rest = &query[end..];
+    if b.get(i) == Some(&b'#') {
+        i = run(i + 1, UNRESERVED);
     }
-    match rest.strip_prefix('#') {
-        Some(fragment) => fragment.bytes().all(unreserved),
-        None => rest.is_empty(),
-    }
+    i == b.len()
 }
+
+/// Unreserved characters: ASCII letters and digits, `-`, `.`, `_`, `~`.
+const UNRESERVED: u8 = 1;
+/// A plain path's characters: the unreserved ones and `/`.
+const PATH: u8 = 2;
+/// A plain query's characters: the unreserved ones, `=` and `&`.
+const QUERY: u8 = 4;
+
+/// The classes each byte belongs to, for [`plain_uri`].
+static URI_CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let byte = c as u8;
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            table[c] = UNRESERVED | PATH | QUERY;
+        } else if byte == b'/' {
+            table[c] = PATH;
+        } else if byte == b'=' || byte == b'&' {
+            table[c] = QUERY;
+        }
+        c += 1;
+    }
+    table
+};
 
 const fn eq_ascii(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {

@@ -55,7 +55,7 @@ impl<'a> Path<'a> {
 
     /// The JSON Pointer of this location (`""` for the root).
     pub fn pointer(&self) -> String {
-        let mut pointer = String::new();
+        let mut pointer = String::with_capacity(32);
         self.write_pointer(&mut pointer);
         pointer
     }
@@ -68,10 +68,27 @@ impl<'a> Path<'a> {
             Segment::Root => {}
             Segment::Key(key) => push_escaped(out, key),
             Segment::Index(index) => {
-                use std::fmt::Write as _;
-                let _ = write!(out, "/{index}");
+                out.push('/');
+                push_decimal(out, index as u64);
             }
         }
+    }
+}
+
+/// Appends `n` in decimal digits, without the formatting machinery.
+pub(crate) fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[at..] {
+        out.push(char::from(digit));
     }
 }
 
@@ -103,6 +120,10 @@ pub(crate) fn percent_decode(text: &str) -> Option<std::borrow::Cow<'_, str>> {
 
 pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
     pointer.push('/');
+    if !token.contains(['~', '/']) {
+        pointer.push_str(token);
+        return;
+    }
     for ch in token.chars() {
         match ch {
             '~' => pointer.push_str("~0"),

@@ -196,7 +196,7 @@ impl Ledger for MemoryLedger {
                         binding: claim.binding.clone(),
                         attempt,
                         claimed_at: now,
-                        lease_until: now.checked_add(claim.lease).unwrap_or(now),
+                        lease_until: lease_until(now, claim.lease),
                         outcome: None,
                         released: false,
                     },
@@ -342,4 +342,11 @@ impl Ledger for MemoryLedger {
             .cloned();
         Box::pin(std::future::ready(Ok(found)))
     }
+}
+
+/// When a lease taken at `now` passes: a lease too long for the clock never does.
+fn lease_until(now: SystemTime, lease: std::time::Duration) -> SystemTime {
+    now.checked_add(lease)
+        .or_else(|| now.checked_add(std::time::Duration::from_secs(1 << 40)))
+        .unwrap_or(now)
 }

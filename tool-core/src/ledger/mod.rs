@@ -48,12 +48,17 @@ mod audit;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub use audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, TrailError, verify};
 pub use memory::MemoryLedger;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresLedger;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use sqlite::{SqliteLedger, SqliteLedgerBuilder, Synchronous};
 
 /// The future a [`Ledger`] method returns.
 pub type LedgerFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, LedgerError>> + Send + 'a>>;
@@ -114,6 +119,61 @@ pub trait Ledger: Send + Sync + 'static {
 
     /// The stored state of a paused run.
     fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>>;
+}
+
+/// A shared ledger is a ledger: `Arc<dyn Ledger>` (or `Arc<SqliteLedger>`...) can be handed
+/// wherever one is taken.
+impl<L: Ledger + ?Sized> Ledger for std::sync::Arc<L> {
+    fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
+        (**self).claim(claim)
+    }
+
+    fn settle<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        attempt: u32,
+        outcome: &'a Recorded,
+        audit: &'a [AuditEvent],
+    ) -> LedgerFuture<'a, bool> {
+        (**self).settle(key, attempt, outcome, audit)
+    }
+
+    fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
+        (**self).append(scope, audit)
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        resolution: &'a Resolution,
+    ) -> LedgerFuture<'a, bool> {
+        (**self).reconcile(key, resolution)
+    }
+
+    fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
+        (**self).unsettled(scope)
+    }
+
+    fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
+        (**self).trail(scope)
+    }
+
+    fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
+        (**self).use_nonce(nonce, expires)
+    }
+
+    fn store_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+        state: Option<&'a str>,
+    ) -> LedgerFuture<'a, ()> {
+        (**self).store_run(scope, run, state)
+    }
+
+    fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>> {
+        (**self).load_run(scope, run)
+    }
 }
 
 /// What a claim is keyed by.

@@ -1,0 +1,562 @@
+//! The SQLite ledger: the rules every store keeps (`ledger_suite.rs`), what survives closing
+//! the file, what it refuses to open, and worker processes (`bin/ledger_worker.rs`) sharing
+//! one file: racing for the same calls, and one killed in the middle of a call.
+
+#[path = "ledger_suite.rs"]
+mod suite;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::pin::pin;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tool_core::ledger::{
+    AuditKind, ClaimKey, Claimed, Ledger, Recorded, Resolution, SqliteLedger, TrailError, verify,
+};
+use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, ToolError};
+
+/// A folder of its own under the system's temporary folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tool-core-ledger-{}-{}-{name}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn open(path: &Path) -> Arc<SqliteLedger> {
+    Arc::new(SqliteLedger::open(path).expect("the ledger opens"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_ledger_keeps_every_rule() {
+    let dir = Scratch::new("suite");
+    suite::check(open(&dir.file("ledger.db")), "sqlite").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_and_trails_survive_reopening_the_file() {
+    let dir = Scratch::new("reopen");
+    let path = dir.file("ledger.db");
+    let done = Recorded::Output(r#"{"refunded":true}"#.into());
+    let settled = suite::claim("s", "call_1", "refund", "aa");
+    let mut running = suite::claim("s", "call_2", "refund", "aa");
+    running.lease = Duration::ZERO;
+    let head = {
+        let ledger = open(&path);
+        assert_eq!(
+            ledger.claim(&settled).await.unwrap(),
+            Claimed::New { attempt: 1 }
+        );
+        assert!(ledger.settle(&settled.key, 1, &done, &[]).await.unwrap());
+        assert_eq!(
+            ledger.claim(&running).await.unwrap(),
+            Claimed::New { attempt: 1 }
+        );
+        ledger.store_run("s", "run-1", Some("[1,2]")).await.unwrap();
+        verify(&ledger.trail("s").await.unwrap(), None)
+            .unwrap()
+            .expect("the trail has records")
+    };
+
+    let ledger = open(&path);
+    assert_eq!(ledger.claim(&settled).await.unwrap(), Claimed::Replay(done));
+    assert_eq!(ledger.claim(&running).await.unwrap(), Claimed::Unknown);
+    let unsettled = ledger.unsettled("s").await.unwrap();
+    assert_eq!(unsettled.len(), 1, "{unsettled:?}");
+    assert_eq!(unsettled[0].key, running.key);
+    assert_eq!(
+        ledger.load_run("s", "run-1").await.unwrap().as_deref(),
+        Some("[1,2]")
+    );
+    // The chain goes on from where the first opening left it.
+    let trail = ledger.trail("s").await.unwrap();
+    assert!(trail.iter().any(|r| r.hash == head));
+    assert!(trail.len() > 4, "{trail:?}");
+    verify(&trail, Some(&head)).expect("the trail verifies across openings");
+}
+
+/// Sends a message: the effect the runtime tests count.
+#[derive(Tool, Debug)]
+struct SendMessage {
+    /// Who to send it to.
+    to: String,
+}
+
+fn messenger(ledger: Arc<SqliteLedger>, sent: &Arc<AtomicUsize>) -> Runtime {
+    let sent = Arc::clone(sent);
+    let handler = move |args: SendMessage, _: &Context| {
+        let n = sent.fetch_add(1, Ordering::SeqCst) + 1;
+        async move { Ok::<_, ToolError>(serde_json::json!({ "to": args.to, "message": n })) }
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    Runtime::builder(registry).ledger(ledger).build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_runtime_replays_what_the_first_one_ran() {
+    let dir = Scratch::new("restart");
+    let path = dir.file("ledger.db");
+    let sent = Arc::new(AtomicUsize::new(0));
+    let cx = Context::builder("user-1").scope("conversation-1").build();
+    let first = {
+        let runtime = messenger(open(&path), &sent);
+        let outcome = runtime
+            .invoke("call_1", "send_message", r#"{"to":"ada"}"#, &cx)
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert!(!outcome.is_replay());
+        outcome.output().unwrap().as_str().to_owned()
+    };
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+
+    // Another runtime on the same file, as after a restart.
+    let runtime = messenger(open(&path), &sent);
+    let again = runtime
+        .invoke("call_1", "send_message", r#"{"to":"ada"}"#, &cx)
+        .await;
+    assert!(again.is_replay(), "{again:?}");
+    assert_eq!(again.output().unwrap().as_str(), first);
+    let other = runtime
+        .invoke("call_1", "send_message", r#"{"to":"bob"}"#, &cx)
+        .await;
+    assert_eq!(other.code(), Some(Code::CallIdConflict));
+    assert_eq!(sent.load(Ordering::SeqCst), 1, "nothing ran again");
+
+    let trail = runtime
+        .ledger()
+        .unwrap()
+        .trail("conversation-1")
+        .await
+        .unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    let kinds: Vec<AuditKind> = trail.iter().map(|r| r.event.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            AuditKind::Authorized,
+            AuditKind::Admitted,
+            AuditKind::Executed,
+            AuditKind::Outcome,
+            AuditKind::Authorized,
+            AuditKind::Replayed,
+            AuditKind::Authorized,
+            AuditKind::Refused,
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_file_refuses_the_call_and_runs_nothing() {
+    let dir = Scratch::new("locked");
+    let path = dir.file("ledger.db");
+    let ledger = Arc::new(
+        SqliteLedger::builder()
+            .busy_timeout(Duration::from_millis(50))
+            .open(&path)
+            .unwrap(),
+    );
+    let sent = Arc::new(AtomicUsize::new(0));
+    let runtime = messenger(Arc::clone(&ledger), &sent);
+    let cx = Context::builder("user-1").scope("s").build();
+
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let lock = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let outcome = runtime
+        .invoke("call_1", "send_message", r#"{"to":"ada"}"#, &cx)
+        .await;
+    assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
+    let detail = outcome.failure().unwrap().detail().unwrap();
+    assert!(detail.contains("locked"), "{detail}");
+    assert_eq!(sent.load(Ordering::SeqCst), 0);
+    drop(lock);
+
+    // Nothing was recorded: the same call runs once the file is free.
+    let outcome = runtime
+        .invoke("call_1", "send_message", r#"{"to":"ada"}"#, &cx)
+        .await;
+    assert!(outcome.is_ok() && !outcome.is_replay(), "{outcome:?}");
+    assert_eq!(sent.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn files_that_are_not_this_ledger_are_refused() {
+    let dir = Scratch::new("refused");
+    let garbage = dir.file("garbage.db");
+    std::fs::write(
+        &garbage,
+        "not a database, just text that is long enough to be a header ",
+    )
+    .unwrap();
+    let error = SqliteLedger::open(&garbage).unwrap_err();
+    assert!(error.message().contains("not a database"), "{error}");
+
+    let newer = dir.file("newer.db");
+    drop(SqliteLedger::open(&newer).unwrap());
+    let edit = rusqlite::Connection::open(&newer).unwrap();
+    edit.execute(
+        "UPDATE ledger_meta SET value = ?1 WHERE key = 'schema_version'",
+        [SqliteLedger::SCHEMA_VERSION + 1],
+    )
+    .unwrap();
+    let error = SqliteLedger::open(&newer).unwrap_err();
+    assert!(error.message().contains("newer version"), "{error}");
+    edit.execute(
+        "UPDATE ledger_meta SET value = 'two' WHERE key = 'schema_version'",
+        [],
+    )
+    .unwrap();
+    let error = SqliteLedger::open(&newer).unwrap_err();
+    assert!(
+        error.message().contains("unknown schema version"),
+        "{error}"
+    );
+
+    // An application's table of the same name is not taken for the ledger's.
+    let foreign = dir.file("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE ledger_claims (x)")
+        .unwrap();
+    let error = SqliteLedger::open(&foreign).unwrap_err();
+    assert!(error.message().contains("already exists"), "{error}");
+
+    // Other tables of the application's are left alone.
+    let shared = dir.file("shared.db");
+    rusqlite::Connection::open(&shared)
+        .unwrap()
+        .execute_batch("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+        .unwrap();
+    SqliteLedger::open(&shared).expect("a file with other tables opens");
+    SqliteLedger::open(&shared).expect("and opens again");
+
+    let error = SqliteLedger::open(dir.file("missing/ledger.db")).unwrap_err();
+    assert!(error.message().contains("could not be opened"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_this_crate_did_not_write_are_errors() {
+    let dir = Scratch::new("tampered");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let c = suite::claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = Recorded::Output("1".into());
+    assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute(
+        "UPDATE ledger_audit SET principal = 'mallory' WHERE seq = 1",
+        [],
+    )
+    .unwrap();
+    let trail = ledger.trail("s").await.unwrap();
+    assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 1 }));
+
+    edit.execute("UPDATE ledger_claims SET status = 'no_such_code'", [])
+        .unwrap();
+    let error = ledger.claim(&c).await.unwrap_err();
+    assert!(error.message().contains("unknown code"), "{error}");
+    edit.execute(
+        "UPDATE ledger_audit SET kind = 'teleported' WHERE seq = 2",
+        [],
+    )
+    .unwrap();
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("unknown kind"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purge_forgets_settled_claims_only() {
+    let dir = Scratch::new("purge");
+    let ledger = open(&dir.file("ledger.db"));
+    let settled = suite::claim("s", "call_1", "refund", "aa");
+    let running = suite::claim("s", "call_2", "refund", "aa");
+    for c in [&settled, &running] {
+        assert_eq!(ledger.claim(c).await.unwrap(), Claimed::New { attempt: 1 });
+    }
+    let done = Recorded::Output("1".into());
+    assert!(ledger.settle(&settled.key, 1, &done, &[]).await.unwrap());
+
+    assert_eq!(ledger.purge(Duration::from_secs(3600)).await.unwrap(), 0);
+    assert_eq!(ledger.claim(&settled).await.unwrap(), Claimed::Replay(done));
+    assert_eq!(ledger.purge(Duration::ZERO).await.unwrap(), 1);
+    // Forgotten: the same id is a new call. The running one is kept.
+    assert_eq!(
+        ledger.claim(&settled).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert_eq!(ledger.claim(&running).await.unwrap(), Claimed::InFlight);
+    verify(&ledger.trail("s").await.unwrap(), None).expect("purging keeps the trail whole");
+}
+
+#[test]
+fn outside_a_tokio_runtime_a_call_is_an_error() {
+    let dir = Scratch::new("no-runtime");
+    let ledger = open(&dir.file("ledger.db"));
+    let mut trail = pin!(ledger.trail("s"));
+    match trail
+        .as_mut()
+        .poll(&mut TaskContext::from_waker(Waker::noop()))
+    {
+        Poll::Ready(Err(error)) => assert!(error.message().contains("Tokio"), "{error}"),
+        other => panic!("expected an error at once, got {other:?}"),
+    }
+}
+
+fn worker() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger_worker"));
+    command.stdin(Stdio::null());
+    command
+}
+
+/// Runs a worker to its end; its JSON lines.
+fn run(command: &mut Command) -> Vec<Value> {
+    let out = command.output().expect("the worker starts");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{command:?} failed: {stderr}");
+    String::from_utf8(out.stdout)
+        .expect("the worker prints text")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("the worker prints JSON lines"))
+        .collect()
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => text.lines().map(str::to_owned).collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => panic!("cannot read {}: {error}", path.display()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_racing_run_each_call_once_within_the_quota() {
+    const CALLS: u64 = 2_000;
+    const UNIQUE: u64 = 1_500;
+    const QUOTA: u64 = 1_200;
+    let dir = Scratch::new("race");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let store = format!("sqlite:{}", path.display());
+    let logs = [dir.file("worker-0.log"), dir.file("worker-1.log")];
+
+    let mut children: Vec<_> = logs
+        .iter()
+        .enumerate()
+        .map(|(i, log)| {
+            worker()
+                .args(["race", "--store", &store, "--scope", "race", "--log"])
+                .arg(log)
+                .args(["--worker", &i.to_string()])
+                .args([
+                    "--calls",
+                    &CALLS.to_string(),
+                    "--unique",
+                    &UNIQUE.to_string(),
+                ])
+                .args(["--quota", &QUOTA.to_string(), "--gate"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the worker starts")
+        })
+        .collect();
+    // Both start together, so that they race for the same ids.
+    let mut reports: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let mut out = BufReader::new(child.stdout.take().unwrap());
+            let mut ready = String::new();
+            out.read_line(&mut ready).unwrap();
+            assert_eq!(ready.trim(), "ready", "the worker did not start");
+            out
+        })
+        .collect();
+    for child in &mut children {
+        writeln!(child.stdin.take().unwrap(), "go").unwrap();
+    }
+    let mut fresh = 0;
+    for (child, out) in children.into_iter().zip(&mut reports) {
+        let done = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "a worker failed: {stderr}");
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let report: Value = serde_json::from_str(&line).expect("one JSON line");
+        let codes = report["codes"].as_object().unwrap();
+        let counted: u64 = codes.values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(counted, CALLS, "{report}");
+        for code in codes.keys() {
+            assert!(
+                ["ok", "budget_exhausted", "call_in_flight"].contains(&code.as_str()),
+                "unexpected outcome {code}: {report}"
+            );
+        }
+        // Every replay here is of an output: the tool never fails.
+        fresh += codes["ok"].as_u64().unwrap() - report["replays"].as_u64().unwrap();
+    }
+
+    let mut executed: BTreeMap<String, u64> = BTreeMap::new();
+    for log in &logs {
+        for id in lines(log) {
+            *executed.entry(id).or_default() += 1;
+        }
+    }
+    let total: u64 = executed.values().sum();
+    let twice: Vec<_> = executed.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "calls executed more than once: {twice:?}");
+    assert_eq!(total, UNIQUE.min(QUOTA), "executions: the quota, exactly");
+    assert_eq!(fresh, total, "each execution was reported once");
+
+    // Every outcome was recorded: proposing each executed call again replays it.
+    let replay_log = dir.file("replay.log");
+    let replays = run(worker()
+        .args(["invoke", "--store", &store, "--scope", "race", "--log"])
+        .arg(&replay_log)
+        .args(executed.keys()));
+    assert_eq!(replays.len(), executed.len());
+    for outcome in &replays {
+        assert_eq!(outcome["code"], Value::Null, "{outcome}");
+        assert_eq!(outcome["is_replay"], true, "{outcome}");
+    }
+    assert!(lines(&replay_log).is_empty(), "a replay ran the tool");
+    let after: usize = logs.iter().map(|log| lines(log).len()).sum();
+    assert_eq!(u64::try_from(after).unwrap(), total);
+
+    let trail = ledger.trail("race").await.unwrap();
+    verify(&trail, None).expect("the trail both processes wrote verifies");
+    let admitted = trail
+        .iter()
+        .filter(|r| r.event.kind == AuditKind::Admitted)
+        .count();
+    assert_eq!(u64::try_from(admitted).unwrap(), total);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_leaves_its_call_in_doubt_until_reconciled() {
+    let dir = Scratch::new("crash");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let store = format!("sqlite:{}", path.display());
+    let log = dir.file("executions.log");
+    let common = |command: &mut Command| {
+        command
+            .args(["--store", &store, "--scope", "crash", "--log"])
+            .arg(&log)
+            // The lease: 2 s (the time limit) and no grace.
+            .args(["--timeout-ms", "2000", "--grace-ms", "0"]);
+    };
+
+    let mut hang = worker();
+    hang.args(["hang", "--id", "call-1"]);
+    common(&mut hang);
+    let mut child = hang
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while lines(&log).is_empty() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the worker ended before its call started: {status}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the call never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(lines(&log), ["started call-1"]);
+
+    // Once its lease passes, the claim is listed as unsettled.
+    let key = ClaimKey::call("crash", "call-1");
+    let waited = Instant::now();
+    let unsettled = loop {
+        let unsettled = ledger.unsettled("crash").await.unwrap();
+        if !unsettled.is_empty() {
+            break unsettled;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "the claim never became unsettled (was it settled?)"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(unsettled.len(), 1, "{unsettled:?}");
+    assert_eq!(unsettled[0].key, key);
+    assert_eq!(unsettled[0].attempt, 1);
+    assert_eq!(unsettled[0].binding.tool, "charge");
+
+    // A new process proposing the same call is told its outcome is unknown, and runs nothing.
+    let mut invoke = worker();
+    invoke.args(["invoke", "call-1"]);
+    common(&mut invoke);
+    let outcome = &run(&mut invoke)[0];
+    assert_eq!(outcome["code"], "outcome_unknown", "{outcome}");
+    assert_eq!(outcome["is_replay"], false);
+    assert_eq!(lines(&log), ["started call-1"]);
+
+    let receipt = r#"{"charged":7,"reconciled":true}"#;
+    assert!(
+        ledger
+            .reconcile(&key, &Resolution::Completed(receipt.into()))
+            .await
+            .unwrap()
+    );
+    assert!(ledger.unsettled("crash").await.unwrap().is_empty());
+    let outcome = &run(&mut invoke)[0];
+    assert_eq!(outcome["code"], Value::Null, "{outcome}");
+    assert_eq!(outcome["is_replay"], true);
+    assert_eq!(outcome["output"], receipt);
+    assert_eq!(lines(&log), ["started call-1"], "the call ran exactly once");
+
+    let trail = ledger.trail("crash").await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    let events: Vec<(AuditKind, Option<Code>)> =
+        trail.iter().map(|r| (r.event.kind, r.event.code)).collect();
+    assert_eq!(
+        events,
+        [
+            (AuditKind::Authorized, None),
+            (AuditKind::Admitted, None),
+            (AuditKind::Authorized, None),
+            (AuditKind::Refused, Some(Code::OutcomeUnknown)),
+            (AuditKind::Reconciled, None),
+            (AuditKind::Authorized, None),
+            (AuditKind::Replayed, None),
+        ]
+    );
+    assert_eq!(trail[4].event.note.as_deref(), Some("completed"));
+}

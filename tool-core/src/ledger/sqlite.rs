@@ -1,0 +1,913 @@
+//! The ledger in one SQLite file: durable across restarts, shared by every process on the
+//! machine that opens the same file.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, TransactionBehavior, params};
+
+use super::audit::{AuditEvent, AuditKind, AuditRecord};
+use super::{
+    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Recorded,
+    Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+};
+use crate::outcome::Code;
+use crate::sync::lock;
+
+/// A [`Ledger`] in one SQLite file (feature `sqlite`).
+///
+/// Every method is one SQLite transaction, begun as `IMMEDIATE` so that writers take the
+/// file's lock before they read: processes that open the same file (on one machine: SQLite
+/// locks do not work over network file systems) see one ledger, and a call id is claimed by
+/// one of them only. A process that finds the file locked waits up to the
+/// [busy timeout](SqliteLedgerBuilder::busy_timeout) (5 s by default) and then gives up with a
+/// [`LedgerError`], so the call is refused as `ledger_unavailable` and nothing runs. The work
+/// is done on Tokio's blocking threads, never on the thread that polls the future, so the
+/// ledger must be used inside a Tokio runtime (as the runtime itself must).
+///
+/// The file is put in WAL mode (readers and the writer do not block each other), with
+/// `synchronous = NORMAL` by default: a transaction that returned is kept if the process
+/// crashes, but the last ones may be lost if the machine loses power or the operating system
+/// crashes. A lost claim lets its call run again, so if a power loss must not repeat an
+/// effect, open the ledger with [`Synchronous::Full`]: each transaction then waits for the disk.
+///
+/// The tables are created when the file has none, with a schema version; a file written by a
+/// newer version of this crate, or one that has the ledger's table names without being a
+/// ledger, is refused rather than changed.
+///
+/// # Retention
+///
+/// Claims are kept until [`purge`](Self::purge) deletes the settled ones: that is how long an
+/// id or an idempotency key is remembered (a purged key is claimed again as new, and runs).
+/// Call it periodically with the retention the application promises. Expired nonces are
+/// deleted as new ones are used. The audit trails, the quota counts and the stored runs are
+/// kept for as long as the file is: they are the application's records.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// use std::time::Duration;
+/// use tool_core::ledger::{Ledger, SqliteLedger, verify};
+///
+/// let path = std::env::temp_dir().join(format!("ledger-doc-{}.db", std::process::id()));
+/// let ledger = SqliteLedger::open(&path).unwrap();
+/// let later = std::time::SystemTime::now() + Duration::from_secs(60);
+/// assert!(ledger.use_nonce("n-1", later).await.unwrap());
+/// assert!(!ledger.use_nonce("n-1", later).await.unwrap());
+/// assert_eq!(verify(&ledger.trail("run-1").await.unwrap(), None), Ok(None));
+/// // Forget the ids of calls settled more than a day ago.
+/// ledger.purge(Duration::from_secs(24 * 3600)).await.unwrap();
+/// # drop(ledger);
+/// # for suffix in ["", "-wal", "-shm"] {
+/// #     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+/// # }
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct SqliteLedger {
+    connection: Arc<Mutex<Connection>>,
+    path: Arc<Path>,
+}
+
+/// Options for opening a [`SqliteLedger`], from [`SqliteLedger::builder`].
+#[derive(Debug, Clone)]
+pub struct SqliteLedgerBuilder {
+    synchronous: Synchronous,
+    busy_timeout: Duration,
+}
+
+/// When a SQLite transaction is on disk (SQLite's `synchronous` setting), in WAL mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Synchronous {
+    /// A transaction survives a crash of the process; the last ones may be lost on a power
+    /// loss or an operating system crash (the file stays consistent). The default.
+    #[default]
+    Normal,
+    /// A transaction survives a power loss too: every commit waits for the disk.
+    Full,
+}
+
+impl Synchronous {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        }
+    }
+}
+
+impl SqliteLedger {
+    /// The version of the tables this crate writes; a file with another is refused.
+    pub const SCHEMA_VERSION: i64 = 1;
+
+    /// How long a process waits for another one's transaction by default: 5 s.
+    pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+    /// Opens the ledger in the SQLite file at `path`, creating the file and its tables if
+    /// there are none, with the default options ([`builder`](Self::builder) for others).
+    ///
+    /// This is blocking work (the file is opened and its schema checked): call it before
+    /// serving, or from a blocking thread.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteLedger, LedgerError> {
+        SqliteLedger::builder().open(path)
+    }
+
+    /// Options for opening a ledger: durability and how long to wait for other processes.
+    pub fn builder() -> SqliteLedgerBuilder {
+        SqliteLedgerBuilder {
+            synchronous: Synchronous::Normal,
+            busy_timeout: SqliteLedger::DEFAULT_BUSY_TIMEOUT,
+        }
+    }
+
+    /// The file the ledger is in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Deletes the claims settled (with an outcome, or reconciled) at least `older_than` ago,
+    /// and the nonces that have expired; returns how many claims were deleted.
+    ///
+    /// A deleted claim is forgotten: its call id or idempotency key is claimed again as new,
+    /// takes a quota unit and runs. Claims without an outcome are never deleted, and neither
+    /// are the audit trails.
+    pub async fn purge(&self, older_than: Duration) -> Result<u64, LedgerError> {
+        self.run("purge settled claims", move |connection| {
+            let now = unix_millis(SystemTime::now());
+            let cutoff = now.saturating_sub(millis(older_than));
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let claims = tx
+                .prepare_cached(
+                    "DELETE FROM ledger_claims WHERE settled_at IS NOT NULL AND settled_at <= ?1",
+                )?
+                .execute(params![cutoff])?;
+            tx.prepare_cached("DELETE FROM ledger_nonces WHERE expires_at <= ?1")?
+                .execute(params![now])?;
+            tx.commit()?;
+            Ok(u64::try_from(claims).unwrap_or(u64::MAX))
+        })
+        .await
+    }
+
+    /// Runs `work` on a blocking thread with the connection; `what` completes "could not …"
+    /// in the error's message.
+    fn run<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        work: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
+    ) -> impl Future<Output = Result<T, LedgerError>> + Send + 'static {
+        let connection = Arc::clone(&self.connection);
+        let path = Arc::clone(&self.path);
+        async move {
+            let failed = |reason: &dyn fmt::Display| {
+                LedgerError::new(format!(
+                    "the SQLite ledger {} could not {what}: {reason}",
+                    path.display()
+                ))
+            };
+            let handle = tokio::runtime::Handle::try_current()
+                .map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
+            match handle
+                .spawn_blocking(move || work(&mut lock(&connection)))
+                .await
+            {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(Error::Sqlite(error))) => Err(failed(&error)),
+                Ok(Err(Error::Data(message))) => Err(failed(&message)),
+                Err(error) if error.is_panic() => Err(failed(&"its blocking thread panicked")),
+                Err(_) => Err(failed(&"its blocking task was cancelled")),
+            }
+        }
+    }
+}
+
+impl SqliteLedgerBuilder {
+    /// When a transaction is on disk: [`Synchronous::Normal`] (the default) or
+    /// [`Synchronous::Full`].
+    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
+    /// How long a transaction waits for the file while another connection (another process)
+    /// writes to it, before the call fails as `ledger_unavailable` (default
+    /// [`DEFAULT_BUSY_TIMEOUT`](SqliteLedger::DEFAULT_BUSY_TIMEOUT), 5 s).
+    pub fn busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// Opens the ledger in the SQLite file at `path`, creating the file and its tables if
+    /// there are none. Blocking work, like [`SqliteLedger::open`].
+    pub fn open(self, path: impl AsRef<Path>) -> Result<SqliteLedger, LedgerError> {
+        let path: PathBuf = path.as_ref().to_owned();
+        let failed = |reason: &dyn fmt::Display| {
+            LedgerError::new(format!(
+                "the SQLite ledger {} could not be opened: {reason}",
+                path.display()
+            ))
+        };
+        let mut connection = Connection::open(&path).map_err(|error| failed(&error))?;
+        self.configure(&mut connection)
+            .map_err(|error| match error {
+                Error::Sqlite(error) => failed(&error),
+                Error::Data(message) => failed(&message),
+            })?;
+        Ok(SqliteLedger {
+            connection: Arc::new(Mutex::new(connection)),
+            path: path.into(),
+        })
+    }
+
+    fn configure(&self, connection: &mut Connection) -> Result<(), Error> {
+        connection.busy_timeout(self.busy_timeout)?;
+        let mode: String =
+            connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Data(format!(
+                "the file cannot be put in WAL mode (it stays in {mode:?} mode)"
+            )));
+        }
+        connection.pragma_update(None, "synchronous", self.synchronous.as_str())?;
+        schema(connection)
+    }
+}
+
+impl fmt::Debug for SqliteLedger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteLedger")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What went wrong inside a transaction: SQLite's error, or a row this crate did not write.
+enum Error {
+    Sqlite(rusqlite::Error),
+    Data(String),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(error: rusqlite::Error) -> Self {
+        Error::Sqlite(error)
+    }
+}
+
+impl From<LedgerError> for Error {
+    fn from(error: LedgerError) -> Self {
+        Error::Data(error.message().to_owned())
+    }
+}
+
+/// The tables, created on a file that has none. Claims, counters, nonces, audit records and
+/// runs each have their own; every name starts with `ledger_` so the file may hold the
+/// application's own tables too.
+const TABLES: &str = "
+CREATE TABLE ledger_claims (
+    kind TEXT NOT NULL,
+    key_scope TEXT NOT NULL,
+    id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    effect TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    claimed_at INTEGER NOT NULL,
+    lease_until INTEGER NOT NULL,
+    status TEXT,
+    body TEXT,
+    detail TEXT,
+    released INTEGER NOT NULL DEFAULT 0,
+    settled_at INTEGER,
+    PRIMARY KEY (kind, key_scope, id)
+);
+CREATE INDEX ledger_claims_open ON ledger_claims (scope, claimed_at)
+    WHERE status IS NULL AND released = 0;
+CREATE INDEX ledger_claims_settled ON ledger_claims (settled_at)
+    WHERE settled_at IS NOT NULL;
+CREATE TABLE ledger_counters (
+    scope TEXT NOT NULL,
+    name TEXT NOT NULL,
+    used INTEGER NOT NULL,
+    PRIMARY KEY (scope, name)
+) WITHOUT ROWID;
+CREATE TABLE ledger_nonces (
+    nonce TEXT NOT NULL PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX ledger_nonces_expiry ON ledger_nonces (expires_at);
+CREATE TABLE ledger_audit (
+    scope TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    code TEXT,
+    digest TEXT,
+    principal TEXT NOT NULL,
+    note TEXT,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (scope, seq)
+) WITHOUT ROWID;
+CREATE TABLE ledger_runs (
+    scope TEXT NOT NULL,
+    run TEXT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (scope, run)
+);
+";
+
+/// Creates the tables on a file without them, or checks the version of those it has. One
+/// transaction, so two processes opening a new file at once create the tables once.
+fn schema(connection: &mut Connection) -> Result<(), Error> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let has_meta = tx
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if !has_meta {
+        // Plain CREATE TABLE: a file that has a table of the same name is refused, not used.
+        tx.execute_batch(TABLES)?;
+        tx.execute_batch(
+            "CREATE TABLE ledger_meta (key TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL)",
+        )?;
+        tx.execute(
+            "INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?1)",
+            params![SqliteLedger::SCHEMA_VERSION],
+        )?;
+        tx.commit()?;
+        return Ok(());
+    }
+    let version: Option<rusqlite::types::Value> = tx
+        .query_row(
+            "SELECT value FROM ledger_meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    match version {
+        Some(rusqlite::types::Value::Integer(SqliteLedger::SCHEMA_VERSION)) => Ok(()),
+        Some(rusqlite::types::Value::Integer(version))
+            if version > SqliteLedger::SCHEMA_VERSION =>
+        {
+            Err(Error::Data(format!(
+                "its tables have schema version {version}, written by a newer version of this \
+                 crate (this one reads version {}); open it with that version",
+                SqliteLedger::SCHEMA_VERSION
+            )))
+        }
+        Some(version) => Err(Error::Data(format!(
+            "its tables have an unknown schema version ({version:?}; this crate reads version {})",
+            SqliteLedger::SCHEMA_VERSION
+        ))),
+        None => Err(Error::Data(
+            "it has a ledger_meta table without a schema version: it is not a ledger".to_owned(),
+        )),
+    }
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn data(message: impl Into<String>) -> Error {
+    Error::Data(message.into())
+}
+
+/// The stored claim of a key, as [`decide`] needs it.
+struct Held {
+    attempt: u32,
+    binding: Binding,
+    outcome: Option<Recorded>,
+    released: bool,
+    lease_until: i64,
+}
+
+/// Appends `events` to `scope`'s chain, after its last record.
+fn append(
+    tx: &Transaction<'_>,
+    scope: &str,
+    at: i64,
+    events: impl IntoIterator<Item = AuditEvent>,
+) -> Result<(), Error> {
+    let mut events = events.into_iter().peekable();
+    if events.peek().is_none() {
+        return Ok(());
+    }
+    let last: Option<(i64, String)> = tx
+        .prepare_cached(
+            "SELECT seq, hash FROM ledger_audit WHERE scope = ?1 ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row(params![scope], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let mut last = match last {
+        None => None,
+        Some((seq, hash)) => Some((seq_of(seq)?, hash)),
+    };
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO ledger_audit
+            (scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    for event in events {
+        let prev = last.as_ref().map(|(seq, hash)| (*seq, hash.as_str()));
+        let record = AuditRecord::chain(scope, prev, at, event);
+        let seq = i64::try_from(record.seq).map_err(|_| data("the audit trail is full"))?;
+        let e = &record.event;
+        insert.execute(params![
+            record.scope,
+            seq,
+            record.at,
+            e.call_id,
+            e.tool,
+            e.kind.as_str(),
+            e.code.map(Code::as_str),
+            e.digest,
+            e.principal,
+            e.note,
+            record.prev,
+            record.hash,
+        ])?;
+        last = Some((record.seq, record.hash));
+    }
+    Ok(())
+}
+
+/// Takes one unit of each of the claim's quotas, all or none: `Some(name)` of the first one
+/// used up.
+fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<String>, Error> {
+    let mut used =
+        tx.prepare_cached("SELECT used FROM ledger_counters WHERE scope = ?1 AND name = ?2")?;
+    for quota in &claim.quotas {
+        let count: i64 = used
+            .query_row(params![claim.scope, quota.name], |row| row.get(0))
+            .optional()?
+            .unwrap_or(0);
+        if u64::try_from(count).unwrap_or(0) >= quota.limit {
+            return Ok(Some(quota.name.clone()));
+        }
+    }
+    let mut take = tx.prepare_cached(
+        "INSERT INTO ledger_counters (scope, name, used) VALUES (?1, ?2, 1)
+         ON CONFLICT (scope, name) DO UPDATE SET used = used + 1",
+    )?;
+    for quota in &claim.quotas {
+        take.execute(params![claim.scope, quota.name])?;
+    }
+    Ok(None)
+}
+
+fn load_held(tx: &Transaction<'_>, key: &ClaimKey) -> Result<Option<Held>, Error> {
+    struct Stored {
+        attempt: i64,
+        binding: Binding,
+        status: Option<String>,
+        body: Option<String>,
+        detail: Option<String>,
+        released: bool,
+        lease_until: i64,
+    }
+    let read = |row: &Row<'_>| {
+        Ok(Stored {
+            attempt: row.get(0)?,
+            binding: Binding {
+                tool: row.get(1)?,
+                contract: row.get(2)?,
+                arguments: row.get(3)?,
+                principal: row.get(4)?,
+            },
+            status: row.get(5)?,
+            body: row.get(6)?,
+            detail: row.get(7)?,
+            released: row.get(8)?,
+            lease_until: row.get(9)?,
+        })
+    };
+    let found = tx
+        .prepare_cached(
+            "SELECT attempt, tool, contract, arguments, principal, status, body, detail,
+                    released, lease_until
+             FROM ledger_claims WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+        )?
+        .query_row(params![key.kind.as_str(), key.scope, key.id], read)
+        .optional()?;
+    let Some(stored) = found else {
+        return Ok(None);
+    };
+    Ok(Some(Held {
+        attempt: attempt_of(stored.attempt)?,
+        binding: stored.binding,
+        outcome: outcome_of(stored.status, stored.body, stored.detail)?,
+        released: stored.released,
+        lease_until: stored.lease_until,
+    }))
+}
+
+fn seq_of(stored: i64) -> Result<u64, Error> {
+    u64::try_from(stored).map_err(|_| data(format!("a stored audit record has seq {stored}")))
+}
+
+fn attempt_of(stored: i64) -> Result<u32, Error> {
+    u32::try_from(stored)
+        .ok()
+        .filter(|attempt| *attempt > 0)
+        .ok_or_else(|| data(format!("a stored claim has attempt {stored}")))
+}
+
+fn outcome_of(
+    status: Option<String>,
+    body: Option<String>,
+    detail: Option<String>,
+) -> Result<Option<Recorded>, Error> {
+    match (status, body) {
+        (None, _) => Ok(None),
+        (Some(status), Some(body)) => Ok(Some(Recorded::from_parts(&status, body, detail)?)),
+        (Some(_), None) => Err(data("a stored outcome has no body")),
+    }
+}
+
+fn claim_in(connection: &mut Connection, claim: &Claim) -> Result<Claimed, Error> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // The time is read once the file is locked: waiting for the lock does not shorten a lease.
+    let now = unix_millis(SystemTime::now());
+    let attempt = match load_held(&tx, &claim.key)? {
+        None => 1,
+        Some(held) => {
+            let passed = held.lease_until <= now;
+            match decide(claim, &held.binding, held.outcome, held.released, passed) {
+                None => held.attempt.saturating_add(1),
+                Some(answer) => {
+                    let event = claim_event(claim, &answer);
+                    append(
+                        &tx,
+                        &claim.scope,
+                        now,
+                        claim.audit.iter().cloned().chain([event]),
+                    )?;
+                    tx.commit()?;
+                    return Ok(answer);
+                }
+            }
+        }
+    };
+    let answer = match take_quotas(&tx, claim)? {
+        Some(quota) => Claimed::Exhausted(quota),
+        None => {
+            let binding = &claim.binding;
+            tx.prepare_cached(
+                "INSERT INTO ledger_claims
+                    (kind, key_scope, id, attempt, tool, contract, arguments, principal, effect,
+                     call_id, scope, claimed_at, lease_until, status, body, detail, released,
+                     settled_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                         NULL, NULL, NULL, 0, NULL)
+                 ON CONFLICT (kind, key_scope, id) DO UPDATE SET
+                    attempt = excluded.attempt, tool = excluded.tool,
+                    contract = excluded.contract, arguments = excluded.arguments,
+                    principal = excluded.principal, effect = excluded.effect,
+                    call_id = excluded.call_id, scope = excluded.scope,
+                    claimed_at = excluded.claimed_at, lease_until = excluded.lease_until,
+                    status = NULL, body = NULL, detail = NULL, released = 0, settled_at = NULL",
+            )?
+            .execute(params![
+                claim.key.kind.as_str(),
+                claim.key.scope,
+                claim.key.id,
+                attempt,
+                binding.tool,
+                binding.contract,
+                binding.arguments,
+                binding.principal,
+                claim.effect.as_str(),
+                claim.call_id,
+                claim.scope,
+                now,
+                now.saturating_add(millis(claim.lease)),
+            ])?;
+            Claimed::New { attempt }
+        }
+    };
+    let event = claim_event(claim, &answer);
+    append(
+        &tx,
+        &claim.scope,
+        now,
+        claim.audit.iter().cloned().chain([event]),
+    )?;
+    tx.commit()?;
+    Ok(answer)
+}
+
+fn settle_in(
+    connection: &mut Connection,
+    key: &ClaimKey,
+    attempt: u32,
+    outcome: &Recorded,
+    audit: Vec<AuditEvent>,
+) -> Result<bool, Error> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = unix_millis(SystemTime::now());
+    let scope: Option<String> = tx
+        .prepare_cached(
+            "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8
+             WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND attempt = ?4
+               AND status IS NULL AND released = 0
+             RETURNING scope",
+        )?
+        .query_row(
+            params![
+                key.kind.as_str(),
+                key.scope,
+                key.id,
+                attempt,
+                outcome.status(),
+                outcome.body(),
+                outcome.detail(),
+                now,
+            ],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let Some(scope) = scope else {
+        return Ok(false);
+    };
+    append(&tx, &scope, now, audit)?;
+    tx.commit()?;
+    Ok(true)
+}
+
+fn reconcile_in(
+    connection: &mut Connection,
+    key: &ClaimKey,
+    resolution: &Resolution,
+) -> Result<bool, Error> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = unix_millis(SystemTime::now());
+    let found: Option<(String, String, String, String, String)> = tx
+        .prepare_cached(
+            "SELECT call_id, tool, arguments, principal, scope FROM ledger_claims
+             WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND status IS NULL AND released = 0",
+        )?
+        .query_row(params![key.kind.as_str(), key.scope, key.id], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            ))
+        })
+        .optional()?;
+    let Some((call_id, tool, arguments, principal, scope)) = found else {
+        return Ok(false);
+    };
+    match resolution.recorded() {
+        Some(recorded) => tx
+            .prepare_cached(
+                "UPDATE ledger_claims SET status = ?4, body = ?5, detail = ?6, settled_at = ?7
+                 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+            )?
+            .execute(params![
+                key.kind.as_str(),
+                key.scope,
+                key.id,
+                recorded.status(),
+                recorded.body(),
+                recorded.detail(),
+                now,
+            ])?,
+        None => tx
+            .prepare_cached(
+                "UPDATE ledger_claims SET released = 1, settled_at = ?4
+                 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+            )?
+            .execute(params![key.kind.as_str(), key.scope, key.id, now])?,
+    };
+    let event = AuditEvent {
+        call_id,
+        tool,
+        kind: AuditKind::Reconciled,
+        code: None,
+        digest: Some(arguments),
+        principal,
+        note: Some(resolution.as_str().to_owned()),
+    };
+    append(&tx, &scope, now, [event])?;
+    tx.commit()?;
+    Ok(true)
+}
+
+fn unsettled_in(connection: &mut Connection, scope: &str) -> Result<Vec<Unsettled>, Error> {
+    let now = unix_millis(SystemTime::now());
+    let mut statement = connection.prepare_cached(
+        "SELECT kind, key_scope, id, call_id, tool, contract, arguments, principal, attempt,
+                claimed_at
+         FROM ledger_claims
+         WHERE scope = ?1 AND status IS NULL AND released = 0 AND lease_until <= ?2
+         ORDER BY claimed_at, kind, key_scope, id",
+    )?;
+    let rows = statement.query_map(params![scope, now], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, String>(3)?,
+            Binding {
+                tool: row.get(4)?,
+                contract: row.get(5)?,
+                arguments: row.get(6)?,
+                principal: row.get(7)?,
+            },
+            row.get::<_, i64>(8)?,
+            row.get::<_, i64>(9)?,
+        ))
+    })?;
+    let mut found = Vec::new();
+    for row in rows {
+        let (kind, key_scope, id, call_id, binding, attempt, claimed_at) = row?;
+        let kind = KeyKind::parse(&kind)
+            .ok_or_else(|| data(format!("a stored claim has unknown kind {kind:?}")))?;
+        found.push(Unsettled {
+            key: ClaimKey {
+                kind,
+                scope: key_scope,
+                id,
+            },
+            call_id,
+            binding,
+            attempt: attempt_of(attempt)?,
+            claimed_at: from_unix_millis(claimed_at),
+        });
+    }
+    Ok(found)
+}
+
+fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>, Error> {
+    let mut statement = connection.prepare_cached(
+        "SELECT scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash
+         FROM ledger_audit WHERE scope = ?1 ORDER BY seq",
+    )?;
+    let rows = statement.query_map(params![scope], |row| {
+        Ok((
+            row.get::<_, i64>(1)?,
+            row.get::<_, String>(5)?,
+            row.get::<_, Option<String>>(6)?,
+            AuditRecord {
+                scope: row.get(0)?,
+                seq: 0,
+                at: row.get(2)?,
+                event: AuditEvent {
+                    call_id: row.get(3)?,
+                    tool: row.get(4)?,
+                    kind: AuditKind::Refused,
+                    code: None,
+                    digest: row.get(7)?,
+                    principal: row.get(8)?,
+                    note: row.get(9)?,
+                },
+                prev: row.get(10)?,
+                hash: row.get(11)?,
+            },
+        ))
+    })?;
+    let mut records = Vec::new();
+    for row in rows {
+        let (seq, kind, code, mut record) = row?;
+        record.seq = seq_of(seq)?;
+        record.event.kind = AuditKind::parse(&kind)
+            .ok_or_else(|| data(format!("a stored audit record has unknown kind {kind:?}")))?;
+        record.event.code =
+            match code {
+                None => None,
+                Some(code) => Some(code.parse::<Code>().map_err(|_| {
+                    data(format!("a stored audit record has unknown code {code:?}"))
+                })?),
+            };
+        records.push(record);
+    }
+    Ok(records)
+}
+
+fn use_nonce_in(connection: &mut Connection, nonce: &str, expires: i64) -> Result<bool, Error> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let now = unix_millis(SystemTime::now());
+    // Each nonce is deleted once, after it expired: the table holds the unexpired ones.
+    tx.prepare_cached("DELETE FROM ledger_nonces WHERE expires_at <= ?1")?
+        .execute(params![now])?;
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO ledger_nonces (nonce, expires_at) VALUES (?1, ?2)
+             ON CONFLICT (nonce) DO NOTHING",
+        )?
+        .execute(params![nonce, expires])?;
+    tx.commit()?;
+    Ok(inserted == 1)
+}
+
+impl Ledger for SqliteLedger {
+    fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
+        let claim = claim.clone();
+        Box::pin(self.run("claim a call", move |connection| {
+            claim_in(connection, &claim)
+        }))
+    }
+
+    fn settle<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        attempt: u32,
+        outcome: &'a Recorded,
+        audit: &'a [AuditEvent],
+    ) -> LedgerFuture<'a, bool> {
+        let (key, outcome, audit) = (key.clone(), outcome.clone(), audit.to_vec());
+        Box::pin(self.run("record a call's outcome", move |connection| {
+            settle_in(connection, &key, attempt, &outcome, audit)
+        }))
+    }
+
+    fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
+        let (scope, audit) = (scope.to_owned(), audit.to_vec());
+        Box::pin(self.run("append to the audit trail", move |connection| {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            append(&tx, &scope, unix_millis(SystemTime::now()), audit)?;
+            tx.commit()?;
+            Ok(())
+        }))
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        key: &'a ClaimKey,
+        resolution: &'a Resolution,
+    ) -> LedgerFuture<'a, bool> {
+        let (key, resolution) = (key.clone(), resolution.clone());
+        Box::pin(self.run("reconcile a claim", move |connection| {
+            reconcile_in(connection, &key, &resolution)
+        }))
+    }
+
+    fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
+        let scope = scope.to_owned();
+        Box::pin(self.run("list unsettled claims", move |connection| {
+            unsettled_in(connection, &scope)
+        }))
+    }
+
+    fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
+        let scope = scope.to_owned();
+        Box::pin(self.run("read the audit trail", move |connection| {
+            trail_in(connection, &scope)
+        }))
+    }
+
+    fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
+        let (nonce, expires) = (nonce.to_owned(), unix_millis(expires));
+        Box::pin(self.run("use a nonce", move |connection| {
+            use_nonce_in(connection, &nonce, expires)
+        }))
+    }
+
+    fn store_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+        state: Option<&'a str>,
+    ) -> LedgerFuture<'a, ()> {
+        let (scope, run, state) = (scope.to_owned(), run.to_owned(), state.map(str::to_owned));
+        Box::pin(self.run("store a run", move |connection| {
+            match state {
+                Some(state) => connection
+                    .prepare_cached(
+                        "INSERT INTO ledger_runs (scope, run, state) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (scope, run) DO UPDATE SET state = excluded.state",
+                    )?
+                    .execute(params![scope, run, state])?,
+                None => connection
+                    .prepare_cached("DELETE FROM ledger_runs WHERE scope = ?1 AND run = ?2")?
+                    .execute(params![scope, run])?,
+            };
+            Ok(())
+        }))
+    }
+
+    fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>> {
+        let (scope, run) = (scope.to_owned(), run.to_owned());
+        Box::pin(self.run("load a run", move |connection| {
+            Ok(connection
+                .prepare_cached("SELECT state FROM ledger_runs WHERE scope = ?1 AND run = ?2")?
+                .query_row(params![scope, run], |row| row.get(0))
+                .optional()?)
+        }))
+    }
+}
