@@ -1,6 +1,7 @@
 //! What a ledger adds to each call: `Runtime::invoke` of the no-op `create_invoice` (every call
 //! a new call id, so each is claimed, run and settled) without a ledger, with `MemoryLedger`,
-//! and with `PostgresLedger` when `TOOL_LEDGER_POSTGRES_URL` names a database.
+//! with `SqliteLedger` on a temporary file, and with `PostgresLedger` when
+//! `TOOL_LEDGER_POSTGRES_URL` names a database.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use benches::INVOICE_VALID;
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_core::ledger::{Ledger, MemoryLedger, PostgresLedger};
+use tool_core::ledger::{Ledger, MemoryLedger, PostgresLedger, SqliteLedger};
 use tool_core::{Context, Registry, Runtime, ToolInfo};
 
 #[path = "pipeline.rs"]
@@ -65,6 +66,16 @@ fn bench(c: &mut Criterion) {
     // ledger at its default capacity of 10,000 settled claims, which every measurement passes,
     // so most settlements make it forget the oldest.
     let full = Arc::new(MemoryLedger::new());
+    // `sqlite`: one file in the system's temporary folder (synchronous = NORMAL, the
+    // default), removed at the end.
+    let sqlite_dir = std::env::temp_dir().join(format!(
+        "tool-ledger-bench-{}-{started}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&sqlite_dir).expect("a temporary folder");
+    let sqlite = Arc::new(
+        SqliteLedger::open(sqlite_dir.join("ledger.db")).expect("the SQLite ledger opens"),
+    );
     let mut cases: Vec<Case<'_>> = vec![
         Case {
             name: "no_ledger",
@@ -80,6 +91,11 @@ fn bench(c: &mut Criterion) {
             name: "memory_full",
             chunk: usize::MAX,
             make: Box::new(|| with_ledger(&registry, Arc::clone(&full))),
+        },
+        Case {
+            name: "sqlite",
+            chunk: usize::MAX,
+            make: Box::new(|| with_ledger(&registry, Arc::clone(&sqlite))),
         },
     ];
     match std::env::var("TOOL_LEDGER_POSTGRES_URL") {
@@ -99,9 +115,6 @@ fn bench(c: &mut Criterion) {
             "ledger/invoke/postgres skipped: set TOOL_LEDGER_POSTGRES_URL=postgres://user@host:port/database to measure PostgresLedger"
         ),
     }
-    // SQLITE: measure `SqliteLedger` here the same way, on a file in a temporary folder:
-    // cases.push(Case { name: "sqlite", chunk: usize::MAX, make: Box::new(move || with_ledger(&registry, Arc::clone(&sqlite))) });
-
     for case in &cases {
         let check = rt.block_on((case.make)().invoke(
             &ids.take(1)[0],
@@ -134,6 +147,9 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+    drop(cases);
+    drop(sqlite);
+    let _ = std::fs::remove_dir_all(&sqlite_dir);
 }
 
 criterion_group! {
