@@ -17,7 +17,7 @@ use super::{
 };
 use crate::outcome::Code;
 
-/// A [`Ledger`] in a PostgreSQL database (9.5 or newer), for many workers on many machines.
+/// A [`Ledger`] in a PostgreSQL database (9.6 or newer), for many workers on many machines.
 ///
 /// Every method is one transaction. Claims of the same key wait for each other on the claim's
 /// row, quotas on their counters' rows, appends to a scope's audit trail on that scope's head
@@ -394,7 +394,9 @@ impl PostgresLedger {
     ///
     /// The pool keeps at most [`DEFAULT_POOL_SIZE`](Self::DEFAULT_POOL_SIZE) connections; a
     /// connection attempt gives up after 10 seconds (unless the URL sets `connect_timeout`),
-    /// and a call waits at most 30 seconds for a free connection.
+    /// and a call waits at most 30 seconds for a free connection. A URL that requires TLS
+    /// (`sslmode=require`) fails to connect: build a pool with a TLS connector and pass it to
+    /// [`from_pool`](Self::from_pool).
     pub async fn connect(url: &str) -> Result<Self, LedgerError> {
         let mut config: tokio_postgres::Config = url.parse().map_err(|error| {
             LedgerError::new(format!(
