@@ -187,7 +187,12 @@ impl Cx {
         if self.counted_only(Keyword::Enum) {
             return;
         }
-        let mut message = String::with_capacity(64);
+        let listed: usize = allowed.iter().map(|name| name.len() + 4).sum();
+        let quoted = match got {
+            Got::Str(s) => s.len().min(4 * QUOTE_LIMIT) + 2,
+            _ => 8,
+        };
+        let mut message = String::with_capacity(32 + listed + quoted);
         message.push_str("must be one of ");
         push_quoted_list(&mut message, allowed.iter().copied());
         if nullable {
@@ -221,6 +226,7 @@ const QUOTE_LIMIT: usize = 60;
 
 /// Appends `text` as a JSON string literal, cut after `limit` characters (marked `…`).
 fn push_json_string(out: &mut String, text: &str, limit: usize) {
+    out.reserve(text.len().min(limit.saturating_mul(4)) + 2);
     out.push('"');
     // Where the text is cut: after `limit` characters, if it has more (it cannot when it has
     // no more bytes than that).
