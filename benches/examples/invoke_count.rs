@@ -1,6 +1,7 @@
 //! Runs `Runtime::invoke` (no-op policy and handler) or `parse_arguments` N times on the valid
 //! invoice (or `repair`: a broken invoice repaired on the second attempt), for instruction
-//! counts: `invoke_count <invoke|repair|parse_arguments> <N>`.
+//! counts: `invoke_count <invoke|ledger|repair|parse_arguments> <N>` (`ledger`: `invoke` with
+//! a `MemoryLedger`, every call claimed, run and settled).
 
 use std::hint::black_box;
 
@@ -22,6 +23,12 @@ fn main() {
         .build()
         .expect("a Tokio runtime");
     let runtime = runtime(&registry());
+    let ledger = tool_core::Runtime::builder(registry())
+        .authorize(|_: &tool_core::ToolInfo, _: &Context| Ok(()))
+        .ledger(std::sync::Arc::new(
+            tool_core::ledger::MemoryLedger::with_capacity(n.max(1)),
+        ))
+        .build();
     let repair = RepairLoop::new(runtime.clone(), Fixed);
     let cx = Context::builder("bench").build();
     let ids: Vec<String> = (0..n).map(|i| format!("call_{i}")).collect();
@@ -29,6 +36,10 @@ fn main() {
         for id in &ids {
             let ok = match way.as_str() {
                 "invoke" => runtime
+                    .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
+                    .await
+                    .is_ok(),
+                "ledger" => ledger
                     .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
                     .await
                     .is_ok(),

@@ -5,8 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::sha256_hex;
 use crate::outcome::Code;
+use sha2::{Digest as _, Sha256};
 
 /// The `prev` of a scope's first record.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -127,25 +127,35 @@ impl AuditRecord {
         record
     }
 
-    /// The hash the record's fields give, whatever its `hash` field says.
+    /// The hash the record's fields give, whatever its `hash` field says: SHA-256 over every
+    /// field, each length-prefixed (and each optional one marked present or absent), so no
+    /// two different records hash the same bytes.
     pub fn compute_hash(&self) -> String {
+        fn field(hasher: &mut Sha256, value: Option<&[u8]>) {
+            match value {
+                None => hasher.update([0]),
+                Some(bytes) => {
+                    hasher.update([1]);
+                    hasher.update((bytes.len() as u64).to_be_bytes());
+                    hasher.update(bytes);
+                }
+            }
+        }
         let e = &self.event;
-        // A JSON array: every field delimited and escaped, so no two records share a text.
-        let text = serde_json::json!([
-            self.scope,
-            self.seq,
-            self.at,
-            e.call_id,
-            e.tool,
-            e.kind.as_str(),
-            e.code.map(Code::as_str),
-            e.digest,
-            e.principal,
-            e.note,
-            self.prev,
-        ])
-        .to_string();
-        sha256_hex(text.as_bytes())
+        let mut hasher = Sha256::new();
+        hasher.update(b"tool-core audit record v1");
+        field(&mut hasher, Some(self.scope.as_bytes()));
+        field(&mut hasher, Some(&self.seq.to_be_bytes()));
+        field(&mut hasher, Some(&self.at.to_be_bytes()));
+        field(&mut hasher, Some(e.call_id.as_bytes()));
+        field(&mut hasher, Some(e.tool.as_bytes()));
+        field(&mut hasher, Some(e.kind.as_str().as_bytes()));
+        field(&mut hasher, e.code.map(|code| code.as_str().as_bytes()));
+        field(&mut hasher, e.digest.as_deref().map(str::as_bytes));
+        field(&mut hasher, Some(e.principal.as_bytes()));
+        field(&mut hasher, e.note.as_deref().map(str::as_bytes));
+        field(&mut hasher, Some(self.prev.as_bytes()));
+        super::hex(&hasher.finalize())
     }
 }
 

@@ -36,9 +36,12 @@ pub struct MemoryLedger {
 #[derive(Default)]
 struct State {
     claims: HashMap<ClaimKey, Entry>,
-    /// Keys in the order they were settled, to forget the oldest beyond the capacity.
-    settled: VecDeque<ClaimKey>,
-    counters: HashMap<(String, String), u64>,
+    /// Keys in the order they were settled, each with its settlement's stamp, to forget the
+    /// oldest beyond the capacity (a stale stamp is a key settled again since).
+    settled: VecDeque<(u64, ClaimKey)>,
+    next_stamp: u64,
+    /// Quota counts, by scope and then by name.
+    counters: HashMap<String, HashMap<String, u64>>,
     nonces: HashMap<String, SystemTime>,
     trails: HashMap<String, Vec<AuditRecord>>,
     /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
@@ -55,6 +58,8 @@ struct Entry {
     lease_until: SystemTime,
     outcome: Option<Recorded>,
     released: bool,
+    /// The stamp of its latest settlement.
+    stamp: u64,
 }
 
 impl MemoryLedger {
@@ -103,7 +108,7 @@ impl State {
             while self.scopes.len() > capacity.max(1) {
                 if let Some(old) = self.scopes.pop_front() {
                     self.trails.remove(&old);
-                    self.counters.retain(|(s, _), _| *s != old);
+                    self.counters.remove(&old);
                 }
             }
         }
@@ -117,18 +122,21 @@ impl State {
     }
 
     fn settle(&mut self, key: &ClaimKey, capacity: usize) {
-        self.settled.push_back(key.clone());
+        let stamp = self.next_stamp;
+        self.next_stamp += 1;
+        if let Some(entry) = self.claims.get_mut(key) {
+            entry.stamp = stamp;
+        }
+        self.settled.push_back((stamp, key.clone()));
         while self.settled.len() > capacity {
-            let Some(old) = self.settled.pop_front() else {
+            let Some((stamp, old)) = self.settled.pop_front() else {
                 break;
             };
-            // A key settled twice (after a retry) is in the queue twice; forget it only once
-            // its latest settlement is the oldest.
-            if !self.settled.contains(&old)
-                && self
-                    .claims
-                    .get(&old)
-                    .is_some_and(|e| e.outcome.is_some() || e.released)
+            // Only if this was its latest settlement (a retried key is queued again).
+            if self
+                .claims
+                .get(&old)
+                .is_some_and(|e| e.stamp == stamp && (e.outcome.is_some() || e.released))
             {
                 self.claims.remove(&old);
             }
@@ -136,21 +144,17 @@ impl State {
     }
 
     fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
+        if claim.quotas.is_empty() {
+            return Ok(());
+        }
+        let counters = self.counters.entry(claim.scope.clone()).or_default();
         for quota in &claim.quotas {
-            let used = self
-                .counters
-                .get(&(claim.scope.clone(), quota.name.clone()))
-                .copied()
-                .unwrap_or(0);
-            if used >= quota.limit {
+            if counters.get(&quota.name).copied().unwrap_or(0) >= quota.limit {
                 return Err(quota.name.clone());
             }
         }
         for quota in &claim.quotas {
-            *self
-                .counters
-                .entry((claim.scope.clone(), quota.name.clone()))
-                .or_default() += 1;
+            *counters.entry(quota.name.clone()).or_default() += 1;
         }
         Ok(())
     }
@@ -199,6 +203,7 @@ impl Ledger for MemoryLedger {
                         lease_until: lease_until(now, claim.lease),
                         outcome: None,
                         released: false,
+                        stamp: u64::MAX,
                     },
                 );
                 Claimed::New { attempt }
