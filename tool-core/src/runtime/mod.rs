@@ -16,6 +16,11 @@
 //! | 8b | with a ledger: record the outcome of the claim (a failure to record leaves the claim in doubt, never re-run by itself) | `claim.rs` | |
 //! | 9 | record: trace the outcome and hand it to the [`Observer`] | `record.rs` | |
 //!
+//! The claim comes after approval, so a tool that requires approval is approved again when
+//! its call is proposed again: with [`Approvals`](crate::Approvals), whose receipts are used
+//! once, a resent call is then refused (`approval_denied`) rather than replayed; either way it
+//! does not run twice.
+//!
 //! With a ledger, every decision also goes to its audit trail: refusals before the claim
 //! (with their code), `authorized`, `approved`, the claim's answer (`admitted`, `replayed` or
 //! a refusal), then `executed` and the `outcome`. Digests stand for the arguments; their
