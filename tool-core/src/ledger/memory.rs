@@ -35,7 +35,7 @@ pub struct MemoryLedger {
 
 #[derive(Default)]
 struct State {
-    claims: HashMap<ClaimKey, Entry>,
+    claims: HashMap<ClaimKey, Entry, foldhash::fast::RandomState>,
     /// Keys in the order they were settled, each with its settlement's stamp, to forget the
     /// oldest beyond the capacity (a stale stamp is a key settled again since).
     settled: VecDeque<(u64, ClaimKey)>,
@@ -43,10 +43,35 @@ struct State {
     /// Quota counts, by scope and then by name.
     counters: HashMap<String, HashMap<String, u64>>,
     nonces: HashMap<String, SystemTime>,
-    trails: HashMap<String, Vec<AuditRecord>>,
+    trails: HashMap<String, Trail>,
     /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
     scopes: VecDeque<String>,
     runs: HashMap<(String, String), String>,
+}
+
+/// A scope's audit records. Their hashes are computed when the trail is read, in order: the
+/// same chain as hashing each one as it is appended (its fields are fixed then), without
+/// hashing on every call.
+#[derive(Default)]
+struct Trail {
+    records: Vec<AuditRecord>,
+    /// How many records, from the first, have their `prev` and `hash`.
+    chained: usize,
+}
+
+impl Trail {
+    fn chain(&mut self) {
+        for i in self.chained..self.records.len() {
+            let prev = match i {
+                0 => super::GENESIS.to_owned(),
+                _ => self.records[i - 1].hash.clone(),
+            };
+            let record = &mut self.records[i];
+            record.prev = prev;
+            record.hash = record.compute_hash();
+        }
+        self.chained = self.records.len();
+    }
 }
 
 struct Entry {
@@ -112,12 +137,20 @@ impl State {
                 }
             }
         }
-        let trail = self.trails.entry(scope.to_owned()).or_default();
+        let trail = match self.trails.get_mut(scope) {
+            Some(trail) => trail,
+            None => self.trails.entry(scope.to_owned()).or_default(),
+        };
         let at = unix_millis(SystemTime::now());
         for event in events {
-            let prev = trail.last().map(|r| (r.seq, r.hash.as_str()));
-            let record = AuditRecord::chain(scope, prev, at, event);
-            trail.push(record);
+            trail.records.push(AuditRecord {
+                scope: scope.to_owned(),
+                seq: trail.records.len() as u64 + 1,
+                at,
+                event,
+                prev: String::new(),
+                hash: String::new(),
+            });
         }
     }
 
@@ -297,11 +330,14 @@ impl Ledger for MemoryLedger {
     }
 
     fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
-        let trail = lock(&self.state)
-            .trails
-            .get(scope)
-            .cloned()
-            .unwrap_or_default();
+        let mut state = lock(&self.state);
+        let trail = match state.trails.get_mut(scope) {
+            Some(trail) => {
+                trail.chain();
+                trail.records.clone()
+            }
+            None => Vec::new(),
+        };
         Box::pin(std::future::ready(Ok(trail)))
     }
 
