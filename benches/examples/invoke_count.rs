@@ -1,7 +1,8 @@
 //! Runs `Runtime::invoke` (no-op policy and handler) or `parse_arguments` N times on the valid
 //! invoice (or `repair`: a broken invoice repaired on the second attempt), for instruction
-//! counts: `invoke_count <invoke|ledger|repair|parse_arguments> <N>` (`ledger`: `invoke` with
-//! a `MemoryLedger`, every call claimed, run and settled).
+//! counts: `invoke_count <invoke|ledger|sqlite|repair|parse_arguments> <N>` (`ledger`: `invoke`
+//! with a `MemoryLedger`, every call claimed, run and settled; `sqlite`: the same with a
+//! `SqliteLedger` on a new file in the system's temporary folder).
 
 use std::hint::black_box;
 
@@ -29,6 +30,19 @@ fn main() {
             tool_core::ledger::MemoryLedger::with_capacity(n.max(1)),
         ))
         .build();
+    let sqlite_dir = std::env::temp_dir().join(format!("invoke-count-{}", std::process::id()));
+    let sqlite = if way == "sqlite" {
+        std::fs::create_dir_all(&sqlite_dir).expect("a temporary folder");
+        let ledger = tool_core::ledger::SqliteLedger::open(sqlite_dir.join("ledger.db"))
+            .expect("the SQLite ledger opens");
+        Some(
+            tool_core::Runtime::builder(registry())
+                .ledger(std::sync::Arc::new(ledger))
+                .build(),
+        )
+    } else {
+        None
+    };
     let repair = RepairLoop::new(runtime.clone(), Fixed);
     let cx = Context::builder("bench").build();
     let ids: Vec<String> = (0..n).map(|i| format!("call_{i}")).collect();
@@ -43,6 +57,13 @@ fn main() {
                     .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
                     .await
                     .is_ok(),
+                "sqlite" => match &sqlite {
+                    Some(runtime) => runtime
+                        .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
+                        .await
+                        .is_ok(),
+                    None => false,
+                },
                 "repair" => repair
                     .call(id, "create_invoice", black_box(INVOICE_BROKEN), &cx)
                     .await
@@ -53,4 +74,5 @@ fn main() {
             assert!(ok);
         }
     });
+    let _ = std::fs::remove_dir_all(&sqlite_dir);
 }

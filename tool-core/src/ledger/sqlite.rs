@@ -134,6 +134,10 @@ impl SqliteLedger {
     /// A deleted claim is forgotten: its call id or idempotency key is claimed again as new,
     /// takes a quota unit and runs. Claims without an outcome are never deleted, and neither
     /// are the audit trails.
+    ///
+    /// This reads every claim (as [`unsettled`](Ledger::unsettled) does): the claims table
+    /// has no index but its key, so that each call writes as few pages as it can. Both are
+    /// operator actions, run now and then.
     pub async fn purge(&self, older_than: Duration) -> Result<u64, LedgerError> {
         self.run("purge settled claims", move |connection| {
             let now = unix_millis(SystemTime::now());
@@ -312,7 +316,9 @@ impl From<LedgerError> for Error {
     }
 }
 
-/// The tables, created on a file that has none. Claims, counters, nonces, audit records and
+/// The tables, created on a file that has none. Claims have no index but their key: every
+/// index is one more page written per claim and per settlement, on the path of every call,
+/// while the queries that would use one (`unsettled`, `purge`) are rare. Claims, counters, nonces, audit records and
 /// runs each have their own; every name starts with `ledger_` so the file may hold the
 /// application's own tables too.
 const TABLES: &str = "
@@ -336,11 +342,7 @@ CREATE TABLE ledger_claims (
     released INTEGER NOT NULL DEFAULT 0,
     settled_at INTEGER,
     PRIMARY KEY (kind, key_scope, id)
-);
-CREATE INDEX ledger_claims_open ON ledger_claims (scope, claimed_at)
-    WHERE status IS NULL AND released = 0;
-CREATE INDEX ledger_claims_settled ON ledger_claims (settled_at)
-    WHERE settled_at IS NOT NULL;
+) WITHOUT ROWID;
 CREATE TABLE ledger_counters (
     scope TEXT NOT NULL,
     name TEXT NOT NULL,
