@@ -32,8 +32,10 @@ pub mod ledger;
 pub mod agent;
 mod approval;
 mod extract;
+// Calls written into model text in the formats open models emit.
 mod metrics;
 mod repair;
+pub mod text_calls;
 // Where calls come from and results go: provider wire formats, MCP.
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]

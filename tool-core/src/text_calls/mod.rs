@@ -1,0 +1,809 @@
+//! Tool calls written into a model's text, in the formats open models emit, parsed into calls
+//! that then go through the runtime like any other.
+//!
+//! When a model runs behind a plain completion endpoint, its calls arrive as text in the
+//! model's own format. [`parse_calls`] reads one reply in a named [`Dialect`], or detects the
+//! dialect from the markers it uses, and returns every call with its byte span plus the prose
+//! around them. It never guesses: a call cut short is [`TextError::Unterminated`], a reply with
+//! the markers of two dialects is [`TextError::Ambiguous`], and Python arguments are read as
+//! literals, never evaluated.
+//!
+//! | dialect | what it reads |
+//! |---|---|
+//! | [`Json`](Dialect::Json) | the whole reply (or a Markdown `json` fence) is one call object `{"name": …, "arguments" \| "parameters": {…}}` or a list of them |
+//! | [`Hermes`](Dialect::Hermes) | `<tool_call>{…}</tool_call>`, repeated for parallel calls (Hermes, Qwen) |
+//! | [`Llama3`](Dialect::Llama3) | `<\|python_tag\|>` then call objects separated by `;`, or a reply that is one call object with `parameters` |
+//! | [`Mistral`](Dialect::Mistral) | `[TOOL_CALLS][{…}, …]`, or `[TOOL_CALLS]name[ARGS]{…}` repeated (newer tokenizers) |
+//! | [`Granite`](Dialect::Granite) | `<function_call>{…}` repeated, or `<\|tool_call\|>[{…}, …]` |
+//! | [`DeepSeek`](Dialect::DeepSeek) | `<｜tool▁call▁begin｜>` … `<｜tool▁call▁end｜>` blocks, the name then the arguments as JSON, with or without a fence |
+//! | [`Pythonic`](Dialect::Pythonic) | `get_weather(city="Paris")` or `[f(a=1), g(b=2)]`, keyword and positional arguments, Python literals |
+//!
+//! A call object's arguments may also be a JSON string holding the object (as OpenAI's format
+//! writes them); anything else is refused. The arguments of JSON dialects are passed on as the
+//! exact text the model wrote, so the runtime's strict parser sees every duplicate key and
+//! number as written.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::call::ToolCall;
+use crate::registry::Registry;
+
+mod python;
+
+/// A format of tool calls in text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// Call objects as the whole reply: one, or a JSON list of them.
+    Json,
+    /// `<tool_call>` tags (Hermes, Qwen).
+    Hermes,
+    /// `<|python_tag|>` and JSON call objects (Llama 3.1 to 3.3).
+    Llama3,
+    /// `[TOOL_CALLS]` (Mistral).
+    Mistral,
+    /// `<function_call>` or `<|tool_call|>` (IBM Granite).
+    Granite,
+    /// DeepSeek's tool-call tokens.
+    DeepSeek,
+    /// Python call syntax (Llama 3.2 and 4 "pythonic", many fine-tunes).
+    Pythonic,
+}
+
+impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Dialect; 7] = [
+        Dialect::Json,
+        Dialect::Hermes,
+        Dialect::Llama3,
+        Dialect::Mistral,
+        Dialect::Granite,
+        Dialect::DeepSeek,
+        Dialect::Pythonic,
+    ];
+
+    /// A short stable name, e.g. `"hermes"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dialect::Json => "json",
+            Dialect::Hermes => "hermes",
+            Dialect::Llama3 => "llama3",
+            Dialect::Mistral => "mistral",
+            Dialect::Granite => "granite",
+            Dialect::DeepSeek => "deepseek",
+            Dialect::Pythonic => "pythonic",
+        }
+    }
+
+    /// The markers that name this dialect in a reply.
+    const fn markers(self) -> &'static [&'static str] {
+        match self {
+            Dialect::Hermes => &["<tool_call>"],
+            Dialect::Llama3 => &["<|python_tag|>"],
+            Dialect::Mistral => &["[TOOL_CALLS]"],
+            Dialect::Granite => &["<function_call>", "<|tool_call|>"],
+            Dialect::DeepSeek => &[DS_CALLS_BEGIN, DS_CALL_BEGIN],
+            Dialect::Json | Dialect::Pythonic => &[],
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+const DS_CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+const DS_CALLS_END: &str = "<｜tool▁calls▁end｜>";
+const DS_CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+const DS_CALL_END: &str = "<｜tool▁call▁end｜>";
+const DS_SEP: &str = "<｜tool▁sep｜>";
+
+/// One call found in a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCall {
+    name: String,
+    arguments: String,
+    positional: Vec<Value>,
+    span: Range<usize>,
+}
+
+impl TextCall {
+    /// The tool's name as written.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The keyword arguments as a JSON object text: for JSON dialects the exact text the model
+    /// wrote; for Python calls, the literals converted to JSON.
+    pub fn arguments(&self) -> &str {
+        &self.arguments
+    }
+
+    /// Positional arguments of a Python call, in order (empty for every other dialect).
+    pub fn positional(&self) -> &[Value] {
+        &self.positional
+    }
+
+    /// Where the call is in the text.
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+
+    /// The call as a [`ToolCall`] with id `call_id`, for the runtime. Positional arguments are
+    /// given the names of the tool's parameters in their declared order (the order of
+    /// `properties` in its input schema); that is refused when the tool is unknown, its schema
+    /// has no plain `properties`, there are more positional arguments than parameters, or a
+    /// parameter would be given twice.
+    pub fn to_tool_call(
+        &self,
+        call_id: impl Into<String>,
+        registry: &Registry,
+    ) -> Result<ToolCall, TextError> {
+        if self.positional.is_empty() {
+            return Ok(ToolCall::new(
+                call_id,
+                self.name.clone(),
+                self.arguments.as_str(),
+            ));
+        }
+        let refuse = |reason: String| TextError::Positional {
+            tool: self.name.clone(),
+            reason,
+        };
+        let info = registry.get(&self.name).ok_or_else(|| {
+            refuse("the tool is not registered, so its parameters' order is unknown".into())
+        })?;
+        let Some(properties) = info
+            .input_schema()
+            .get("properties")
+            .and_then(Value::as_object)
+            .filter(|_| {
+                info.input_schema().get("oneOf").is_none()
+                    && info.input_schema().get("anyOf").is_none()
+            })
+        else {
+            return Err(refuse(
+                "its parameters have no single declared order".into(),
+            ));
+        };
+        if self.positional.len() > properties.len() {
+            return Err(refuse(format!(
+                "{} positional arguments for {} parameters",
+                self.positional.len(),
+                properties.len()
+            )));
+        }
+        let mut keyword: Map<String, Value> = serde_json::from_str(&self.arguments)
+            .map_err(|error| refuse(format!("the keyword arguments do not read back: {error}")))?;
+        let mut merged = Map::new();
+        for (name, value) in properties.keys().zip(&self.positional) {
+            if keyword.contains_key(name) {
+                return Err(refuse(format!(
+                    "`{name}` is given both by position and by name"
+                )));
+            }
+            merged.insert(name.clone(), value.clone());
+        }
+        merged.append(&mut keyword);
+        let text = Value::Object(merged).to_string();
+        Ok(ToolCall::new(call_id, self.name.clone(), text.as_str()))
+    }
+}
+
+/// The calls in one reply and the prose around them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedCalls {
+    dialect: Option<Dialect>,
+    calls: Vec<TextCall>,
+    prose: Vec<Range<usize>>,
+}
+
+impl ParsedCalls {
+    /// The dialect read (`None` when detection found no calls: the reply is prose).
+    pub fn dialect(&self) -> Option<Dialect> {
+        self.dialect
+    }
+
+    /// The calls, in text order.
+    pub fn calls(&self) -> &[TextCall] {
+        &self.calls
+    }
+
+    /// The byte ranges of the text outside the calls and their markers, without surrounding
+    /// whitespace; empty ranges are left out.
+    pub fn prose(&self) -> &[Range<usize>] {
+        &self.prose
+    }
+}
+
+/// Why a reply's calls could not be read. Nothing in a refused reply is returned as a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TextError {
+    /// The text ends inside a call (a cut-off reply): nothing of it is used.
+    Unterminated {
+        /// Where the unfinished part starts or ends.
+        at: usize,
+        /// What was missing.
+        reason: String,
+    },
+    /// A call is malformed or is not a literal call.
+    Invalid {
+        /// Byte offset of the fault.
+        at: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The reply carries the markers of more than one dialect.
+    Ambiguous {
+        /// The dialects whose markers are present.
+        dialects: Vec<Dialect>,
+    },
+    /// Positional arguments could not be named.
+    Positional {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl fmt::Display for TextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TextError::Unterminated { at, reason } => {
+                write!(f, "the tool call is cut off at byte {at}: {reason}")
+            }
+            TextError::Invalid { at, reason } => {
+                write!(f, "the tool call at byte {at} is not valid: {reason}")
+            }
+            TextError::Ambiguous { dialects } => {
+                let names: Vec<&str> = dialects.iter().map(|d| d.name()).collect();
+                write!(
+                    f,
+                    "the reply mixes the tool-call formats {}; which one is meant is not guessed",
+                    names.join(", ")
+                )
+            }
+            TextError::Positional { tool, reason } => {
+                write!(
+                    f,
+                    "the positional arguments of `{tool}` cannot be named: {reason}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for TextError {}
+
+/// Reads the calls in `text`, in `dialect`, or in the dialect its markers name when `None`.
+///
+/// Detection: the markers of the tag dialects decide (two dialects' markers: refused as
+/// ambiguous); without markers, a reply that is wholly a call object or a list of them (bare
+/// or in one Markdown `json` fence) is [`Json`](Dialect::Json), one that is wholly a Python
+/// call or a list of them is [`Pythonic`](Dialect::Pythonic), and anything else is prose with
+/// no calls. A reply that starts like a call but does not finish is
+/// [`Unterminated`](TextError::Unterminated), never prose.
+///
+/// ```
+/// use tool_core::text_calls::{Dialect, parse_calls};
+///
+/// let reply = "Let me check both.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>";
+/// let parsed = parse_calls(reply, None).unwrap();
+/// assert_eq!(parsed.dialect(), Some(Dialect::Hermes));
+/// assert_eq!(parsed.calls().len(), 2);
+/// assert_eq!(parsed.calls()[1].arguments(), r#"{"city": "Oslo"}"#);
+/// assert_eq!(&reply[parsed.prose()[0].clone()], "Let me check both.");
+///
+/// let parsed = parse_calls("[get_weather(city='Paris', days=3)]", None).unwrap();
+/// assert_eq!(parsed.dialect(), Some(Dialect::Pythonic));
+/// assert_eq!(parsed.calls()[0].arguments(), r#"{"city":"Paris","days":3}"#);
+///
+/// assert!(parse_calls("get_weather(city='Par", None).is_err());
+/// ```
+pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, TextError> {
+    let dialect = match dialect {
+        Some(dialect) => dialect,
+        None => match detect(text)? {
+            Some(dialect) => dialect,
+            None => {
+                return Ok(ParsedCalls {
+                    dialect: None,
+                    calls: Vec::new(),
+                    prose: prose(text, &[]),
+                });
+            }
+        },
+    };
+    let (calls, used) = match dialect {
+        Dialect::Json => json_reply(text)?,
+        Dialect::Hermes => tagged(text, "<tool_call>", Some("</tool_call>"))?,
+        Dialect::Granite if text.contains("<|tool_call|>") => after_marker(text, "<|tool_call|>")?,
+        Dialect::Granite => tagged(text, "<function_call>", Some("</function_call>"))?,
+        Dialect::Llama3 => llama3(text)?,
+        Dialect::Mistral => mistral(text)?,
+        Dialect::DeepSeek => deepseek(text)?,
+        Dialect::Pythonic => pythonic(text)?,
+    };
+    Ok(ParsedCalls {
+        dialect: Some(dialect),
+        prose: prose(text, &used),
+        calls,
+    })
+}
+
+/// The dialect `text`'s markers name, or the marker-less dialect it is wholly written in.
+fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
+    let found: Vec<Dialect> = Dialect::ALL
+        .into_iter()
+        .filter(|d| d.markers().iter().any(|m| text.contains(m)))
+        .collect();
+    match found.len() {
+        0 => {}
+        1 => return Ok(Some(found[0])),
+        _ => return Err(TextError::Ambiguous { dialects: found }),
+    }
+    let (body, start) = unfenced(text);
+    let trimmed = body.trim_start();
+    let at = start + (body.len() - trimmed.len());
+    match trimmed.bytes().next() {
+        Some(b'{') => Ok(Some(Dialect::Json)),
+        Some(b'[') => {
+            // A list of call objects, or of Python calls.
+            let inner = trimmed[1..].trim_start();
+            if inner.starts_with('{') || inner.starts_with(']') {
+                Ok(Some(Dialect::Json))
+            } else if python_call_start(inner) {
+                Ok(Some(Dialect::Pythonic))
+            } else {
+                let _ = at;
+                Ok(None)
+            }
+        }
+        Some(_) if python_call_start(trimmed) && looks_whole_call(trimmed) => {
+            Ok(Some(Dialect::Pythonic))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Whether `text` starts with `name(` (the name possibly dotted).
+fn python_call_start(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return false;
+    }
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+        i += 1;
+    }
+    b.get(i) == Some(&b'(')
+}
+
+/// Whether a text starting with `name(` is meant as nothing but calls: it ends with `)` (or
+/// is cut off inside the call, which then reads as unterminated). Prose that merely starts
+/// with a word and a parenthesis (`Note (see below): …`) does not.
+fn looks_whole_call(text: &str) -> bool {
+    let trimmed = text.trim_end();
+    trimmed.ends_with(')') || !trimmed.contains(')')
+}
+
+/// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
+fn unfenced(text: &str) -> (&str, usize) {
+    let trimmed = text.trim();
+    let start = text.len() - text.trim_start().len();
+    for open in ["```json\n", "```python\n", "```\n"] {
+        if let Some(rest) = trimmed.strip_prefix(open)
+            && let Some(body) = rest.strip_suffix("```")
+            && !body.contains("```")
+        {
+            return (body, start + open.len());
+        }
+    }
+    (text, 0)
+}
+
+/// The whole reply as call objects (one, or a list).
+fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let (body, offset) = unfenced(text);
+    let trimmed = body.trim_start();
+    let at = offset + (body.len() - trimmed.len());
+    let (calls, end) = json_calls(text, at)?;
+    if !text[end..].trim().is_empty() && text[end..].trim() != "```" {
+        let rest = end + (text[end..].len() - text[end..].trim_start().len());
+        return Err(TextError::Invalid {
+            at: rest,
+            reason: "text after the calls in a reply that is only calls".into(),
+        });
+    }
+    Ok((calls, vec![0..text.len()]))
+}
+
+/// Call objects at `at`: one object, or a JSON list of them. Returns them and where they end.
+fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    let (raw, end) = json_value(text, at)?;
+    let calls = match raw.get().trim_start().as_bytes().first() {
+        Some(b'[') => {
+            let items: Vec<&RawValue> =
+                serde_json::from_str(raw.get()).map_err(|error| TextError::Invalid {
+                    at,
+                    reason: format!("not a list of call objects: {error}"),
+                })?;
+            items
+                .into_iter()
+                .map(|item| call_object(text, item, at..end))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        _ => vec![call_object(text, raw, at..end)?],
+    };
+    Ok((calls, end))
+}
+
+/// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.
+fn json_value(text: &str, at: usize) -> Result<(&RawValue, usize), TextError> {
+    let rest = &text[at..];
+    let lead = rest.len() - rest.trim_start().len();
+    let mut stream = serde_json::Deserializer::from_str(&rest[lead..]).into_iter::<&RawValue>();
+    match stream.next() {
+        Some(Ok(raw)) => Ok((raw, at + lead + stream.byte_offset())),
+        Some(Err(error)) if error.is_eof() => Err(TextError::Unterminated {
+            at: at + lead,
+            reason: "the JSON of the call is cut off".into(),
+        }),
+        Some(Err(error)) => Err(TextError::Invalid {
+            at: at + lead,
+            reason: format!("the call is not valid JSON: {error}"),
+        }),
+        None => Err(TextError::Unterminated {
+            at: at + lead,
+            reason: "no call where one was announced".into(),
+        }),
+    }
+}
+
+#[derive(Deserialize)]
+struct CallObject<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    parameters: Option<&'a RawValue>,
+}
+
+/// A call object `{"name": …, "arguments" | "parameters": …}` (other members are ignored).
+fn call_object(text: &str, raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
+    let invalid = |reason: String| TextError::Invalid {
+        at: span.start,
+        reason,
+    };
+    let object: CallObject<'_> = serde_json::from_str(raw.get())
+        .map_err(|error| invalid(format!("not a call object: {error}")))?;
+    let arguments = match (object.arguments, object.parameters) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "both `arguments` and `parameters` are given".into(),
+            ));
+        }
+        (Some(raw), None) | (None, Some(raw)) => raw,
+        (None, None) => {
+            return Err(invalid(
+                "the call object has no `arguments` or `parameters`".into(),
+            ));
+        }
+    };
+    let arguments = arguments_text(arguments).map_err(invalid)?;
+    let _ = text;
+    Ok(TextCall {
+        name: object.name,
+        arguments,
+        positional: Vec::new(),
+        span,
+    })
+}
+
+/// The arguments as a JSON object text: the object as written, or the object inside a JSON
+/// string.
+fn arguments_text(raw: &RawValue) -> Result<String, String> {
+    let text = raw.get().trim();
+    match text.as_bytes().first() {
+        Some(b'{') => Ok(text.to_owned()),
+        Some(b'"') => {
+            let inner: String = serde_json::from_str(text).map_err(|error| error.to_string())?;
+            match inner.trim_start().as_bytes().first() {
+                Some(b'{') => {
+                    // It must be one whole JSON value.
+                    serde_json::from_str::<&RawValue>(&inner).map_err(|error| {
+                        format!("the arguments string is not a JSON object: {error}")
+                    })?;
+                    Ok(inner.trim().to_owned())
+                }
+                _ => Err("the arguments string does not hold a JSON object".into()),
+            }
+        }
+        _ => Err("the arguments are not a JSON object".into()),
+    }
+}
+
+/// `open` … `close` blocks, each holding one call object (or a list of them); with no
+/// `close`, a block runs to the next `open` or the end.
+fn tagged(
+    text: &str,
+    open: &str,
+    close: Option<&str>,
+) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut calls = Vec::new();
+    let mut used = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text[from..].find(open) {
+        let start = from + found;
+        let body = start + open.len();
+        let (mut found_calls, end) = json_calls(text, body)?;
+        let mut block_end = end;
+        if let Some(close) = close {
+            let after = &text[end..];
+            let gap = after.len() - after.trim_start().len();
+            if after[gap..].starts_with(close) {
+                block_end = end + gap + close.len();
+            } else if after[gap..].is_empty() || close.starts_with(&after[gap..]) {
+                return Err(TextError::Unterminated {
+                    at: end,
+                    reason: format!("`{close}` is missing"),
+                });
+            } else if !after[gap..].starts_with(open) {
+                return Err(TextError::Invalid {
+                    at: end + gap,
+                    reason: format!("expected `{close}` after the call"),
+                });
+            }
+        }
+        calls.append(&mut found_calls);
+        used.push(start..block_end);
+        from = block_end;
+    }
+    Ok((calls, used))
+}
+
+/// Call objects (or a list) right after `marker`, to the end of the text.
+fn after_marker(text: &str, marker: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let Some(start) = text.find(marker) else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let (calls, end) = json_calls(text, start + marker.len())?;
+    Ok((calls, vec![start..end]))
+}
+
+/// Llama 3: `<|python_tag|>` then call objects separated by `;`; or a reply that is one call
+/// object.
+fn llama3(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let Some(start) = text.find("<|python_tag|>") else {
+        return json_reply(text);
+    };
+    let mut calls = Vec::new();
+    let mut at = start + "<|python_tag|>".len();
+    loop {
+        let (mut found, end) = json_calls(text, at)?;
+        calls.append(&mut found);
+        at = end;
+        let rest = &text[at..];
+        let gap = rest.len() - rest.trim_start().len();
+        if rest[gap..].starts_with(';') {
+            at += gap + 1;
+            if text[at..].trim().is_empty() {
+                break;
+            }
+            continue;
+        }
+        break;
+    }
+    let mut end = at;
+    for token in ["<|eom_id|>", "<|eot_id|>"] {
+        let rest = &text[end..];
+        let gap = rest.len() - rest.trim_start().len();
+        if rest[gap..].starts_with(token) {
+            end += gap + token.len();
+        }
+    }
+    Ok((calls, vec![start..end]))
+}
+
+/// Mistral: `[TOOL_CALLS]` then a JSON list of call objects, or `name[ARGS]{…}` (repeated
+/// with more `[TOOL_CALLS]` markers).
+fn mistral(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut calls = Vec::new();
+    let mut used = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text[from..].find("[TOOL_CALLS]") {
+        let start = from + found;
+        let body = start + "[TOOL_CALLS]".len();
+        let rest = text[body..].trim_start();
+        let end = if rest.starts_with('[') || rest.starts_with('{') {
+            let (mut found, end) = json_calls(text, body)?;
+            calls.append(&mut found);
+            end
+        } else {
+            let Some(args) = text[body..].find("[ARGS]") else {
+                return Err(TextError::Unterminated {
+                    at: body,
+                    reason: "`[ARGS]` is missing after the tool's name".into(),
+                });
+            };
+            let name = text[body..body + args].trim();
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            {
+                return Err(TextError::Invalid {
+                    at: body,
+                    reason: format!("{name:?} is not a tool name"),
+                });
+            }
+            let args_at = body + args + "[ARGS]".len();
+            let (raw, end) = json_value(text, args_at)?;
+            let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
+                at: args_at,
+                reason,
+            })?;
+            calls.push(TextCall {
+                name: name.to_owned(),
+                arguments,
+                positional: Vec::new(),
+                span: start..end,
+            });
+            end
+        };
+        used.push(start..end);
+        from = end;
+    }
+    Ok((calls, used))
+}
+
+/// DeepSeek: `<｜tool▁call▁begin｜>[function<｜tool▁sep｜>]name` then the arguments as JSON (in
+/// a fence or bare) and `<｜tool▁call▁end｜>`, inside optional
+/// `<｜tool▁calls▁begin｜>`…`<｜tool▁calls▁end｜>`.
+fn deepseek(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut calls = Vec::new();
+    let mut used = Vec::new();
+    let mut from = 0;
+    if let Some(found) = text.find(DS_CALLS_BEGIN) {
+        used.push(found..found + DS_CALLS_BEGIN.len());
+        from = found + DS_CALLS_BEGIN.len();
+    }
+    while let Some(found) = text[from..].find(DS_CALL_BEGIN) {
+        let start = from + found;
+        let body = start + DS_CALL_BEGIN.len();
+        let Some(close) = text[body..].find(DS_CALL_END) else {
+            return Err(TextError::Unterminated {
+                at: body,
+                reason: format!("`{DS_CALL_END}` is missing"),
+            });
+        };
+        let inner = &text[body..body + close];
+        let Some(sep) = inner.find(DS_SEP) else {
+            return Err(TextError::Invalid {
+                at: body,
+                reason: format!("`{DS_SEP}` is missing"),
+            });
+        };
+        // V3 writes `function<sep>name\n```json\n{…}\n```; later ones `name<sep>{…}`.
+        let (name, args_at) = if inner[..sep].trim() == "function" {
+            let after = &inner[sep + DS_SEP.len()..];
+            let line = after.find('\n').unwrap_or(after.len());
+            (after[..line].trim(), body + sep + DS_SEP.len() + line)
+        } else {
+            (inner[..sep].trim(), body + sep + DS_SEP.len())
+        };
+        if name.is_empty() {
+            return Err(TextError::Invalid {
+                at: body,
+                reason: "the call has no tool name".into(),
+            });
+        }
+        let mut args = &text[args_at..body + close];
+        let mut args_offset = args_at;
+        let trimmed = args.trim();
+        if let Some(fenced) = trimmed
+            .strip_prefix("```json")
+            .or_else(|| trimmed.strip_prefix("```"))
+            && let Some(fenced) = fenced.strip_suffix("```")
+        {
+            args_offset = args_at
+                + (args.len() - args.trim_start().len())
+                + (trimmed.len() - fenced.len() - 3);
+            args = fenced;
+        }
+        let raw: &RawValue =
+            serde_json::from_str(args.trim()).map_err(|error| TextError::Invalid {
+                at: args_offset,
+                reason: format!("the arguments are not one JSON object: {error}"),
+            })?;
+        let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
+            at: args_offset,
+            reason,
+        })?;
+        let end = body + close + DS_CALL_END.len();
+        calls.push(TextCall {
+            name: name.to_owned(),
+            arguments,
+            positional: Vec::new(),
+            span: start..end,
+        });
+        used.push(start..end);
+        from = end;
+    }
+    if let Some(found) = text[from..].find(DS_CALLS_END) {
+        used.push(from + found..from + found + DS_CALLS_END.len());
+    }
+    Ok((calls, used))
+}
+
+/// Python calls: the whole reply (or its one fence) is a call or a list of calls, optionally
+/// between `<|python_start|>` and `<|python_end|>`.
+fn pythonic(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let (mut body, mut offset) = unfenced(text);
+    if let Some(start) = body.find("<|python_start|>") {
+        let inner = start + "<|python_start|>".len();
+        let end = body[inner..]
+            .find("<|python_end|>")
+            .map_or(body.len(), |e| inner + e);
+        offset += inner;
+        body = &body[inner..end];
+    }
+    let mut reader = python::Reader::new(text, offset + (body.len() - body.trim_start().len()));
+    let calls = reader.calls()?;
+    let end = reader.at();
+    let rest = &text[end..];
+    let rest = rest.trim_start();
+    let allowed_after = ["", "```", "<|python_end|>", "<|eom|>", "<|eot|>"];
+    if !allowed_after.iter().any(|tail| rest.trim_end() == *tail) {
+        return Err(TextError::Invalid {
+            at: text.len() - rest.len(),
+            reason: "text after the calls in a reply that is only calls".into(),
+        });
+    }
+    let calls = calls
+        .into_iter()
+        .map(|call| TextCall {
+            name: call.name,
+            arguments: Value::Object(call.keyword).to_string(),
+            positional: call.positional,
+            span: call.span,
+        })
+        .collect();
+    Ok((calls, vec![0..text.len()]))
+}
+
+/// The parts of `text` outside `used`, trimmed, non-empty.
+fn prose(text: &str, used: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    let mut push = |range: Range<usize>| {
+        let part = &text[range.clone()];
+        let start = range.start + (part.len() - part.trim_start().len());
+        let end = range.end - (part.len() - part.trim_end().len());
+        if start < end {
+            out.push(start..end);
+        }
+    };
+    for range in used {
+        if range.start > from {
+            push(from..range.start);
+        }
+        from = from.max(range.end);
+    }
+    if from < text.len() {
+        push(from..text.len());
+    }
+    out
+}

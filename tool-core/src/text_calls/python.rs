@@ -1,0 +1,746 @@
+//! Python call syntax, read without evaluating anything: `get_weather(city="Paris", days=3)`
+//! and lists of such calls, with arguments that are Python literals converted to JSON exactly.
+//! Anything that is not a literal (a name, an operator, a call, a comprehension) is refused
+//! with the reason and its byte offset.
+
+use std::ops::Range;
+
+use serde_json::{Map, Number, Value};
+
+use super::TextError;
+
+/// One call in Python syntax.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PyCall {
+    pub(crate) name: String,
+    pub(crate) positional: Vec<Value>,
+    pub(crate) keyword: Map<String, Value>,
+    pub(crate) span: Range<usize>,
+}
+
+/// How deep literals may nest.
+const MAX_DEPTH: usize = 128;
+
+pub(crate) struct Reader<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(text: &'a str, at: usize) -> Self {
+        Reader { text, at }
+    }
+
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.at).copied()
+    }
+
+    pub(crate) fn skip_space(&mut self) {
+        while let Some(b) = self.peek() {
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.at += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn error(&self, reason: impl Into<String>) -> TextError {
+        if self.at >= self.text.len() {
+            TextError::Unterminated {
+                at: self.at,
+                reason: reason.into(),
+            }
+        } else {
+            TextError::Invalid {
+                at: self.at,
+                reason: reason.into(),
+            }
+        }
+    }
+
+    fn expect(&mut self, byte: u8, what: &str) -> Result<(), TextError> {
+        self.skip_space();
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            Ok(())
+        } else if self.at >= self.text.len() {
+            Err(self.error(format!("the text ends where {what} was expected")))
+        } else {
+            Err(self.error(format!("expected {what}")))
+        }
+    }
+
+    /// A name: `[A-Za-z_][A-Za-z0-9_]*`, ASCII only.
+    fn name(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        let b = self.bytes();
+        if !b
+            .get(self.at)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            return None;
+        }
+        while b
+            .get(self.at)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            self.at += 1;
+        }
+        Some(&self.text[start..self.at])
+    }
+
+    /// A call `name(args)`, the name possibly dotted (`math.factorial`).
+    pub(crate) fn call(&mut self) -> Result<PyCall, TextError> {
+        self.skip_space();
+        let start = self.at;
+        let mut name = match self.name() {
+            Some(name) => name.to_owned(),
+            None => return Err(self.error("expected a function name")),
+        };
+        while self.peek() == Some(b'.') {
+            self.at += 1;
+            match self.name() {
+                Some(part) => {
+                    name.push('.');
+                    name.push_str(part);
+                }
+                None => return Err(self.error("expected a name after `.`")),
+            }
+        }
+        self.expect(b'(', "`(` after the function name")?;
+        let mut positional = Vec::new();
+        let mut keyword = Map::new();
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(b')') => {
+                    self.at += 1;
+                    break;
+                }
+                None => return Err(self.error("the call is not closed with `)`")),
+                _ => {}
+            }
+            // `name=` starts a keyword argument; a name without `=` is a variable: refused.
+            let save = self.at;
+            let keyword_name = match self.name() {
+                Some(word) => {
+                    self.skip_space();
+                    if self.peek() == Some(b'=') && self.bytes().get(self.at + 1) != Some(&b'=') {
+                        self.at += 1;
+                        Some(word)
+                    } else {
+                        self.at = save;
+                        None
+                    }
+                }
+                None => None,
+            };
+            let value_at = self.at;
+            let value = self.literal(0)?;
+            match keyword_name {
+                Some(word) => {
+                    if keyword.insert(word.to_owned(), value).is_some() {
+                        self.at = save;
+                        return Err(self.error(format!("the argument `{word}` is given twice")));
+                    }
+                }
+                None => {
+                    if !keyword.is_empty() {
+                        self.at = value_at;
+                        return Err(self.error("a positional argument follows a keyword argument"));
+                    }
+                    positional.push(value);
+                }
+            }
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b')') => {}
+                None => return Err(self.error("the call is not closed with `)`")),
+                _ => return Err(self.error("expected `,` or `)` after an argument")),
+            }
+        }
+        Ok(PyCall {
+            name,
+            positional,
+            keyword,
+            span: start..self.at,
+        })
+    }
+
+    /// A list of calls `[f(...), g(...)]`, or one call.
+    pub(crate) fn calls(&mut self) -> Result<Vec<PyCall>, TextError> {
+        self.skip_space();
+        if self.peek() != Some(b'[') {
+            return Ok(vec![self.call()?]);
+        }
+        self.at += 1;
+        let mut calls = Vec::new();
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(calls);
+                }
+                None => return Err(self.error("the list of calls is not closed with `]`")),
+                _ => {}
+            }
+            calls.push(self.call()?);
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {}
+                None => return Err(self.error("the list of calls is not closed with `]`")),
+                _ => return Err(self.error("expected `,` or `]` after a call")),
+            }
+        }
+    }
+
+    /// One Python literal, as JSON.
+    fn literal(&mut self, depth: usize) -> Result<Value, TextError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(format!("literals nest deeper than {MAX_DEPTH} levels")));
+        }
+        self.skip_space();
+        let Some(b) = self.peek() else {
+            return Err(self.error("the text ends where a value was expected"));
+        };
+        let value = match b {
+            b'[' => {
+                self.at += 1;
+                Value::Array(self.sequence(b']', depth)?.0)
+            }
+            b'(' => {
+                self.at += 1;
+                let (items, trailing_comma) = self.sequence(b')', depth)?;
+                if items.len() == 1 && !trailing_comma {
+                    // `(x)` is x in parentheses, not a tuple.
+                    items.into_iter().next().unwrap_or(Value::Null)
+                } else {
+                    Value::Array(items)
+                }
+            }
+            b'{' => {
+                self.at += 1;
+                self.dict(depth)?
+            }
+            b'"' | b'\'' => self.strings()?,
+            b'-' | b'+' | b'0'..=b'9' | b'.' => self.number()?,
+            _ => {
+                let start = self.at;
+                match self.name() {
+                    Some("True") => Value::Bool(true),
+                    Some("False") => Value::Bool(false),
+                    Some("None") => Value::Null,
+                    Some(prefix)
+                        if prefix.len() <= 2
+                            && matches!(self.peek(), Some(b'"' | b'\''))
+                            && prefix.bytes().all(|c| {
+                                matches!(c, b'r' | b'R' | b'u' | b'U' | b'b' | b'B' | b'f' | b'F')
+                            }) =>
+                    {
+                        let lower = prefix.to_ascii_lowercase();
+                        if lower.contains('b') {
+                            self.at = start;
+                            return Err(self.error("a bytes literal has no JSON form"));
+                        }
+                        if lower.contains('f') {
+                            self.at = start;
+                            return Err(self.error("an f-string is an expression, not a literal"));
+                        }
+                        self.at = start;
+                        self.strings()?
+                    }
+                    Some(word) if self.peek() == Some(b'(') => {
+                        self.at = start;
+                        return Err(self.error(format!(
+                            "`{word}(…)` is a call inside the arguments; it is not evaluated"
+                        )));
+                    }
+                    Some(word) => {
+                        self.at = start;
+                        return Err(self.error(format!(
+                            "`{word}` is a name, not a literal: only strings, numbers, True, False, None, lists, tuples and dicts are accepted, and nothing is evaluated"
+                        )));
+                    }
+                    None => return Err(self.error("expected a literal value")),
+                }
+            }
+        };
+        // A literal followed by an operator or a call is an expression.
+        self.skip_space();
+        if let Some(next) = self.peek()
+            && matches!(
+                next,
+                b'+' | b'-'
+                    | b'*'
+                    | b'/'
+                    | b'%'
+                    | b'('
+                    | b'['
+                    | b'.'
+                    | b'|'
+                    | b'&'
+                    | b'<'
+                    | b'>'
+                    | b'@'
+                    | b'^'
+                    | b'='
+                    | b'!'
+                    | b'~'
+            )
+        {
+            return Err(self.error("an expression is not a literal; nothing is evaluated"));
+        }
+        if let Some(rest) = self.text.get(self.at..)
+            && (rest.starts_with("if ")
+                || rest.starts_with("for ")
+                || rest.starts_with("and ")
+                || rest.starts_with("or "))
+        {
+            return Err(self.error("an expression is not a literal; nothing is evaluated"));
+        }
+        Ok(value)
+    }
+
+    /// Items up to `close`; whether a comma came after the last one.
+    fn sequence(&mut self, close: u8, depth: usize) -> Result<(Vec<Value>, bool), TextError> {
+        let mut items = Vec::new();
+        let mut trailing = false;
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(c) if c == close => {
+                    self.at += 1;
+                    return Ok((items, trailing));
+                }
+                None => return Err(self.error(format!("`{}` is not closed", close as char))),
+                _ => {}
+            }
+            items.push(self.literal(depth + 1)?);
+            trailing = false;
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => {
+                    self.at += 1;
+                    trailing = true;
+                }
+                Some(c) if c == close => {}
+                None => return Err(self.error(format!("`{}` is not closed", close as char))),
+                _ => return Err(self.error(format!("expected `,` or `{}`", close as char))),
+            }
+        }
+    }
+
+    fn dict(&mut self, depth: usize) -> Result<Value, TextError> {
+        let mut map = Map::new();
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(Value::Object(map));
+                }
+                None => return Err(self.error("`{` is not closed")),
+                _ => {}
+            }
+            let key_at = self.at;
+            let key = match self.literal(depth + 1)? {
+                Value::String(key) => key,
+                _ => {
+                    self.at = key_at;
+                    return Err(self.error("a dict key must be a string to be a JSON object key"));
+                }
+            };
+            self.skip_space();
+            if self.peek() != Some(b':') {
+                if matches!(self.peek(), Some(b',' | b'}')) {
+                    self.at = key_at;
+                    return Err(self.error("a set has no JSON form"));
+                }
+                return Err(self.error("expected `:` after a dict key"));
+            }
+            self.at += 1;
+            let value = self.literal(depth + 1)?;
+            if map.insert(key.clone(), value).is_some() {
+                self.at = key_at;
+                return Err(self.error(format!("the dict key {key:?} is given twice")));
+            }
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {}
+                None => return Err(self.error("`{` is not closed")),
+                _ => return Err(self.error("expected `,` or `}` in a dict")),
+            }
+        }
+    }
+
+    /// One or more adjacent string literals, concatenated as Python does.
+    fn strings(&mut self) -> Result<Value, TextError> {
+        let mut out = String::new();
+        loop {
+            self.string(&mut out)?;
+            let save = self.at;
+            self.skip_space();
+            let next = self.peek();
+            let prefixed = matches!(next, Some(b'r' | b'R' | b'u' | b'U'))
+                && matches!(self.bytes().get(self.at + 1), Some(b'"' | b'\''));
+            if matches!(next, Some(b'"' | b'\'')) || prefixed {
+                continue;
+            }
+            self.at = save;
+            return Ok(Value::String(out));
+        }
+    }
+
+    /// A string literal with an optional `r`/`u` prefix, appended to `out`.
+    fn string(&mut self, out: &mut String) -> Result<(), TextError> {
+        let mut raw = false;
+        while let Some(c @ (b'r' | b'R' | b'u' | b'U')) = self.peek() {
+            raw |= matches!(c, b'r' | b'R');
+            self.at += 1;
+        }
+        let start = self.at;
+        let Some(quote @ (b'"' | b'\'')) = self.peek() else {
+            return Err(self.error("expected a string"));
+        };
+        let b = self.bytes();
+        let triple = b.get(self.at + 1) == Some(&quote) && b.get(self.at + 2) == Some(&quote);
+        self.at += if triple { 3 } else { 1 };
+        loop {
+            let Some(&c) = b.get(self.at) else {
+                self.at = start;
+                return Err(TextError::Unterminated {
+                    at: start,
+                    reason: "a string is not closed".into(),
+                });
+            };
+            if c == quote {
+                if !triple {
+                    self.at += 1;
+                    return Ok(());
+                }
+                if b.get(self.at + 1) == Some(&quote) && b.get(self.at + 2) == Some(&quote) {
+                    self.at += 3;
+                    return Ok(());
+                }
+                out.push(quote as char);
+                self.at += 1;
+                continue;
+            }
+            if c == b'\n' && !triple {
+                return Err(self.error("a line break inside a one-line string"));
+            }
+            if c == b'\\' {
+                if raw {
+                    // A raw string keeps the backslash, and an escaped quote does not end it.
+                    out.push('\\');
+                    self.at += 1;
+                    if let Some(&next) = b.get(self.at)
+                        && (next == quote || next == b'\\')
+                    {
+                        out.push(next as char);
+                        self.at += 1;
+                    }
+                    continue;
+                }
+                self.escape(out)?;
+                continue;
+            }
+            // Copy one whole UTF-8 character.
+            let ch = self.text[self.at..].chars().next().unwrap_or('\u{fffd}');
+            out.push(ch);
+            self.at += ch.len_utf8();
+        }
+    }
+
+    fn escape(&mut self, out: &mut String) -> Result<(), TextError> {
+        let at = self.at;
+        self.at += 1;
+        let Some(c) = self.peek() else {
+            return Err(self.error("a string ends in the middle of an escape"));
+        };
+        self.at += 1;
+        let simple = match c {
+            b'\n' => Some(None),
+            b'\\' => Some(Some('\\')),
+            b'\'' => Some(Some('\'')),
+            b'"' => Some(Some('"')),
+            b'a' => Some(Some('\u{7}')),
+            b'b' => Some(Some('\u{8}')),
+            b'f' => Some(Some('\u{c}')),
+            b'n' => Some(Some('\n')),
+            b'r' => Some(Some('\r')),
+            b't' => Some(Some('\t')),
+            b'v' => Some(Some('\u{b}')),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            if let Some(ch) = ch {
+                out.push(ch);
+            }
+            return Ok(());
+        }
+        let hex = |reader: &mut Self, len: usize| -> Result<u32, TextError> {
+            let digits = reader.text.get(reader.at..reader.at + len).unwrap_or("");
+            if digits.len() != len || !digits.bytes().all(|d| d.is_ascii_hexdigit()) {
+                reader.at = at;
+                return Err(
+                    reader.error(format!("a `\\{}` escape needs {len} hex digits", c as char))
+                );
+            }
+            reader.at += len;
+            Ok(u32::from_str_radix(digits, 16).unwrap_or(0))
+        };
+        let code = match c {
+            b'x' => hex(self, 2)?,
+            b'u' => hex(self, 4)?,
+            b'U' => hex(self, 8)?,
+            b'0'..=b'7' => {
+                let mut n = u32::from(c - b'0');
+                for _ in 0..2 {
+                    match self.peek() {
+                        Some(d @ b'0'..=b'7') => {
+                            n = n * 8 + u32::from(d - b'0');
+                            self.at += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                n
+            }
+            b'N' => {
+                self.at = at;
+                return Err(self.error("`\\N{...}` escapes are not supported"));
+            }
+            _ => {
+                // Python keeps an unknown escape as it is written.
+                out.push('\\');
+                self.at -= 1;
+                return Ok(());
+            }
+        };
+        match char::from_u32(code) {
+            Some(ch) => {
+                out.push(ch);
+                Ok(())
+            }
+            None => {
+                self.at = at;
+                Err(self.error("an escape names no Unicode character (a lone surrogate?)"))
+            }
+        }
+    }
+
+    /// An int or a float, with an optional sign, as Python writes them.
+    fn number(&mut self) -> Result<Value, TextError> {
+        let start = self.at;
+        let mut negative = false;
+        while let Some(sign @ (b'-' | b'+')) = self.peek() {
+            negative ^= sign == b'-';
+            self.at += 1;
+            self.skip_space();
+        }
+        let b = self.bytes();
+        let body_start = self.at;
+        let radix = match (b.get(self.at), b.get(self.at + 1)) {
+            (Some(b'0'), Some(b'x' | b'X')) => 16,
+            (Some(b'0'), Some(b'o' | b'O')) => 8,
+            (Some(b'0'), Some(b'b' | b'B')) => 2,
+            _ => 10,
+        };
+        if radix != 10 {
+            self.at += 2;
+            let digits_start = self.at;
+            while b
+                .get(self.at)
+                .is_some_and(|d| d.is_ascii_alphanumeric() || *d == b'_')
+            {
+                self.at += 1;
+            }
+            let digits: String = self.text[digits_start..self.at]
+                .chars()
+                .filter(|c| *c != '_')
+                .collect();
+            let Ok(n) = u64::from_str_radix(&digits, radix) else {
+                self.at = start;
+                return Err(self.error("an integer literal that is malformed or beyond 64 bits"));
+            };
+            return int(self, start, negative, n);
+        }
+        let mut is_float = false;
+        while let Some(&d) = b.get(self.at) {
+            match d {
+                b'0'..=b'9' | b'_' => self.at += 1,
+                b'.' => {
+                    is_float = true;
+                    self.at += 1;
+                }
+                b'e' | b'E' => {
+                    is_float = true;
+                    self.at += 1;
+                    if matches!(b.get(self.at), Some(b'+' | b'-')) {
+                        self.at += 1;
+                    }
+                }
+                b'j' | b'J' => {
+                    self.at = start;
+                    return Err(self.error("a complex number has no JSON form"));
+                }
+                _ => break,
+            }
+        }
+        let text: String = self.text[body_start..self.at]
+            .chars()
+            .filter(|c| *c != '_')
+            .collect();
+        if text.is_empty() {
+            self.at = start;
+            return Err(self.error("expected a number"));
+        }
+        if !is_float {
+            // Python refuses leading zeros in a decimal integer other than zero itself.
+            if text.len() > 1 && text.starts_with('0') && text.bytes().any(|d| d != b'0') {
+                self.at = start;
+                return Err(self.error("a decimal integer with a leading zero is not Python"));
+            }
+            let Ok(n) = text.parse::<u64>() else {
+                self.at = start;
+                return Err(self.error("an integer beyond 64 bits has no exact JSON form here"));
+            };
+            return int(self, start, negative, n);
+        }
+        match text.parse::<f64>() {
+            Ok(x) if x.is_finite() => {
+                let x = if negative { -x } else { x };
+                match Number::from_f64(x) {
+                    Some(n) => Ok(Value::Number(n)),
+                    None => Err(self.error("a number with no JSON form")),
+                }
+            }
+            _ => {
+                self.at = start;
+                Err(self.error("a float literal that is malformed or out of range"))
+            }
+        }
+    }
+}
+
+fn int(reader: &mut Reader<'_>, start: usize, negative: bool, n: u64) -> Result<Value, TextError> {
+    if !negative {
+        return Ok(Value::Number(n.into()));
+    }
+    match i64::try_from(n)
+        .ok()
+        .map(|n| -n)
+        .or((n == 1 << 63).then_some(i64::MIN))
+    {
+        Some(n) => Ok(Value::Number(n.into())),
+        None => {
+            reader.at = start;
+            Err(reader.error("an integer beyond 64 bits has no exact JSON form here"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn one(text: &str) -> Result<PyCall, TextError> {
+        let mut reader = Reader::new(text, 0);
+        let call = reader.call()?;
+        reader.skip_space();
+        assert_eq!(reader.at(), text.len(), "trailing text in {text:?}");
+        Ok(call)
+    }
+
+    #[test]
+    fn literals_become_json_exactly() {
+        let call = one(r#"f(1, -2, 3.5, 1e3, 0x1F, 1_000, 'it''s', "a\tb", '''x
+y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00e9\x41")"#)
+        .unwrap();
+        assert_eq!(call.name, "f");
+        assert_eq!(
+            Value::Array(call.positional),
+            json!([1, -2, 3.5, 1000.0, 31, 1000, "its", "a\tb", "x\ny", "\\d+", true, false, null, [1], 2, [1, [2, 3]], {"k": [null]}, "ééA"])
+        );
+    }
+
+    #[test]
+    fn keyword_arguments_and_dotted_names() {
+        let call = one(r#"math.hypot(x=3, y = 4.0 ,)"#).unwrap();
+        assert_eq!(call.name, "math.hypot");
+        assert!(call.positional.is_empty());
+        assert_eq!(Value::Object(call.keyword), json!({"x": 3, "y": 4.0}));
+    }
+
+    #[test]
+    fn anything_that_is_not_a_literal_is_refused_with_a_reason() {
+        for (text, reason) in [
+            ("f(x)", "is a name"),
+            ("f(a=b)", "is a name"),
+            ("f(a=1+2)", "expression"),
+            ("f(a=g(1))", "not evaluated"),
+            ("f(a=[i for i in x])", "is a name"),
+            ("f(a={1, 2})", "must be a string"),
+            ("f(a={'a', 'b'})", "set"),
+            ("f(a=b'x')", "bytes"),
+            ("f(a=f'{x}')", "f-string"),
+            ("f(a=1j)", "complex"),
+            ("f(a=1, 2)", "positional argument follows"),
+            ("f(a=1, a=2)", "given twice"),
+            ("f(a=99999999999999999999)", "beyond 64 bits"),
+            ("f(a=float('inf'))", "not evaluated"),
+            ("f(a=012)", "leading zero"),
+            ("f(a={'k': 1, 'k': 2})", "twice"),
+        ] {
+            match one(text) {
+                Err(TextError::Invalid { reason: got, .. }) => {
+                    assert!(got.contains(reason), "{text}: {got}")
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_truncated_call_is_unterminated_never_a_fragment() {
+        for text in [
+            "f(",
+            "f(a=1",
+            "f(a='x",
+            "f(a=[1, 2",
+            "f(a={'k': ",
+            "f(a=\"\"\"x\"\"",
+        ] {
+            assert!(
+                matches!(one(text), Err(TextError::Unterminated { .. })),
+                "{text}: {:?}",
+                one(text)
+            );
+        }
+    }
+
+    #[test]
+    fn lists_of_calls() {
+        let mut reader = Reader::new("[f(a=1), g(b='x')]", 0);
+        let calls = reader.calls().unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].name, "g");
+        assert_eq!(calls[1].span, 9..17);
+    }
+}
