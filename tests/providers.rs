@@ -1258,6 +1258,81 @@ fn a_stored_transcript_round_trips_with_its_provider_state() {
 }
 
 #[test]
+fn anthropic_streamed_thinking_goes_back_with_its_signature() {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "content": []}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Paris is "}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "in France."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"city\":"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"Paris\"}"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        json!({"type": "message_stop"}),
+    ];
+    let mut stream = anthropic::Stream::new(&none());
+    for event in &events {
+        stream.push(event).unwrap();
+    }
+    assert_eq!(
+        stream.provider_state().unwrap().content(),
+        &json!([
+            {"type": "thinking", "thinking": "Paris is in France.", "signature": "EqQBCgIYAhIM"},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ])
+    );
+}
+
+#[test]
+fn gemini_whole_response_turn_keeps_its_signed_part() {
+    let root = fixtures();
+    let chunks = json_lines(&read(&root, "gemini/whole-call-with-signature.chunks.txt")).unwrap();
+    let turn = gemini::parse_turn(&chunks[0], &none()).unwrap();
+    let parts = &chunks[0]["candidates"][0]["content"]["parts"];
+    assert_eq!(turn.provider.as_ref().unwrap().content(), parts);
+    let call = turn.calls[0].clone();
+    let transcript = [
+        user("Weather in San Francisco?"),
+        assistant(turn),
+        result(call.call_id(), "weather", None, "{\"celsius\":18}"),
+    ];
+    let tools = advertised(
+        &[("weather", "", json!({"type": "object"}))],
+        Target::GeminiJsonSchema,
+    );
+    let body = gemini::request(&transcript, &tools, &RequestOptions::new()).unwrap();
+    assert_eq!(
+        body["contents"][1],
+        json!({"role": "model", "parts": parts})
+    );
+    assert_eq!(
+        body["contents"][2]["parts"][0],
+        json!({"functionResponse": {"name": "weather", "response": {"output": {"celsius": 18}}}})
+    );
+}
+
+#[test]
+fn provider_state_is_kept_only_up_to_its_bound() {
+    let done = |i: usize| {
+        json!({"type": "response.output_item.done", "output_index": i,
+               "item": {"type": "message", "id": format!("msg_{i}"), "role": "assistant", "content": []}})
+    };
+    for (items, kept) in [
+        (providers::MAX_STATE_ITEMS, true),
+        (providers::MAX_STATE_ITEMS + 1, false),
+    ] {
+        let mut stream = openai_responses::Stream::new(&none());
+        for i in 0..items {
+            stream.push(&done(i)).unwrap();
+        }
+        assert_eq!(stream.provider_state().is_some(), kept, "{items} items");
+    }
+}
+
+#[test]
 fn transcripts_that_cannot_be_sent_are_errors() {
     let tools = advertised(&[("f", "", json!({"type": "object"}))], Target::Anthropic);
     let options = RequestOptions::new();

@@ -26,7 +26,7 @@ use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, check_ids, entries,
     result_text,
 };
-use super::stream::{self, Caps, StreamError};
+use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
 use crate::agent::{ProviderState, Turn, Usage, Wire};
@@ -203,7 +203,8 @@ impl Stream {
 
     /// The message's content blocks completed so far, as Anthropic sent them with their
     /// deltas applied (a `tool_use` block's `input` parsed from its `partial_json`, `caller` and
-    /// every other field kept); `None` before the first block, or when a `tool_use` input was
+    /// every other field kept); `None` before the first block, when the message has more than
+    /// [`MAX_STATE_ITEMS`] blocks, or when a `tool_use` input was
     /// not a JSON object (the turn is then written from its calls, which fails for such a
     /// call). Store it with the assistant turn ([`Turn::provider`]) so that [`request`] sends
     /// the turn back unchanged.
@@ -330,7 +331,10 @@ impl Stream {
                         _ => self.state_lost = true,
                     }
                 }
-                if let Some(sent) = sent {
+                if self.completed.len() >= MAX_STATE_ITEMS {
+                    self.state_lost = true;
+                    self.completed.clear();
+                } else if let Some(sent) = sent.filter(|_| !self.state_lost) {
                     self.completed.insert(index, sent);
                 }
                 match self.blocks.remove(&index) {

@@ -32,7 +32,7 @@ use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
 };
-use super::stream::{self, Caps, StreamError};
+use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::agent::{ProviderState, Turn, Usage, Wire};
 use crate::{MAX_DEPTH, Outcome};
@@ -412,6 +412,7 @@ pub struct Stream {
     response_id: Option<String>,
     text: String,
     parts: Vec<Value>,
+    state_lost: bool,
 }
 
 impl Stream {
@@ -426,6 +427,7 @@ impl Stream {
             response_id: None,
             text: String::new(),
             parts: Vec::new(),
+            state_lost: false,
         }
     }
 
@@ -450,11 +452,11 @@ impl Stream {
 
     /// The model turn's parts so far, in order, for the next request: text and thought parts
     /// as sent (each with its `thoughtSignature`; empty text without one left out), each
-    /// completed call as one whole
-    /// `functionCall` part with its signature; `None` before the first part. Store it with
-    /// the assistant turn ([`Turn::provider`]) so that [`request`] sends it back.
+    /// completed call as one whole `functionCall` part with its signature; `None` before the
+    /// first part, or when the turn has more than [`MAX_STATE_ITEMS`] parts. Store it with the
+    /// assistant turn ([`Turn::provider`]) so that [`request`] sends it back.
     pub fn provider_state(&self) -> Option<ProviderState> {
-        (!self.parts.is_empty())
+        (!self.state_lost && !self.parts.is_empty())
             .then(|| ProviderState::new(Wire::Gemini, Value::Array(self.parts.clone())))
     }
 
@@ -485,15 +487,16 @@ impl Stream {
                     && call.partial_args.is_none()
                     && call.will_continue != Some(true);
                 if let Some(complete) = self.function_call(call, part.thought_signature)? {
-                    self.parts.push(match raw {
+                    let part = match raw {
                         Some(raw) if whole => raw.clone(),
                         _ => call_part(&complete),
-                    });
+                    };
+                    self.keep(part);
                     done.push(complete);
                 }
             } else {
                 if let Some(raw) = raw.filter(|raw| worth_sending(raw)) {
-                    self.parts.push(raw.clone());
+                    self.keep(raw.clone());
                 }
                 if let Some(text) = part.text
                     && part.thought != Some(true)
@@ -557,6 +560,16 @@ impl Stream {
             return Ok(None);
         }
         Ok(Some(self.close(open)))
+    }
+
+    /// Keeps a part for the provider state, up to [`MAX_STATE_ITEMS`].
+    fn keep(&mut self, part: Value) {
+        if self.parts.len() >= MAX_STATE_ITEMS {
+            self.state_lost = true;
+            self.parts.clear();
+        } else if !self.state_lost {
+            self.parts.push(part);
+        }
     }
 
     fn close(&mut self, open: Open) -> ToolCall {

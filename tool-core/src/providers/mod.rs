@@ -60,5 +60,5 @@ pub use names::{NameError, NameMap, NameRule};
 pub use nulls::remove_strict_nulls;
 pub use request::{RequestError, RequestOptions};
 pub use sse::{SseDecoder, SseEvent, json_lines, sse_events};
-pub use stream::{DEFAULT_MAX_CALL_BYTES, StreamError};
+pub use stream::{DEFAULT_MAX_CALL_BYTES, MAX_STATE_ITEMS, StreamError};
 pub use target::{Target, ToolSpec};

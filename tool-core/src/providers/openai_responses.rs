@@ -20,7 +20,7 @@ use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, bad_state, check_ids, entries, result_text,
 };
-use super::stream::{self, Caps, StreamError};
+use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
 use crate::agent::{ProviderState, Turn, Usage, Wire};
@@ -144,6 +144,7 @@ pub struct Stream {
     done_calls: HashSet<String>,
     items: BTreeMap<u64, Value>,
     unindexed: Vec<Value>,
+    state_lost: bool,
     text: String,
 }
 
@@ -163,6 +164,7 @@ impl Stream {
             done_calls: HashSet::new(),
             items: BTreeMap::new(),
             unindexed: Vec::new(),
+            state_lost: false,
             text: String::new(),
         }
     }
@@ -186,11 +188,12 @@ impl Stream {
     }
 
     /// The output items completed so far (`response.output_item.done`), in output order, as
-    /// the API sent them; `None` before the first. Store it with the assistant turn
+    /// the API sent them; `None` before the first, or when the turn has more than
+    /// [`MAX_STATE_ITEMS`]. Store it with the assistant turn
     /// ([`Turn::provider`](crate::agent::Turn::provider)) so that [`request`] sends reasoning
     /// items back unchanged.
     pub fn provider_state(&self) -> Option<ProviderState> {
-        if self.items.is_empty() && self.unindexed.is_empty() {
+        if self.state_lost || (self.items.is_empty() && self.unindexed.is_empty()) {
             return None;
         }
         let items = self
@@ -212,9 +215,15 @@ impl Stream {
         if event.get("type").and_then(Value::as_str) == Some("response.output_item.done")
             && let Some(item) = event.get("item").filter(|item| item.is_object())
         {
-            match event.get("output_index").and_then(Value::as_u64) {
-                Some(index) => drop(self.items.insert(index, item.clone())),
-                None => self.unindexed.push(item.clone()),
+            if self.items.len() + self.unindexed.len() >= MAX_STATE_ITEMS {
+                self.state_lost = true;
+                self.items.clear();
+                self.unindexed.clear();
+            } else if !self.state_lost {
+                match event.get("output_index").and_then(Value::as_u64) {
+                    Some(index) => drop(self.items.insert(index, item.clone())),
+                    None => self.unindexed.push(item.clone()),
+                }
             }
         }
         let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
