@@ -141,7 +141,9 @@ fn print_run(report: &RunReport, skip: usize) {
     for message in report.transcript.iter().skip(skip) {
         match message {
             Message::User { text } => println!("user: {text}"),
-            Message::Assistant { text, calls, usage } => {
+            Message::Assistant {
+                text, calls, usage, ..
+            } => {
                 step += 1;
                 if step as u32 > report.steps {
                     println!("wrap-up turn, no tools offered (tokens {}):", usage.total());

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use examples::{CreateInvoice, GetWeather, SearchFlights};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use tool_core::agent::{Message, ProviderState, ToolResult, Turn, Wire};
 use tool_core::providers::{
     self, AdvertiseError, CallArguments, LimitError, LossKind, LowerError, NameMap, NameRule,
-    StreamError, Target, ToolCall, ToolSpec, advertise, anthropic, gemini, json_lines, openai_chat,
-    openai_responses, sse_events,
+    RequestError, RequestOptions, StreamError, Target, ToolCall, ToolSpec, advertise, anthropic,
+    gemini, json_lines, openai_chat, openai_responses, sse_events,
 };
 use tool_core::{Code, Context, DynamicTool, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
 
@@ -728,6 +729,697 @@ async fn gemini_results_carry_ids_only_when_the_call_had_one() {
     assert_eq!(
         parts[1]["functionResponse"]["response"]["error"]["code"],
         "invalid_arguments"
+    );
+}
+
+// ---- The next request from a transcript -----------------------------------------------------
+
+fn result(call_id: &str, tool: &str, code: Option<Code>, content: &str) -> Message {
+    Message::Tool(ToolResult {
+        call_id: call_id.to_owned(),
+        tool: tool.to_owned(),
+        code,
+        content: content.to_owned(),
+        repaired_arguments: None,
+    })
+}
+
+fn user(text: &str) -> Message {
+    Message::User {
+        text: text.to_owned(),
+    }
+}
+
+fn assistant(turn: Turn) -> Message {
+    Message::Assistant {
+        text: turn.text,
+        calls: turn.calls,
+        usage: turn.usage,
+        provider: turn.provider,
+    }
+}
+
+/// The tools of a recorded request, registered and advertised to `target`.
+fn advertised(tools: &[(&str, &str, Value)], target: Target) -> providers::Advertised {
+    let mut registry = Registry::new();
+    for (name, description, schema) in tools {
+        registry
+            .register(ToolDef::dynamic(
+                DynamicTool::new(*name, *description, schema.clone()),
+                echo,
+            ))
+            .unwrap();
+    }
+    advertise(registry.tools(), target).unwrap()
+}
+
+/// `options` with every top-level field of `recorded` except those the builder writes.
+fn settings_of(recorded: &Value, written: &[&str]) -> RequestOptions {
+    let mut options = RequestOptions::new();
+    for (key, value) in recorded.as_object().unwrap() {
+        if !written.contains(&key.as_str()) {
+            options = options.setting(key.clone(), value.clone());
+        }
+    }
+    options
+}
+
+/// Removes the field at `pointer` (its parent must exist): a difference the test names.
+#[track_caller]
+fn remove(value: &mut Value, pointer: &str) -> Value {
+    let (parent, key) = pointer.rsplit_once('/').unwrap();
+    value
+        .pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .and_then(|object| object.remove(key))
+        .unwrap_or_else(|| panic!("{pointer} is not in the recording"))
+}
+
+#[test]
+fn openai_responses_events_named_by_output_index_only_find_their_call() {
+    let root = fixtures();
+    let events = json_lines(&read(
+        &root,
+        "openai-responses/single-strict-call-gpt-5.1.chunks.txt",
+    ))
+    .unwrap();
+    // The recorded stream with `item_id` taken out of the argument events: they name their
+    // call by `output_index` alone, as the API reference allows.
+    let by_index: Vec<Value> = events
+        .iter()
+        .cloned()
+        .map(|mut event| {
+            if event["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("response.function_call_arguments."))
+            {
+                event.as_object_mut().unwrap().remove("item_id");
+            }
+            event
+        })
+        .collect();
+    let calls = openai_responses::Stream::collect(&none(), &by_index).unwrap();
+    assert_eq!(ids(&calls), ["call_2FQdm3Br7Qb35YUBSkDR7kue"]);
+    assert_eq!(arguments(&calls), [json!({"city": "Beijing"})]);
+
+    // Named by neither, or by an id and an index of two different items: an error, not a guess.
+    let added = |id: &str, index: u64| {
+        json!({"type": "response.output_item.added", "output_index": index,
+               "item": {"type": "function_call", "id": id, "call_id": format!("call_{id}"), "name": "f", "arguments": ""}})
+    };
+    let delta = |fields: Value| {
+        let mut event = json!({"type": "response.function_call_arguments.delta", "delta": "{"});
+        event
+            .as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        event
+    };
+    for (fields, expected) in [
+        (json!({}), "neither"),
+        (
+            json!({"item_id": "fc_a", "output_index": 1}),
+            "two different items",
+        ),
+        (
+            json!({"item_id": "fc_b", "output_index": 0}),
+            "two different items",
+        ),
+        (
+            json!({"item_id": "fc_c", "output_index": 0}),
+            "two different items",
+        ),
+    ] {
+        let mut stream = openai_responses::Stream::new(&none());
+        stream.push(&added("fc_a", 0)).unwrap();
+        stream.push(&added("fc_b", 1)).unwrap();
+        let error = stream.push(&delta(fields.clone())).unwrap_err();
+        assert!(
+            matches!(&error, StreamError::Protocol { reason } if reason.contains(expected)),
+            "{fields}: {error:?}"
+        );
+    }
+    // The matching pair, and each key alone, find the call.
+    for fields in [
+        json!({"item_id": "fc_b", "output_index": 1}),
+        json!({"item_id": "fc_b"}),
+        json!({"output_index": 1}),
+    ] {
+        let mut stream = openai_responses::Stream::new(&none());
+        stream.push(&added("fc_a", 0)).unwrap();
+        stream.push(&added("fc_b", 1)).unwrap();
+        stream.push(&delta(fields.clone())).unwrap();
+        let mut done = delta(fields);
+        done["type"] = json!("response.function_call_arguments.done");
+        done["arguments"] = json!("{\"x\":1}");
+        assert_eq!(ids(&stream.push(&done).unwrap()), ["call_fc_b"]);
+    }
+}
+
+#[test]
+fn anthropic_next_request_equals_the_recorded_one() {
+    let root = fixtures();
+    let cassette = cassette(&root, "anthropic/four-parallel-tool-use.cassette.yaml");
+    let first = &cassette["interactions"][0];
+    let recorded = &cassette["interactions"][1]["request"]["parsed_body"];
+    let tool = &first["request"]["parsed_body"]["tools"][0];
+    let tools = advertised(
+        &[(
+            "retrieve_entity_info",
+            tool["description"].as_str().unwrap(),
+            tool["input_schema"].clone(),
+        )],
+        Target::Anthropic,
+    );
+    let turn = anthropic::parse_turn(&first["response"]["parsed_body"], &none()).unwrap();
+    assert_eq!(turn.calls.len(), 4);
+    assert_eq!(
+        (turn.usage.input_tokens, turn.usage.output_tokens),
+        (423, 202)
+    );
+    let results = &recorded["messages"][2]["content"];
+    let mut transcript = vec![
+        user(
+            recorded["messages"][0]["content"][0]["text"]
+                .as_str()
+                .unwrap(),
+        ),
+        assistant(turn.clone()),
+    ];
+    for (call, block) in turn.calls.iter().zip(results.as_array().unwrap()) {
+        assert_eq!(block["is_error"], false);
+        transcript.push(result(
+            call.call_id(),
+            call.name(),
+            None,
+            block["content"].as_str().unwrap(),
+        ));
+    }
+    let options = settings_of(recorded, &["messages", "tools", "system"])
+        .system(recorded["system"].as_str().unwrap());
+    let body = anthropic::request(&transcript, &tools, &options).unwrap();
+    assert_eq!(&body, recorded);
+
+    // Without the provider state, written from the turn's text and calls: the same body, as
+    // the recording has no field beyond those.
+    transcript[1] = assistant(turn.with_provider(None));
+    assert_eq!(
+        &anthropic::request(&transcript, &tools, &options).unwrap(),
+        recorded
+    );
+}
+
+#[test]
+fn anthropic_streamed_turn_goes_back_with_its_caller() {
+    let root = fixtures();
+    let events = sse_json(&read(&root, "anthropic/text-then-tool-use.sse.txt"));
+    let mut stream = anthropic::Stream::new(&none());
+    let mut calls = Vec::new();
+    for event in &events {
+        calls.extend(stream.push(event).unwrap());
+    }
+    let state = stream.provider_state().unwrap();
+    let expected = json!([
+        {"type": "text", "text": "I'll check the current weather in Paris for you."},
+        {"type": "tool_use", "id": "toolu_01NRLabsLyVHZPKxbKvkfSMn", "name": "get_weather",
+         "caller": {"type": "direct"}, "input": {"location": "Paris"}}
+    ]);
+    assert_eq!(state.content(), &expected);
+    let turn = Turn::calls(calls.clone()).with_provider(Some(state));
+    let transcript = [
+        user("What's the weather in Paris?"),
+        assistant(turn),
+        result(calls[0].call_id(), "get_weather", None, "{\"celsius\":21}"),
+    ];
+    let tools = advertised(
+        &[("get_weather", "", json!({"type": "object"}))],
+        Target::Anthropic,
+    );
+    let body = anthropic::request(&transcript, &tools, &RequestOptions::new()).unwrap();
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "assistant", "content": expected})
+    );
+    // The turn written from its calls alone loses `caller` and the text, which is why the
+    // state is kept.
+    let bare = [
+        user("What's the weather in Paris?"),
+        assistant(Turn::calls(calls.clone())),
+        result(calls[0].call_id(), "get_weather", None, "{\"celsius\":21}"),
+    ];
+    let bare = anthropic::request(&bare, &tools, &RequestOptions::new()).unwrap();
+    assert!(bare["messages"][1]["content"][0].get("caller").is_none());
+}
+
+#[test]
+fn openai_responses_next_request_equals_the_recorded_one() {
+    let root = fixtures();
+    let cassette = cassette(
+        &root,
+        "openai-responses/parallel-calls-then-outputs.cassette.yaml",
+    );
+    let first = &cassette["interactions"][0];
+    let mut recorded = cassette["interactions"][1]["request"]["parsed_body"].clone();
+    let tool = &first["request"]["parsed_body"]["tools"][0];
+    let tools = advertised(
+        &[("get_location", "", tool["parameters"].clone())],
+        Target::OpenAiResponsesStrict,
+    );
+    let response = &first["response"]["parsed_body"];
+    let turn = openai_responses::parse_turn(response, &none()).unwrap();
+    let input = recorded["input"].as_array().unwrap().clone();
+    // The recording answers the first call with a retry prompt, the second with its output.
+    let failed = input[4]["output"].as_str().unwrap();
+    let transcript = |turn: Turn| {
+        vec![
+            user(input[0]["content"].as_str().unwrap()),
+            assistant(turn.clone()),
+            result(
+                turn.calls[0].call_id(),
+                "get_location",
+                Some(Code::ExecutionFailed),
+                failed,
+            ),
+            result(
+                turn.calls[1].call_id(),
+                "get_location",
+                None,
+                input[5]["output"].as_str().unwrap(),
+            ),
+        ]
+    };
+    let options = settings_of(&recorded, &["input", "tools", "instructions"])
+        .system(recorded["instructions"].as_str().unwrap());
+
+    // Differences the recording's client makes, not the API: it sends an empty assistant
+    // message for a turn without text (kept here as a turn whose text is empty), writes a
+    // failure as its own retry text where this builder writes `code: message`, and sends an
+    // empty `description`, which this crate leaves out.
+    recorded["input"][4]["output"] = json!(format!("execution_failed: {failed}"));
+    remove(&mut recorded, "/tools/0/description");
+    let neutral = Turn {
+        text: Some(String::new()),
+        ..turn.clone().with_provider(None)
+    };
+    let body = openai_responses::request(&transcript(neutral), &tools, &options).unwrap();
+    assert_eq!(body, recorded);
+
+    // With the provider state, the output items go back as the API gave them (their `id` and
+    // `status` included), in place of the empty message and the bare calls.
+    let body = openai_responses::request(&transcript(turn), &tools, &options).unwrap();
+    let mut expected = recorded.clone();
+    let items = expected["input"].as_array_mut().unwrap();
+    items.splice(1..4, response["output"].as_array().unwrap().iter().cloned());
+    assert_eq!(body, expected);
+}
+
+#[test]
+fn openai_responses_reasoning_goes_back_from_output_item_done() {
+    let reasoning_added = json!({"id": "rs_1", "type": "reasoning", "summary": []});
+    let reasoning_done = json!({"id": "rs_1", "type": "reasoning", "summary": [],
+                                "encrypted_content": "gAAAAABo-done-copy"});
+    let call = json!({"id": "fc_1", "type": "function_call", "status": "completed",
+                      "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"});
+    let events = [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": reasoning_added}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning_done}),
+        json!({"type": "response.output_item.added", "output_index": 1,
+               "item": {"id": "fc_1", "type": "function_call", "status": "in_progress",
+                        "call_id": "call_1", "name": "get_weather", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"city\":\"Paris\"}"}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": call}),
+    ];
+    let mut stream = openai_responses::Stream::new(&none());
+    let mut calls = Vec::new();
+    for event in &events {
+        calls.extend(stream.push(event).unwrap());
+    }
+    let state = stream.provider_state().unwrap();
+    assert_eq!(state.content(), &json!([reasoning_done, call]));
+    let transcript = [
+        user("Weather in Paris?"),
+        assistant(Turn::calls(calls).with_provider(Some(state))),
+        result("call_1", "get_weather", None, "{\"celsius\":21}"),
+    ];
+    let tools = advertised(
+        &[("get_weather", "", json!({"type": "object"}))],
+        Target::OpenAiResponses,
+    );
+    let options = RequestOptions::new().setting("store", json!(false));
+    let body = openai_responses::request(&transcript, &tools, &options).unwrap();
+    assert_eq!(
+        body["input"],
+        json!([
+            {"role": "user", "content": "Weather in Paris?"},
+            reasoning_done,
+            call,
+            {"type": "function_call_output", "call_id": "call_1", "output": "{\"celsius\":21}"}
+        ])
+    );
+}
+
+#[test]
+fn openai_chat_next_request_equals_the_recorded_one() {
+    let root = fixtures();
+    let cassette = cassette(&root, "openai-chat/call-then-answer.cassette.yaml");
+    let first = &cassette["interactions"][0];
+    let mut recorded = cassette["interactions"][1]["request"]["parsed_body"].clone();
+    let function = &first["request"]["parsed_body"]["tools"][0]["function"];
+    let tools = advertised(
+        &[("get_temperature", "", function["parameters"].clone())],
+        Target::OpenAiChatStrict,
+    );
+    let turn = openai_chat::parse_turn(&first["response"]["parsed_body"], &none()).unwrap();
+    assert_eq!((turn.text.as_deref(), turn.provider.as_ref()), (None, None));
+    let messages = recorded["messages"].as_array().unwrap().clone();
+    let transcript = [
+        user(messages[1]["content"].as_str().unwrap()),
+        assistant(turn.clone()),
+        result(
+            turn.calls[0].call_id(),
+            "get_temperature",
+            None,
+            messages[3]["content"].as_str().unwrap(),
+        ),
+    ];
+    let options = settings_of(&recorded, &["messages", "tools"])
+        .system(messages[0]["content"].as_str().unwrap());
+    // The recording's client sends an empty `description`, which this crate leaves out.
+    remove(&mut recorded, "/tools/0/function/description");
+    let body = openai_chat::request(&transcript, &tools, &options).unwrap();
+    assert_eq!(body, recorded);
+}
+
+/// `value` with every `thoughtSignature` replaced by its bytes: signatures are compared
+/// decoded, never as text.
+fn decoded_signatures(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        ("thoughtSignature", Value::String(text)) => json!(
+                            gemini::signature_bytes(text)
+                                .unwrap_or_else(|| panic!("not base64: {text}"))
+                        ),
+                        _ => decoded_signatures(value),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(decoded_signatures).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn gemini_next_request_carries_each_signature_on_its_part() {
+    let root = fixtures();
+    let cassette = cassette(
+        &root,
+        "gemini/streamed-call-with-signature-then-answer.cassette.yaml",
+    );
+    let first = &cassette["interactions"][0];
+    let mut recorded = cassette["interactions"][1]["request"]["parsed_body"].clone();
+    let chunks = sse_json(first["response"]["body"]["string"].as_str().unwrap());
+    let mut stream = gemini::Stream::new(&none());
+    let mut calls = Vec::new();
+    for chunk in &chunks {
+        calls.extend(stream.push(chunk).unwrap());
+    }
+    let state = stream.provider_state().unwrap();
+    stream.finish().unwrap();
+    assert_eq!(names(&calls), ["get_country"]);
+    let received = calls[0].thought_signature().unwrap().to_owned();
+
+    let declaration = &first["request"]["parsed_body"]["tools"][0]["functionDeclarations"][0];
+    let tools = advertised(
+        &[(
+            "get_country",
+            "",
+            declaration["parameters_json_schema"].clone(),
+        )],
+        Target::GeminiJsonSchema,
+    );
+    let contents = recorded["contents"].as_array().unwrap().clone();
+    let answer = &contents[2]["parts"][0]["functionResponse"]["response"]["return_value"];
+    let transcript = [
+        user(contents[0]["parts"][0]["text"].as_str().unwrap()),
+        assistant(Turn::calls(calls.clone()).with_provider(Some(state))),
+        result(calls[0].call_id(), "get_country", None, &answer.to_string()),
+    ];
+    let options = settings_of(&recorded, &["contents", "tools"]);
+    let body = gemini::request(&transcript, &tools, &options).unwrap();
+
+    // The signature goes back as it came, in standard base64; the recording's client re-encoded
+    // it as base64url. Different text, the same bytes.
+    let sent = body["contents"][1]["parts"][0]["thoughtSignature"]
+        .as_str()
+        .unwrap();
+    assert_eq!(sent, received);
+    let recorded_text = contents[1]["parts"][0]["thoughtSignature"]
+        .as_str()
+        .unwrap();
+    assert_ne!(sent, recorded_text);
+    assert_eq!(
+        gemini::signature_bytes(sent),
+        gemini::signature_bytes(recorded_text)
+    );
+
+    // Differences the recording's client makes, not the API: it gives the call an id of its
+    // own (Gemini sent none, so this builder sends none and Gemini pairs by position), answers
+    // with `return_value` where this builder uses Gemini's documented `output`, spells the
+    // schema field `parameters_json_schema` and sends an empty `description`.
+    remove(&mut recorded, "/contents/1/parts/0/functionCall/id");
+    remove(&mut recorded, "/contents/2/parts/0/functionResponse/id");
+    let value = remove(
+        &mut recorded,
+        "/contents/2/parts/0/functionResponse/response/return_value",
+    );
+    recorded["contents"][2]["parts"][0]["functionResponse"]["response"]["output"] = value;
+    let declaration = &mut recorded["tools"][0]["functionDeclarations"][0];
+    let schema = remove(declaration, "/parameters_json_schema");
+    remove(declaration, "/description");
+    declaration["parametersJsonSchema"] = schema;
+    assert_eq!(decoded_signatures(&body), decoded_signatures(&recorded));
+}
+
+#[test]
+fn a_stored_transcript_round_trips_with_its_provider_state() {
+    let root = fixtures();
+    let cassette = cassette(&root, "anthropic/four-parallel-tool-use.cassette.yaml");
+    let turn = anthropic::parse_turn(
+        &cassette["interactions"][0]["response"]["parsed_body"],
+        &none(),
+    )
+    .unwrap();
+    let mut transcript = vec![user("Who is the youngest?"), assistant(turn.clone())];
+    for call in &turn.calls {
+        transcript.push(result(call.call_id(), call.name(), None, "\"?\""));
+    }
+    let saved = serde_json::to_string(&transcript).unwrap();
+    let back: Vec<Message> = serde_json::from_str(&saved).unwrap();
+    assert_eq!(back, transcript);
+    let saved: Value = serde_json::from_str(&saved).unwrap();
+    assert_eq!(saved[1]["provider"]["wire"], "anthropic");
+    let tools = advertised(
+        &[("retrieve_entity_info", "", json!({"type": "object"}))],
+        Target::Anthropic,
+    );
+    let options = RequestOptions::new();
+    assert_eq!(
+        anthropic::request(&back, &tools, &options).unwrap(),
+        anthropic::request(&transcript, &tools, &options).unwrap()
+    );
+    // A transcript saved before provider state existed still reads, without it.
+    let old: Vec<Message> = serde_json::from_value(json!([
+        {"role": "user", "text": "hi"},
+        {"role": "assistant", "calls": [{"call_id": "c1", "name": "f", "arguments": "{}"}],
+         "usage": {"input_tokens": 1, "output_tokens": 2}},
+        {"role": "tool", "call_id": "c1", "tool": "f", "code": "ok", "content": "{}"}
+    ]))
+    .unwrap();
+    assert!(matches!(&old[1], Message::Assistant { provider: None, .. }));
+    // A request to another provider ignores the state and writes the turn from its calls.
+    let chat = openai_chat::request(
+        &back,
+        &advertised(
+            &[("retrieve_entity_info", "", json!({"type": "object"}))],
+            Target::OpenAiChat,
+        ),
+        &options,
+    )
+    .unwrap();
+    assert_eq!(
+        chat["messages"][1]["tool_calls"].as_array().unwrap().len(),
+        4
+    );
+}
+
+#[test]
+fn anthropic_streamed_thinking_goes_back_with_its_signature() {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "content": []}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Paris is "}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "in France."}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"city\":"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"Paris\"}"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        json!({"type": "message_stop"}),
+    ];
+    let mut stream = anthropic::Stream::new(&none());
+    for event in &events {
+        stream.push(event).unwrap();
+    }
+    assert_eq!(
+        stream.provider_state().unwrap().content(),
+        &json!([
+            {"type": "thinking", "thinking": "Paris is in France.", "signature": "EqQBCgIYAhIM"},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ])
+    );
+}
+
+#[test]
+fn gemini_whole_response_turn_keeps_its_signed_part() {
+    let root = fixtures();
+    let chunks = json_lines(&read(&root, "gemini/whole-call-with-signature.chunks.txt")).unwrap();
+    let turn = gemini::parse_turn(&chunks[0], &none()).unwrap();
+    let parts = &chunks[0]["candidates"][0]["content"]["parts"];
+    assert_eq!(turn.provider.as_ref().unwrap().content(), parts);
+    let call = turn.calls[0].clone();
+    let transcript = [
+        user("Weather in San Francisco?"),
+        assistant(turn),
+        result(call.call_id(), "weather", None, "{\"celsius\":18}"),
+    ];
+    let tools = advertised(
+        &[("weather", "", json!({"type": "object"}))],
+        Target::GeminiJsonSchema,
+    );
+    let body = gemini::request(&transcript, &tools, &RequestOptions::new()).unwrap();
+    assert_eq!(
+        body["contents"][1],
+        json!({"role": "model", "parts": parts})
+    );
+    assert_eq!(
+        body["contents"][2]["parts"][0],
+        json!({"functionResponse": {"name": "weather", "response": {"output": {"celsius": 18}}}})
+    );
+}
+
+#[test]
+fn provider_state_is_kept_only_up_to_its_bound() {
+    let done = |i: usize| {
+        json!({"type": "response.output_item.done", "output_index": i,
+               "item": {"type": "message", "id": format!("msg_{i}"), "role": "assistant", "content": []}})
+    };
+    for (items, kept) in [
+        (providers::MAX_STATE_ITEMS, true),
+        (providers::MAX_STATE_ITEMS + 1, false),
+    ] {
+        let mut stream = openai_responses::Stream::new(&none());
+        for i in 0..items {
+            stream.push(&done(i)).unwrap();
+        }
+        assert_eq!(stream.provider_state().is_some(), kept, "{items} items");
+    }
+}
+
+#[test]
+fn transcripts_that_cannot_be_sent_are_errors() {
+    let tools = advertised(&[("f", "", json!({"type": "object"}))], Target::Anthropic);
+    let options = RequestOptions::new();
+    let call = |id: &str| ToolCall::new(id, "f", json!({}));
+    let turn = Turn::calls([call("c1"), call("c2")]);
+    let missing = [
+        user("go"),
+        assistant(turn.clone()),
+        result("c1", "f", None, "1"),
+    ];
+    assert_eq!(
+        anthropic::request(&missing, &tools, &options),
+        Err(RequestError::MissingResult {
+            call_id: "c2".into()
+        })
+    );
+    let stray = [
+        user("go"),
+        assistant(turn.clone()),
+        result("c1", "f", None, "1"),
+        result("c2", "f", None, "2"),
+        result("c3", "f", None, "3"),
+    ];
+    assert_eq!(
+        anthropic::request(&stray, &tools, &options),
+        Err(RequestError::UnmatchedResult {
+            call_id: "c3".into()
+        })
+    );
+    // Results in any order go back in call order, the user's next words after them.
+    let answered = [
+        user("go"),
+        assistant(turn.clone()),
+        result("c2", "f", Some(Code::ExecutionFailed), "no"),
+        result("c1", "f", None, "1"),
+        user("and then?"),
+    ];
+    let body = anthropic::request(&answered, &tools, &options).unwrap();
+    assert_eq!(
+        body["messages"][2]["content"],
+        json!([
+            {"type": "tool_result", "tool_use_id": "c1", "content": "1", "is_error": false},
+            {"type": "tool_result", "tool_use_id": "c2", "content": "execution_failed: no", "is_error": true},
+            {"type": "text", "text": "and then?"}
+        ])
+    );
+    let chat = advertised(&[("f", "", json!({"type": "object"}))], Target::OpenAiChat);
+    assert!(matches!(
+        anthropic::request(&answered, &chat, &options),
+        Err(RequestError::WrongTarget { .. })
+    ));
+    assert_eq!(
+        anthropic::request(
+            &answered,
+            &tools,
+            &RequestOptions::new().setting("messages", json!([]))
+        ),
+        Err(RequestError::ReservedSetting {
+            key: "messages".into()
+        })
+    );
+    // State naming other calls than the turn's is refused, not sent.
+    let state = ProviderState::new(
+        Wire::Anthropic,
+        json!([{"type": "tool_use", "id": "other", "name": "f", "input": {}}]),
+    );
+    let stale = [
+        user("go"),
+        assistant(turn.clone().with_provider(Some(state))),
+        result("c1", "f", None, "1"),
+        result("c2", "f", None, "2"),
+    ];
+    assert!(matches!(
+        anthropic::request(&stale, &tools, &options),
+        Err(RequestError::BadProviderState { turn: 0, .. })
+    ));
+    // Anthropic and Gemini take arguments as an object.
+    let text = [
+        user("go"),
+        assistant(Turn::calls([ToolCall::new("c1", "f", "not json")])),
+        result("c1", "f", None, "1"),
+    ];
+    assert_eq!(
+        anthropic::request(&text, &tools, &options),
+        Err(RequestError::ArgumentsNotAnObject {
+            call_id: "c1".into()
+        })
     );
 }
 

@@ -148,10 +148,16 @@ impl ScriptedTurns {
         let turns = transcript
             .iter()
             .filter_map(|message| match message {
-                Message::Assistant { text, calls, usage } => Some(Turn {
+                Message::Assistant {
+                    text,
+                    calls,
+                    usage,
+                    provider,
+                } => Some(Turn {
                     text: text.clone(),
                     calls: calls.clone(),
                     usage: *usage,
+                    provider: provider.clone(),
                 }),
                 _ => None,
             })

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 pub use model::{Model, ModelRequest};
 pub use stored::{load_run, remove_run, store_run};
-pub use transcript::{Message, ToolResult, Turn, Usage};
+pub use transcript::{Message, ProviderState, ToolResult, Turn, Usage, Wire};
 
 use crate::approval::{Approvals, PendingApproval};
 use crate::call::ToolCall;
@@ -349,6 +349,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 text: turn.text,
                 calls: turn.calls,
                 usage: turn.usage,
+                provider: turn.provider,
             });
             if answered {
                 break RunEnd::Answered;
@@ -409,6 +410,12 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 text: turn.text,
                 calls: Vec::new(),
                 usage: turn.usage,
+                // State that carries the dropped calls would send calls with no results.
+                provider: if turn.calls.is_empty() {
+                    turn.provider
+                } else {
+                    None
+                },
             });
         }
     }

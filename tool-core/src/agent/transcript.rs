@@ -28,6 +28,10 @@ pub enum Message {
         /// Tokens the turn used.
         #[serde(default)]
         usage: Usage,
+        /// What the provider gave with the turn that it needs back unchanged (reasoning items,
+        /// signatures, extra block fields); `None` for a turn from any other source.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<ProviderState>,
     },
     /// The result of one proposed call, as the model will read it.
     Tool(ToolResult),
@@ -118,6 +122,60 @@ pub struct Turn {
     pub calls: Vec<ToolCall>,
     /// Tokens used.
     pub usage: Usage,
+    /// What the provider needs back unchanged with this turn in the next request; recorded on
+    /// the transcript's assistant message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderState>,
+}
+
+/// A provider wire format, as a [`ProviderState`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Wire {
+    /// OpenAI Chat Completions (and compatible servers).
+    #[serde(rename = "openai_chat")]
+    OpenAiChat,
+    /// OpenAI Responses.
+    #[serde(rename = "openai_responses")]
+    OpenAiResponses,
+    /// Anthropic Messages.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Gemini `generateContent`.
+    #[serde(rename = "gemini")]
+    Gemini,
+}
+
+/// An assistant turn as one provider sent it, kept opaque so that the next request to the
+/// same provider can send it back unchanged: Anthropic's `content` blocks (with `caller`,
+/// `thinking` signatures and every other field), OpenAI Responses' `output` items (reasoning
+/// with `encrypted_content`, messages, calls), Gemini's model `parts` (each `thoughtSignature`
+/// on the part that carried it).
+///
+/// The rest of the transcript stays provider-neutral. A request to another provider ignores
+/// the state and writes the turn from its text and calls. It is saved with the transcript as
+/// `{"wire": "anthropic", "content": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderState {
+    wire: Wire,
+    content: serde_json::Value,
+}
+
+impl ProviderState {
+    /// The turn's `content` as `wire` sent it.
+    pub fn new(wire: Wire, content: serde_json::Value) -> Self {
+        ProviderState { wire, content }
+    }
+
+    /// The wire format it was read from.
+    pub fn wire(&self) -> Wire {
+        self.wire
+    }
+
+    /// The content as sent.
+    pub fn content(&self) -> &serde_json::Value {
+        &self.content
+    }
 }
 
 impl Turn {
@@ -135,6 +193,12 @@ impl Turn {
             calls: calls.into_iter().collect(),
             ..Turn::default()
         }
+    }
+
+    /// The same turn, with what its provider needs back (see [`ProviderState`]).
+    pub fn with_provider(mut self, state: Option<ProviderState>) -> Self {
+        self.provider = state;
+        self
     }
 
     /// The same turn, reporting `input` and `output` tokens.

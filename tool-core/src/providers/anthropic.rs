@@ -18,11 +18,18 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
-use super::stream::{self, Caps, StreamError};
+use super::request::{
+    Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, check_ids, entries,
+    result_text,
+};
+use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
+use super::target::Target;
 use crate::Outcome;
+use crate::agent::{ProviderState, Turn, Usage, Wire};
 
 #[derive(Deserialize)]
 struct Message {
@@ -148,6 +155,10 @@ pub struct Stream {
     blocks: BTreeMap<u64, Open>,
     stop_reason: Option<String>,
     text: String,
+    /// Each block as sent, filled in by its deltas, for [`Stream::provider_state`].
+    sent: BTreeMap<u64, Value>,
+    completed: BTreeMap<u64, Value>,
+    state_lost: bool,
 }
 
 impl Stream {
@@ -161,6 +172,9 @@ impl Stream {
             blocks: BTreeMap::new(),
             stop_reason: None,
             text: String::new(),
+            sent: BTreeMap::new(),
+            completed: BTreeMap::new(),
+            state_lost: false,
         }
     }
 
@@ -187,9 +201,54 @@ impl Stream {
         self.stop_reason.as_deref()
     }
 
+    /// The message's content blocks completed so far, as Anthropic sent them with their
+    /// deltas applied (a `tool_use` block's `input` parsed from its `partial_json`, `caller` and
+    /// every other field kept); `None` before the first block, when the message has more than
+    /// [`MAX_STATE_ITEMS`] blocks, or when a `tool_use` input was
+    /// not a JSON object (the turn is then written from its calls, which fails for such a
+    /// call). Store it with the assistant turn ([`Turn::provider`]) so that [`request`] sends
+    /// the turn back unchanged.
+    pub fn provider_state(&self) -> Option<ProviderState> {
+        if self.state_lost || self.completed.is_empty() {
+            return None;
+        }
+        let blocks = self.completed.values().cloned().collect();
+        Some(ProviderState::new(Wire::Anthropic, Value::Array(blocks)))
+    }
+
+    /// Applies a delta to the block as sent.
+    fn record_delta(&mut self, index: u64, delta: &Value) {
+        let Some(Value::Object(block)) = self.sent.get_mut(&index) else {
+            return;
+        };
+        let append = |block: &mut Map<String, Value>, key: &str, more: &Value| {
+            if let Some(more) = more.as_str() {
+                match block.get_mut(key) {
+                    Some(Value::String(text)) => text.push_str(more),
+                    _ => drop(block.insert(key.to_owned(), Value::from(more))),
+                }
+            }
+        };
+        match delta["type"].as_str() {
+            Some("text_delta") => append(block, "text", &delta["text"]),
+            Some("thinking_delta") => append(block, "thinking", &delta["thinking"]),
+            Some("signature_delta") => append(block, "signature", &delta["signature"]),
+            Some("citations_delta") => {
+                if let Value::Array(list) = block
+                    .entry("citations")
+                    .or_insert_with(|| Value::Array(Vec::new()))
+                {
+                    list.push(delta["citation"].clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Takes one event; returns the call it completes, if any. After an error, drop the stream.
     pub fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
         self.caps.chunk()?;
+        let raw = event;
         let event = Event::deserialize(event).map_err(|e| StreamError::protocol(e.to_string()))?;
         match event.kind.as_str() {
             "message_start" => {
@@ -229,6 +288,7 @@ impl Stream {
                     Open::Other
                 };
                 self.blocks.insert(index, open);
+                self.sent.insert(index, raw["content_block"].clone());
                 Ok(Vec::new())
             }
             "content_block_delta" => {
@@ -236,6 +296,9 @@ impl Stream {
                 let delta = event
                     .delta
                     .ok_or_else(|| StreamError::protocol("content_block_delta without a delta"))?;
+                if self.blocks.contains_key(&index) {
+                    self.record_delta(index, &raw["delta"]);
+                }
                 match (self.blocks.get_mut(&index), delta.kind.as_deref()) {
                     (None, _) => Err(StreamError::protocol(format!(
                         "delta for content block {index}, which never started"
@@ -258,6 +321,22 @@ impl Stream {
             }
             "content_block_stop" => {
                 let index = event.index.unwrap_or(0);
+                let mut sent = self.sent.remove(&index);
+                if let (Some(Open::Tool { buffer, .. }), Some(Value::Object(block))) =
+                    (self.blocks.get(&index), sent.as_mut())
+                    && !buffer.trim().is_empty()
+                {
+                    match serde_json::from_str::<Value>(buffer) {
+                        Ok(input @ Value::Object(_)) => drop(block.insert("input".into(), input)),
+                        _ => self.state_lost = true,
+                    }
+                }
+                if self.completed.len() >= MAX_STATE_ITEMS {
+                    self.state_lost = true;
+                    self.completed.clear();
+                } else if let Some(sent) = sent.filter(|_| !self.state_lost) {
+                    self.completed.insert(index, sent);
+                }
                 match self.blocks.remove(&index) {
                     None => Err(StreamError::protocol(format!(
                         "content block {index} stopped but never started"
@@ -335,5 +414,134 @@ impl Stream {
         events: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Vec<ToolCall>, StreamError> {
         stream::collect(Stream::new(names), events, Stream::push, Stream::finish)
+    }
+}
+
+/// A whole message as an assistant [`Turn`]: its text blocks joined, its `tool_use` calls, its
+/// token usage, and its `content` blocks kept as sent ([`Wire::Anthropic`]) so that
+/// [`request`] sends the turn back with every field Anthropic gave (`caller`, thinking
+/// signatures, …).
+pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+    let calls = parse_response(body, names)?;
+    let message = Message::deserialize(body).map_err(ParseError::malformed)?;
+    let texts: Vec<String> = message
+        .content
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|b| b.kind == "text")
+        .filter_map(|b| b.text)
+        .collect();
+    let usage = |key: &str| body["usage"][key].as_u64().unwrap_or(0);
+    let state = body
+        .get("content")
+        .filter(|c| c.is_array())
+        .map(|c| ProviderState::new(Wire::Anthropic, c.clone()));
+    Ok(Turn {
+        text: (!texts.is_empty()).then(|| texts.concat()),
+        calls,
+        usage: Usage {
+            input_tokens: usage("input_tokens"),
+            output_tokens: usage("output_tokens"),
+        },
+        provider: state,
+    })
+}
+
+/// The body of the next Messages request: `system`, the `messages` of `transcript` and the
+/// `tools`, over `options`' settings (`model`, `max_tokens`, `tool_choice`, …).
+///
+/// A user's words are a `text` block. An assistant turn read by [`parse_turn`] or
+/// [`Stream::provider_state`] is sent back as Anthropic gave it; any other is its text and one
+/// `tool_use` block per call. The results of a turn's calls are one user message of
+/// `tool_result` blocks in call order, `is_error` set for failures; the user's next words,
+/// if they follow at once, are added to that message after the results, as Anthropic asks.
+pub fn request(
+    transcript: &[crate::agent::Message],
+    tools: &Advertised,
+    options: &RequestOptions,
+) -> Result<Value, RequestError> {
+    let mut body = Body::new(options, tools, "Anthropic", |t| {
+        matches!(t, Target::Anthropic | Target::AnthropicStrict)
+    })?;
+    let mut messages: Vec<Value> = Vec::new();
+    let mut results_open = false;
+    for entry in entries(transcript)? {
+        match entry {
+            Entry::User(text) => {
+                let block = json!({"type": "text", "text": text});
+                match messages.last_mut() {
+                    Some(last) if results_open => push_block(last, block),
+                    _ => messages.push(json!({"role": "user", "content": [block]})),
+                }
+                results_open = false;
+            }
+            Entry::Assistant {
+                turn,
+                text,
+                calls,
+                state,
+            } => {
+                results_open = false;
+                let content = match Entry::state_for(state, Wire::Anthropic) {
+                    Some(content) => {
+                        let blocks = content
+                            .as_array()
+                            .ok_or_else(|| bad_state(turn, "is not a list of content blocks"))?;
+                        let ids = blocks
+                            .iter()
+                            .filter(|b| b["type"] == "tool_use")
+                            .map(|b| b["id"].as_str());
+                        check_ids(turn, ids, calls, "tool_use blocks")?;
+                        content.clone()
+                    }
+                    None => {
+                        let mut blocks = Vec::with_capacity(calls.len() + 1);
+                        if let Some(text) = text.filter(|t| !t.is_empty()) {
+                            blocks.push(json!({"type": "text", "text": text}));
+                        }
+                        for call in calls {
+                            blocks.push(json!({
+                                "type": "tool_use",
+                                "id": call.call_id(),
+                                "name": call.provider_name(),
+                                "input": arguments_object(call)?,
+                            }));
+                        }
+                        Value::Array(blocks)
+                    }
+                };
+                // Anthropic refuses an assistant message with no content.
+                if content.as_array().is_some_and(|c| !c.is_empty()) {
+                    messages.push(json!({"role": "assistant", "content": content}));
+                }
+            }
+            Entry::Results(pairs) => {
+                let blocks: Vec<Value> = pairs
+                    .into_iter()
+                    .map(|(call, result)| {
+                        json!({
+                            "type": "tool_result",
+                            "tool_use_id": call.call_id(),
+                            "content": result_text(result),
+                            "is_error": !result.is_ok(),
+                        })
+                    })
+                    .collect();
+                messages.push(json!({"role": "user", "content": blocks}));
+                results_open = true;
+            }
+        }
+    }
+    if let Some(system) = options.system_prompt() {
+        body.put("system", Value::from(system))?;
+    }
+    body.put("messages", Value::Array(messages))?;
+    body.tools(tools)?;
+    Ok(body.finish())
+}
+
+fn push_block(message: &mut Value, block: Value) {
+    if let Some(content) = message.get_mut("content").and_then(Value::as_array_mut) {
+        content.push(block);
     }
 }

@@ -25,10 +25,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, pair};
 use super::names::NameMap;
-use super::stream::{self, Caps, StreamError};
+use super::request::{
+    Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
+};
+use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
+use super::target::Target;
+use crate::agent::{ProviderState, Turn, Usage, Wire};
 use crate::{MAX_DEPTH, Outcome};
 
 #[derive(Deserialize)]
@@ -200,6 +206,185 @@ pub fn function_responses(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Va
     Ok(json!({ "role": "user", "parts": parts }))
 }
 
+/// A whole response (or one `content`) as an assistant [`Turn`]: its answer text (thought
+/// parts left out), its calls, its token usage (thinking tokens counted as output), and the
+/// candidate's `parts` kept as sent ([`Wire::Gemini`]), so that [`request`] sends every
+/// `thoughtSignature` back on the part that carried it.
+pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+    let calls = parse_response(body, names)?;
+    let parts = if let Some(candidates) = body.get("candidates") {
+        candidates
+            .as_array()
+            .and_then(|list| list.iter().find(|c| c["index"].as_u64().unwrap_or(0) == 0))
+            .and_then(|c| c["content"]["parts"].as_array())
+    } else {
+        body["parts"].as_array()
+    };
+    let mut text: Option<String> = None;
+    for part in parts.into_iter().flatten() {
+        if part["thought"] != true
+            && let Some(more) = part["text"].as_str()
+        {
+            text.get_or_insert_with(String::new).push_str(more);
+        }
+    }
+    let usage = |key: &str| body["usageMetadata"][key].as_u64().unwrap_or(0);
+    Ok(Turn {
+        text,
+        calls,
+        usage: Usage {
+            input_tokens: usage("promptTokenCount"),
+            output_tokens: usage("candidatesTokenCount")
+                .saturating_add(usage("thoughtsTokenCount")),
+        },
+        provider: parts.map(|parts| {
+            let parts = parts.iter().filter(|p| worth_sending(p)).cloned().collect();
+            ProviderState::new(Wire::Gemini, Value::Array(parts))
+        }),
+    })
+}
+
+/// The body of the next `generateContent` request: `systemInstruction`, the `contents` of
+/// `transcript` and the `tools`, over `options`' settings (`generationConfig`, `toolConfig`, …).
+///
+/// A user's words are a `user` content with a text part. An assistant turn read by
+/// [`parse_turn`] or [`Stream::provider_state`] is a `model` content with its parts as sent,
+/// each `thoughtSignature` on its own part; any other is its text and one `functionCall` part
+/// per call, carrying the call's signature ([`ToolCall::thought_signature`]). The results of a
+/// turn are one `user` content of `functionResponse` parts in call order (see
+/// [`function_responses`]): `{"output": …}`, or `{"error": {"code", "message"}}`.
+pub fn request(
+    transcript: &[crate::agent::Message],
+    tools: &Advertised,
+    options: &RequestOptions,
+) -> Result<Value, RequestError> {
+    let mut body = Body::new(options, tools, "Gemini", |t| {
+        matches!(t, Target::GeminiJsonSchema | Target::GeminiOpenApi)
+    })?;
+    let mut contents: Vec<Value> = Vec::new();
+    for entry in entries(transcript)? {
+        match entry {
+            Entry::User(text) => {
+                contents.push(json!({"role": "user", "parts": [{"text": text}]}));
+            }
+            Entry::Assistant {
+                turn,
+                text,
+                calls,
+                state,
+            } => {
+                let parts = match Entry::state_for(state, Wire::Gemini) {
+                    Some(content) => {
+                        let parts = content
+                            .as_array()
+                            .ok_or_else(|| bad_state(turn, "is not a list of parts"))?;
+                        let sent: Vec<Option<&str>> = parts
+                            .iter()
+                            .filter_map(|p| p.get("functionCall"))
+                            .map(|c| c["name"].as_str())
+                            .collect();
+                        let expected: Vec<Option<&str>> =
+                            calls.iter().map(|c| Some(c.provider_name())).collect();
+                        if sent != expected {
+                            return Err(bad_state(
+                                turn,
+                                "has functionCall parts that are not the turn's calls",
+                            ));
+                        }
+                        parts.clone()
+                    }
+                    None => {
+                        let mut parts = Vec::with_capacity(calls.len() + 1);
+                        if let Some(text) = text.filter(|t| !t.is_empty()) {
+                            parts.push(json!({"text": text}));
+                        }
+                        for call in calls {
+                            arguments_object(call)?;
+                            parts.push(call_part(call));
+                        }
+                        parts
+                    }
+                };
+                if !parts.is_empty() {
+                    contents.push(json!({"role": "model", "parts": parts}));
+                }
+            }
+            Entry::Results(pairs) => {
+                let parts: Vec<Value> = pairs
+                    .into_iter()
+                    .map(|(call, result)| {
+                        let response = match result.code {
+                            None => json!({ "output": serde_json::from_str::<Value>(&result.content)
+                                .unwrap_or_else(|_| Value::from(result.content.as_str())) }),
+                            Some(code) => json!({ "error": { "code": code.as_str(), "message": result.content } }),
+                        };
+                        let mut function_response = Map::new();
+                        if call.has_provider_id() {
+                            function_response.insert("id".into(), Value::from(call.call_id()));
+                        }
+                        function_response.insert("name".into(), Value::from(call.provider_name()));
+                        function_response.insert("response".into(), response);
+                        json!({ "functionResponse": function_response })
+                    })
+                    .collect();
+                contents.push(json!({"role": "user", "parts": parts}));
+            }
+        }
+    }
+    if let Some(system) = options.system_prompt() {
+        body.put("systemInstruction", json!({"parts": [{"text": system}]}))?;
+    }
+    body.put("contents", Value::Array(contents))?;
+    body.tools(tools)?;
+    Ok(body.finish())
+}
+
+/// The bytes of a `thoughtSignature`. Gemini sends signatures in standard base64, and clients
+/// may send them back in the URL-safe alphabet (python-genai does), with or without padding:
+/// two signatures are the same when their bytes are, whatever the text. `None` when the text
+/// is not base64.
+///
+/// ```
+/// use tool_core::providers::gemini::signature_bytes;
+///
+/// assert_eq!(signature_bytes("a+/b"), signature_bytes("a-_b"));
+/// assert_eq!(signature_bytes("aGk="), Some(b"hi".to_vec()));
+/// assert_eq!(signature_bytes("a-/b"), None); // both alphabets at once
+/// ```
+pub fn signature_bytes(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim_end_matches('=');
+    let standard = text.contains(['+', '/']);
+    let url_safe = text.contains(['-', '_']);
+    if standard && url_safe {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for byte in text.bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        buffer = (buffer << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    // A lone sixth of a byte is not base64; leftover bits must be zero.
+    if bits >= 6 || buffer != 0 {
+        return None;
+    }
+    Some(out)
+}
+
 #[derive(Debug)]
 struct Open {
     id: Option<String>,
@@ -226,6 +411,8 @@ pub struct Stream {
     ordinal: usize,
     response_id: Option<String>,
     text: String,
+    parts: Vec<Value>,
+    state_lost: bool,
 }
 
 impl Stream {
@@ -239,6 +426,8 @@ impl Stream {
             ordinal: 0,
             response_id: None,
             text: String::new(),
+            parts: Vec::new(),
+            state_lost: false,
         }
     }
 
@@ -261,10 +450,26 @@ impl Stream {
         &self.text
     }
 
+    /// The model turn's parts so far, in order, for the next request: text and thought parts
+    /// as sent (each with its `thoughtSignature`; empty text without one left out), each
+    /// completed call as one whole `functionCall` part with its signature; `None` before the
+    /// first part, or when the turn has more than [`MAX_STATE_ITEMS`] parts. Store it with the
+    /// assistant turn ([`Turn::provider`]) so that [`request`] sends it back.
+    pub fn provider_state(&self) -> Option<ProviderState> {
+        (!self.state_lost && !self.parts.is_empty())
+            .then(|| ProviderState::new(Wire::Gemini, Value::Array(self.parts.clone())))
+    }
+
     /// Takes one chunk (a `GenerateContentResponse`); returns the calls it completes. After an
     /// error, drop the stream.
     pub fn push(&mut self, chunk: &Value) -> Result<Vec<ToolCall>, StreamError> {
         self.caps.chunk()?;
+        let raw_parts: Vec<Value> = chunk["candidates"]
+            .as_array()
+            .and_then(|list| list.iter().find(|c| c["index"].as_u64().unwrap_or(0) == 0))
+            .and_then(|c| c["content"]["parts"].as_array())
+            .cloned()
+            .unwrap_or_default();
         let response =
             Response::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
         if self.response_id.is_none() {
@@ -274,15 +479,30 @@ impl Stream {
             return Ok(Vec::new());
         };
         let mut done = Vec::new();
-        for part in candidate.content.and_then(|c| c.parts).unwrap_or_default() {
+        let parts = candidate.content.and_then(|c| c.parts).unwrap_or_default();
+        for (i, part) in parts.into_iter().enumerate() {
+            let raw = raw_parts.get(i);
             if let Some(call) = part.function_call {
+                let whole = call.name.as_ref().is_some_and(|n| !n.is_empty())
+                    && call.partial_args.is_none()
+                    && call.will_continue != Some(true);
                 if let Some(complete) = self.function_call(call, part.thought_signature)? {
+                    let part = match raw {
+                        Some(raw) if whole => raw.clone(),
+                        _ => call_part(&complete),
+                    };
+                    self.keep(part);
                     done.push(complete);
                 }
-            } else if let Some(text) = part.text
-                && part.thought != Some(true)
-            {
-                self.text.push_str(&text);
+            } else {
+                if let Some(raw) = raw.filter(|raw| worth_sending(raw)) {
+                    self.keep(raw.clone());
+                }
+                if let Some(text) = part.text
+                    && part.thought != Some(true)
+                {
+                    self.text.push_str(&text);
+                }
             }
         }
         if let Some(reason) = candidate.finish_reason
@@ -340,6 +560,16 @@ impl Stream {
             return Ok(None);
         }
         Ok(Some(self.close(open)))
+    }
+
+    /// Keeps a part for the provider state, up to [`MAX_STATE_ITEMS`].
+    fn keep(&mut self, part: Value) {
+        if self.parts.len() >= MAX_STATE_ITEMS {
+            self.state_lost = true;
+            self.parts.clear();
+        } else if !self.state_lost {
+            self.parts.push(part);
+        }
     }
 
     fn close(&mut self, open: Open) -> ToolCall {
@@ -401,6 +631,30 @@ impl Stream {
     ) -> Result<Vec<ToolCall>, StreamError> {
         stream::collect(Stream::new(names), chunks, Stream::push, Stream::finish)
     }
+}
+
+/// Whether a part says anything: the empty text a stream often ends with does not (and Gemini
+/// refuses an empty text part), unless it carries a signature.
+fn worth_sending(part: &Value) -> bool {
+    part.get("thoughtSignature").is_some() || part.get("text").is_none_or(|text| text != "")
+}
+
+/// A completed call as one whole `functionCall` part.
+fn call_part(call: &ToolCall) -> Value {
+    let mut function_call = Map::new();
+    if call.has_provider_id() {
+        function_call.insert("id".into(), Value::from(call.call_id()));
+    }
+    function_call.insert("name".into(), Value::from(call.provider_name()));
+    if let Some(args) = call.arguments_value() {
+        function_call.insert("args".into(), args);
+    }
+    let mut part = Map::new();
+    part.insert("functionCall".into(), Value::Object(function_call));
+    if let Some(signature) = call.thought_signature() {
+        part.insert("thoughtSignature".into(), Value::from(signature));
+    }
+    Value::Object(part)
 }
 
 fn truncated(reason: &str, open: Open) -> StreamError {

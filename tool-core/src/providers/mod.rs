@@ -20,6 +20,8 @@
 //! | undo OpenAI strict's nulls for optional fields | [`ToolCall::remove_strict_nulls`] |
 //! | run each call | [`Runtime::invoke`](crate::Runtime::invoke)`(call.call_id(), call.name(), call.arguments(), &cx)` |
 //! | answer the calls, in call order | [`openai_chat::tool_messages`], [`openai_responses::output_items`], [`anthropic::tool_results`], [`gemini::function_responses`] |
+//! | or keep the turn (with [`ProviderState`](crate::agent::ProviderState)) and results in a transcript | [`openai_chat::parse_turn`], [`openai_responses::parse_turn`], [`anthropic::parse_turn`], [`gemini::parse_turn`], or each stream's `provider_state` |
+//! | write the next request from the transcript | [`openai_chat::request`], [`openai_responses::request`], [`anthropic::request`], [`gemini::request`] |
 //!
 //! Wire formats are read with small serde types of this module's own rather than a provider
 //! SDK: they name only the fields a tool call needs, ignore every other field (recorded
@@ -40,6 +42,7 @@ mod names;
 mod nulls;
 pub mod openai_chat;
 pub mod openai_responses;
+mod request;
 mod sse;
 mod stream;
 mod target;
@@ -55,6 +58,7 @@ pub use loss::{Loss, LossKind, LowerError};
 pub(crate) use lower::client_schema;
 pub use names::{NameError, NameMap, NameRule};
 pub use nulls::remove_strict_nulls;
+pub use request::{RequestError, RequestOptions};
 pub use sse::{SseDecoder, SseEvent, json_lines, sse_events};
-pub use stream::{DEFAULT_MAX_CALL_BYTES, StreamError};
+pub use stream::{DEFAULT_MAX_CALL_BYTES, MAX_STATE_ITEMS, StreamError};
 pub use target::{Target, ToolSpec};

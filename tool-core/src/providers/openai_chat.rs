@@ -19,11 +19,15 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
 use super::encode::{EncodeError, failure_text, pair};
 use super::names::NameMap;
+use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_text};
 use super::stream::{self, Caps, StreamError};
+use super::target::Target;
 use crate::Outcome;
+use crate::agent::{Turn, Usage};
 
 #[derive(Deserialize)]
 struct Completion {
@@ -302,4 +306,95 @@ fn truncated(reason: &str, partial: Partial) -> StreamError {
         name: partial.name,
         partial: partial.arguments,
     }
+}
+
+/// A whole completion as an assistant [`Turn`]: the message's text, its calls and the token
+/// usage. Chat Completions has nothing that must go back unchanged, so the turn carries no
+/// provider state.
+pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+    let calls = parse_response(body, names)?;
+    let text = body["choices"]
+        .as_array()
+        .and_then(|choices| {
+            choices
+                .iter()
+                .find(|c| c["index"].as_u64().unwrap_or(0) == 0)
+        })
+        .and_then(|choice| choice["message"]["content"].as_str())
+        .map(str::to_owned);
+    let usage = |key: &str| body["usage"][key].as_u64().unwrap_or(0);
+    Ok(Turn {
+        text,
+        calls,
+        usage: Usage {
+            input_tokens: usage("prompt_tokens"),
+            output_tokens: usage("completion_tokens"),
+        },
+        provider: None,
+    })
+}
+
+/// The body of the next Chat Completions request: the `messages` of `transcript` (after a
+/// `system` message when `options` has a system prompt) and the `tools`, over `options`'
+/// settings (`model`, `tool_choice`, `parallel_tool_calls`, …).
+///
+/// An assistant turn is its text (left out when it has none) and its `tool_calls`, each with its
+/// id, name and arguments text. Each result is a `tool` message for its call id, in call order;
+/// the API has no error flag, so a failure is written `code: message`.
+pub fn request(
+    transcript: &[crate::agent::Message],
+    tools: &Advertised,
+    options: &RequestOptions,
+) -> Result<Value, RequestError> {
+    let mut body = Body::new(options, tools, "OpenAI Chat", |t| {
+        matches!(t, Target::OpenAiChat | Target::OpenAiChatStrict)
+    })?;
+    let mut messages: Vec<Value> = Vec::new();
+    if let Some(system) = options.system_prompt() {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for entry in entries(transcript)? {
+        match entry {
+            Entry::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Entry::Assistant { text, calls, .. } => {
+                if text.is_none() && calls.is_empty() {
+                    continue;
+                }
+                // `content` may be left out of a message with tool calls.
+                let mut message = json!({"role": "assistant"});
+                if let Some(text) = text {
+                    message["content"] = Value::from(text);
+                }
+                if !calls.is_empty() {
+                    let calls: Vec<Value> = calls
+                        .iter()
+                        .map(|call| {
+                            json!({
+                                "id": call.call_id(),
+                                "type": "function",
+                                "function": {
+                                    "name": call.provider_name(),
+                                    "arguments": call.arguments_text(),
+                                },
+                            })
+                        })
+                        .collect();
+                    message["tool_calls"] = Value::Array(calls);
+                }
+                messages.push(message);
+            }
+            Entry::Results(pairs) => {
+                for (call, result) in pairs {
+                    messages.push(json!({
+                        "role": "tool",
+                        "tool_call_id": call.call_id(),
+                        "content": result_text(result),
+                    }));
+                }
+            }
+        }
+    }
+    body.put("messages", Value::Array(messages))?;
+    body.tools(tools)?;
+    Ok(body.finish())
 }

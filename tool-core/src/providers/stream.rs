@@ -29,6 +29,11 @@ use crate::Code;
 /// The default cap on one call's arguments: the runtime's default input cap, 1 MiB.
 pub const DEFAULT_MAX_CALL_BYTES: usize = crate::Runtime::DEFAULT_MAX_BYTES;
 
+/// The most blocks, items or parts a stream keeps for its provider state (see each stream's
+/// `provider_state`): a turn with more keeps none, and the next request writes it from its text
+/// and calls.
+pub const MAX_STATE_ITEMS: usize = 1024;
+
 /// A stream that cannot yield (more) calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
