@@ -327,7 +327,7 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
         Dialect::Json => json_reply(text)?,
         Dialect::Hermes => tagged(text, "<tool_call>", Some("</tool_call>"))?,
         Dialect::Granite if text.contains("<|tool_call|>") => after_marker(text, "<|tool_call|>")?,
-        Dialect::Granite => tagged(text, "<function_call>", Some("</function_call>"))?,
+        Dialect::Granite => tagged(text, "<function_call>", None)?,
         Dialect::Llama3 => llama3(text)?,
         Dialect::Mistral => mistral(text)?,
         Dialect::DeepSeek => deepseek(text)?,
@@ -427,7 +427,7 @@ fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextErro
             reason: "text after the calls in a reply that is only calls".into(),
         });
     }
-    Ok((calls, vec![0..text.len()]))
+    Ok((calls, std::iter::once(0..text.len()).collect()))
 }
 
 /// Call objects at `at`: one object, or a JSON list of them. Returns them and where they end.
@@ -580,7 +580,7 @@ fn after_marker(text: &str, marker: &str) -> Result<(Vec<TextCall>, Vec<Range<us
         return Ok((Vec::new(), Vec::new()));
     };
     let (calls, end) = json_calls(text, start + marker.len())?;
-    Ok((calls, vec![start..end]))
+    Ok((calls, std::iter::once(start..end).collect()))
 }
 
 /// Llama 3: `<|python_tag|>` then call objects separated by `;`; or a reply that is one call
@@ -614,7 +614,7 @@ fn llama3(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
             end += gap + token.len();
         }
     }
-    Ok((calls, vec![start..end]))
+    Ok((calls, std::iter::once(start..end).collect()))
 }
 
 /// Mistral: `[TOOL_CALLS]` then a JSON list of call objects, or `name[ARGS]{…}` (repeated
@@ -781,7 +781,7 @@ fn pythonic(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError>
             span: call.span,
         })
         .collect();
-    Ok((calls, vec![0..text.len()]))
+    Ok((calls, std::iter::once(0..text.len()).collect()))
 }
 
 /// The parts of `text` outside `used`, trimmed, non-empty.

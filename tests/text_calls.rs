@@ -1,0 +1,390 @@
+//! Calls in model text: each dialect read from replies written the way its documentation
+//! shows, each refusal, positional arguments, and a round trip of generated calls rendered in
+//! every dialect with prose around them.
+
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use tool_core::text_calls::{Dialect, TextError, parse_calls};
+use tool_core::{Context, Registry, Tool, ToolDef, ToolError};
+
+/// (name, arguments as a JSON value) of each call read.
+fn read(text: &str, dialect: Option<Dialect>) -> (Option<Dialect>, Vec<(String, Value)>) {
+    let parsed = parse_calls(text, dialect).unwrap_or_else(|error| panic!("{error}: {text}"));
+    let calls = parsed
+        .calls()
+        .iter()
+        .map(|call| {
+            let value: Value = serde_json::from_str(call.arguments()).expect("arguments are JSON");
+            (call.name().to_owned(), value)
+        })
+        .collect();
+    (parsed.dialect(), calls)
+}
+
+fn weather(city: &str) -> (String, Value) {
+    ("get_weather".to_owned(), json!({ "city": city }))
+}
+
+#[test]
+fn each_dialect_reads_its_documented_format() {
+    type Case = (&'static str, Dialect, Vec<(String, Value)>);
+    let cases: [Case; 11] = [
+        (
+            r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
+            Dialect::Json,
+            vec![weather("Paris")],
+        ),
+        (
+            "```json\n[{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}, {\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}]\n```",
+            Dialect::Json,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "I'll look both up.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>",
+            Dialect::Hermes,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}; {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}<|eom_id|>",
+            Dialect::Llama3,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]",
+            Dialect::Mistral,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Oslo\"}",
+            Dialect::Mistral,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "<function_call> {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n<function_call> {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}",
+            Dialect::Granite,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]",
+            Dialect::Granite,
+            vec![weather("Paris")],
+        ),
+        (
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Oslo\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            Dialect::DeepSeek,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+        (
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            Dialect::DeepSeek,
+            vec![weather("Paris")],
+        ),
+        (
+            "[get_weather(city='Paris'), get_weather(city=\"Oslo\")]",
+            Dialect::Pythonic,
+            vec![weather("Paris"), weather("Oslo")],
+        ),
+    ];
+    for (text, dialect, expected) in cases {
+        // Detected from the text, and read when named.
+        assert_eq!(
+            read(text, None),
+            (Some(dialect), expected.clone()),
+            "{text}"
+        );
+        assert_eq!(
+            read(text, Some(dialect)),
+            (Some(dialect), expected),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn prose_around_the_calls_is_kept_as_text() {
+    let text = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\nI'll report back.";
+    let parsed = parse_calls(text, None).unwrap();
+    let prose: Vec<&str> = parsed.prose().iter().map(|r| &text[r.clone()]).collect();
+    assert_eq!(prose, ["Checking.", "I'll report back."]);
+    assert_eq!(
+        &text[parsed.calls()[0].span()],
+        r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#
+    );
+
+    // A reply with no calls is prose, not an error.
+    let parsed = parse_calls("Paris is sunny (mostly) today.", None).unwrap();
+    assert_eq!(parsed.dialect(), None);
+    assert!(parsed.calls().is_empty());
+    assert_eq!(parsed.prose().len(), 1);
+    assert_eq!(parsed.prose()[0], 0..30);
+}
+
+#[test]
+fn refusals() {
+    let unterminated = [
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+        "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {",
+        "[TOOL_CALLS]get_weather",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}",
+        "get_weather(city='Paris'",
+        "[get_weather(city='Paris'), get_weather(",
+        "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {\"city\"",
+    ];
+    for text in unterminated {
+        assert!(
+            matches!(parse_calls(text, None), Err(TextError::Unterminated { .. })),
+            "{text}: {:?}",
+            parse_calls(text, None)
+        );
+    }
+    let invalid = [
+        // No arguments, both spellings, arguments that are not an object.
+        "<tool_call>{\"name\": \"get_weather\"}</tool_call>",
+        "<tool_call>{\"name\": \"f\", \"arguments\": {}, \"parameters\": {}}</tool_call>",
+        "<tool_call>{\"name\": \"f\", \"arguments\": [1]}</tool_call>",
+        "<tool_call>{\"name\": \"f\", \"arguments\": \"not json\"}</tool_call>",
+        // A repeated member of the call object.
+        "<tool_call>{\"name\": \"f\", \"name\": \"g\", \"arguments\": {}}</tool_call>",
+        // Something else before the closing tag.
+        "<tool_call>{\"name\": \"f\", \"arguments\": {}} trailing</tool_call>",
+        // Expressions and names in Python arguments are never evaluated.
+        "get_weather(city=CITY)",
+        "get_weather(city='Pa' + 'ris')",
+        "get_weather(city=lookup('Paris'))",
+        // Text after calls in a reply that is only calls.
+        "{\"name\": \"f\", \"arguments\": {}} and then some",
+        "[TOOL_CALLS]bad name[ARGS]{}",
+    ];
+    for text in invalid {
+        assert!(
+            matches!(parse_calls(text, None), Err(TextError::Invalid { .. })),
+            "{text}: {:?}",
+            parse_calls(text, None)
+        );
+    }
+    assert!(matches!(
+        parse_calls("<tool_call>{}</tool_call> [TOOL_CALLS][]", None),
+        Err(TextError::Ambiguous { .. })
+    ));
+}
+
+/// Book a flight.
+#[derive(Tool, Debug)]
+#[allow(dead_code)]
+struct BookFlight {
+    from: String,
+    to: String,
+    seats: u32,
+}
+
+async fn book(_: BookFlight, _: &Context) -> Result<Value, ToolError> {
+    Ok(json!({}))
+}
+
+#[test]
+fn positional_arguments_take_the_declared_parameter_order() {
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(book)).unwrap();
+    let parsed = parse_calls("book_flight('OSL', 'CDG', seats=2)", None).unwrap();
+    let call = parsed.calls()[0].to_tool_call("c1", &registry).unwrap();
+    let arguments: Value = serde_json::from_str(&call.arguments_text()).unwrap();
+    assert_eq!(arguments, json!({"from": "OSL", "to": "CDG", "seats": 2}));
+
+    for (text, reason) in [
+        (
+            "book_flight('OSL', 'CDG', 2, 3)",
+            "4 positional arguments for 3 parameters",
+        ),
+        (
+            "book_flight('OSL', from='CDG')",
+            "given both by position and by name",
+        ),
+        ("unknown_tool(1)", "not registered"),
+    ] {
+        let parsed = parse_calls(text, None).unwrap();
+        match parsed.calls()[0].to_tool_call("c1", &registry) {
+            Err(TextError::Positional { reason: got, .. }) => {
+                assert!(got.contains(reason), "{got}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}
+
+/// Argument values: what JSON and Python literals both express exactly.
+fn values() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        "[ -~]{0,12}".prop_map(Value::String),
+        "[a-zé\n\t'\"\\\\]{0,6}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,6}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn calls() -> impl Strategy<Value = Vec<(String, Map<String, Value>)>> {
+    prop::collection::vec(
+        (
+            "[a-z][a-z_]{0,10}",
+            prop::collection::btree_map("[a-z][a-z_]{0,6}", values(), 0..4),
+        )
+            .prop_map(|(name, args)| (name, args.into_iter().collect())),
+        1..4,
+    )
+}
+
+/// `value` written as a Python literal.
+fn python(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let mut out = String::from("'");
+            for c in s.chars() {
+                match c {
+                    '\'' => out.push_str("\\'"),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    c => out.push(c),
+                }
+            }
+            out.push('\'');
+            out
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(python).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", python(&Value::String(k.clone())), python(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The calls rendered in `dialect`, with `before` and `after` prose where the dialect allows it.
+fn render(
+    dialect: Dialect,
+    calls: &[(String, Map<String, Value>)],
+    before: &str,
+    after: &str,
+) -> String {
+    let object = |(name, args): &(String, Map<String, Value>), key: &str| {
+        json!({ "name": name, key: args }).to_string()
+    };
+    match dialect {
+        Dialect::Json => format!(
+            "[{}]",
+            calls.iter().map(|c| object(c, "arguments")).collect::<Vec<_>>().join(", ")
+        ),
+        Dialect::Hermes => format!(
+            "{before}\n{}\n{after}",
+            calls
+                .iter()
+                .map(|c| format!("<tool_call>\n{}\n</tool_call>", object(c, "arguments")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        Dialect::Llama3 => format!(
+            "{before}<|python_tag|>{}<|eom_id|>",
+            calls.iter().map(|c| object(c, "parameters")).collect::<Vec<_>>().join("; ")
+        ),
+        Dialect::Mistral => format!(
+            "{before}[TOOL_CALLS][{}]",
+            calls.iter().map(|c| object(c, "arguments")).collect::<Vec<_>>().join(", ")
+        ),
+        Dialect::Granite => format!(
+            "{before}{}",
+            calls
+                .iter()
+                .map(|c| format!("<function_call> {}\n", object(c, "arguments")))
+                .collect::<String>()
+        ),
+        Dialect::DeepSeek => format!(
+            "{before}<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>{after}",
+            calls
+                .iter()
+                .map(|(name, args)| format!(
+                    "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{}\n```<｜tool▁call▁end｜>",
+                    Value::Object(args.clone())
+                ))
+                .collect::<String>()
+        ),
+        Dialect::Pythonic => format!(
+            "[{}]",
+            calls
+                .iter()
+                .map(|(name, args)| format!(
+                    "{name}({})",
+                    args.iter().map(|(k, v)| format!("{k}={}", python(v))).collect::<Vec<_>>().join(", ")
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => unreachable!(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Generated calls rendered in each dialect, with prose around them where it allows it,
+    /// read back as exactly the calls rendered, whether the dialect is named or detected.
+    #[test]
+    fn calls_rendered_in_each_dialect_read_back_exactly(
+        calls in calls(),
+        before in "[A-Za-z ,.]{0,20}",
+        after in "[A-Za-z ,.]{0,20}",
+    ) {
+        for dialect in Dialect::ALL {
+            let text = render(dialect, &calls, &before, &after);
+            for named in [Some(dialect), None] {
+                let parsed = parse_calls(&text, named)
+                    .map_err(|error| TestCaseError::fail(format!("{dialect}: {error}\n{text}")))?;
+                prop_assert_eq!(parsed.dialect(), Some(dialect), "{}", text);
+                let got: Vec<(String, Map<String, Value>)> = parsed
+                    .calls()
+                    .iter()
+                    .map(|c| (c.name().to_owned(), serde_json::from_str(c.arguments()).unwrap()))
+                    .collect();
+                prop_assert_eq!(&got, &calls, "{}", text);
+            }
+        }
+    }
+
+    /// Cut anywhere inside its calls, a reply never yields a call that was not written whole.
+    #[test]
+    fn a_cut_reply_yields_no_fragment(calls in calls(), cut in any::<prop::sample::Index>()) {
+        for dialect in Dialect::ALL {
+            let text = render(dialect, &calls, "", "");
+            let mut end = cut.index(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let prefix = &text[..end];
+            if let Ok(parsed) = parse_calls(prefix, Some(dialect)) {
+                for call in parsed.calls() {
+                    let args: Map<String, Value> = serde_json::from_str(call.arguments()).unwrap();
+                    prop_assert!(
+                        calls.contains(&(call.name().to_owned(), args)),
+                        "{dialect}: a fragment was read as a call from {prefix:?}"
+                    );
+                }
+            }
+        }
+    }
+}
