@@ -270,7 +270,10 @@ async fn a_missing_malformed_unknown_or_expired_token_is_401_and_runs_nothing() 
     for (post, challenge) in refused {
         // In the open session, and as the request that would open one.
         for session in [Some(session.as_str()), None] {
-            let post = Post { session, ..post.clone() };
+            let post = Post {
+                session,
+                ..post.clone()
+            };
             let reply = server.post(&post, call(1, "probe", json!({}))).await;
             assert_eq!(reply.status, 401, "{}", reply.text);
             assert_eq!(reply.www_authenticate.as_deref(), Some(challenge));
@@ -306,7 +309,12 @@ async fn a_missing_malformed_unknown_or_expired_token_is_401_and_runs_nothing() 
 #[tokio::test]
 async fn a_foreign_origin_is_403_and_a_listed_or_absent_one_passes() {
     let server = start(|http| http).await;
-    for origin in ["https://evil.example", "http://app.example", "null", "garbage"] {
+    for origin in [
+        "https://evil.example",
+        "http://app.example",
+        "null",
+        "garbage",
+    ] {
         let post = Post {
             token: Some(ALICE),
             origin: Some(origin),
@@ -365,8 +373,16 @@ async fn another_principals_or_tenants_token_is_403_in_an_existing_session() {
     // Bob's own session works, with Bob's context; Alice's still works with hers.
     let bobs = server.open(BOB).await;
     for (token, session, who) in [
-        (BOB, &bobs, json!({ "principal": "bob", "tenant": "globex" })),
-        (ALICE, &session, json!({ "principal": "alice", "tenant": "acme" })),
+        (
+            BOB,
+            &bobs,
+            json!({ "principal": "bob", "tenant": "globex" }),
+        ),
+        (
+            ALICE,
+            &session,
+            json!({ "principal": "alice", "tenant": "acme" }),
+        ),
     ] {
         let post = Post {
             token: Some(token),
@@ -374,7 +390,11 @@ async fn another_principals_or_tenants_token_is_403_in_an_existing_session() {
             ..Post::default()
         };
         let reply = server.post(&post, call(1, "probe", json!({}))).await;
-        assert_eq!(reply.body["result"]["structuredContent"], who, "{}", reply.text);
+        assert_eq!(
+            reply.body["result"]["structuredContent"], who,
+            "{}",
+            reply.text
+        );
     }
     assert_eq!(server.probes(), 2);
     // One runtime per session.
@@ -449,7 +469,10 @@ async fn sessions_over_the_cap_are_503_until_one_ends() {
         assert_eq!(reply.status, 503, "{}", reply.text);
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(opened.is_some(), "the ended session's place was never freed");
+    assert!(
+        opened.is_some(),
+        "the ended session's place was never freed"
+    );
     // And the ended session is gone.
     let reply = server.post(&delete, call(1, "probe", json!({}))).await;
     assert_eq!(reply.status, 404, "{}", reply.text);

@@ -22,8 +22,9 @@ It checks:
   report, and, when served, a `probe` call answering with the token's principal and tenant;
 - without a token, with a malformed one, an unknown one and an expired one: the SDK fails, and the
   server answered 401;
-- with another tenant's token in the session the first token opened: the call fails with a 403, and
-  the session goes on working with its own token;
+- with another tenant's token in the session the first token opened: the call fails with a 403, and,
+  where the SDK keeps the connection after a refused request (SDK 2 does, 1.x ends it), the session
+  goes on working with its own token;
 - from a foreign Origin: the SDK fails, and the server answered 403; from the allowed one it works.
 
 With --probe it only imports the SDK and checks its version. Exits 0 when every check passes,
@@ -106,13 +107,15 @@ class Connection:
         self.statuses.append(response.status_code)
 
 
-SDK_2 = hasattr(streamable_http, "streamable_http_client")
+# Later SDKs take the HTTP client from the caller (`streamable_http_client`); earlier ones build it
+# (`streamablehttp_client`).
+CALLER_BRINGS_CLIENT = hasattr(streamable_http, "streamable_http_client")
 
 
 def session_of(read: Any, write: Any) -> Any:
-    # SDK 1.x waits for a reply that never comes when the transport fails; a read timeout
-    # turns that into an error. SDK 2 answers the request with an error at once.
-    if SDK_2:
+    # Early SDKs wait for a reply that never comes when the transport fails; a read timeout
+    # turns that into an error. Later ones fail at once.
+    if CALLER_BRINGS_CLIENT:
         return ClientSession(read, write)
     return ClientSession(read, write, read_timeout_seconds=timedelta(seconds=15))
 
@@ -123,8 +126,8 @@ async def connect(url: str, headers: dict[str, str],
     """An initialized session; the headers go with every request."""
     connection = connection or Connection()
     hooks = {"request": [], "response": [connection.record]}
-    if SDK_2:
-        # SDK 2: the caller brings the HTTP client.
+    if CALLER_BRINGS_CLIENT:
+        # The SDK takes the HTTP client from the caller.
         client = streamable_http.create_mcp_http_client(headers=headers)
         client.event_hooks = hooks
         connection.client = client
@@ -188,24 +191,34 @@ async def run(checks: Checks) -> None:
             checks.check(expected is None or result.get("structuredContent") == expected,
                          "the call runs with the token's principal and tenant", result)
 
-        # The same session with another tenant's token: refused, and nothing runs.
-        connection.client.headers["Authorization"] = f"Bearer {other}"
-        before = len(connection.statuses)
-        outcome: Any
-        try:
-            outcome = wire(await session.call_tool("probe" if "probe" in names else "get_weather",
-                                                   {} if "probe" in names else {"city": "Oslo",
-                                                                                "units": "celsius"}))
-        except Exception as error:  # noqa: BLE001
+    # The same session with another tenant's token: refused, and nothing runs.
+    tool, arguments = ("probe", {}) if "probe" in names else ("get_weather", {"city": "Oslo", "units": "celsius"})
+    connection = Connection()
+    outcome: Any = None
+    went_on: Any = None
+    before = 0
+    try:
+        async with connect(url, dict(bearer), connection):
+            connection.client.headers["Authorization"] = f"Bearer {other}"
+            before = len(connection.statuses)
+            try:
+                outcome = wire(await connection.session.call_tool(tool, arguments))
+            except Exception as error:  # noqa: BLE001 - the SDK's error type differs between versions
+                outcome = error
+            connection.client.headers["Authorization"] = f"Bearer {token}"
+            went_on = wire(await connection.session.call_tool("get_weather", {"city": "Rome", "units": "celsius"}))
+    except Exception as error:  # noqa: BLE001 - SDK 1.x ends the whole connection on an HTTP error
+        if outcome is None:
             outcome = error
-        failed = isinstance(outcome, Exception) or bool(outcome.get("isError"))
-        checks.check(failed, "another tenant's token in the session: the call fails", outcome)
-        checks.check(403 in connection.statuses[before:], "another tenant's token: the server answered 403",
-                     connection.statuses[before:])
-        connection.client.headers["Authorization"] = f"Bearer {token}"
-        result = wire(await session.call_tool("get_weather", {"city": "Rome", "units": "celsius"}))
-        checks.check(result.get("structuredContent", {}).get("city") == "Rome",
-                     "the session goes on with its own token", result)
+        print(f"note the SDK closed the connection on the refusal: {error!r}")
+    failed = isinstance(outcome, Exception) or bool(outcome and outcome.get("isError"))
+    checks.check(failed, "another tenant's token in the session: the call fails", outcome)
+    checks.check(403 in connection.statuses[before:], "another tenant's token: the server answered 403",
+                 connection.statuses[before:])
+    if went_on is not None:
+        # The SDK failed only the refused request: the session goes on with its own token.
+        checks.check(went_on.get("structuredContent", {}).get("city") == "Rome",
+                     "the session goes on with its own token", went_on)
 
     await refused(checks, url, {}, 401, "no token")
     await refused(checks, url, {"Authorization": "Bearer not a token"}, 401, "a malformed token")

@@ -144,12 +144,29 @@ mod tests {
     #[test]
     fn reads_one_bearer_token() {
         assert_eq!(bearer(&headers(&[])), Bearer::Missing);
-        assert_eq!(bearer(&headers(&["Bearer abc.DEF-1_~+/=="])), Bearer::Token("abc.DEF-1_~+/=="));
+        assert_eq!(
+            bearer(&headers(&["Bearer abc.DEF-1_~+/=="])),
+            Bearer::Token("abc.DEF-1_~+/==")
+        );
         assert_eq!(bearer(&headers(&["bearer  abc"])), Bearer::Token("abc"));
-        for malformed in ["Bearer", "Bearer ", "Basic abc", "Bearer a b", "Bearer ==", "Bearerabc"] {
-            assert_eq!(bearer(&headers(&[malformed])), Bearer::Malformed, "{malformed}");
+        for malformed in [
+            "Bearer",
+            "Bearer ",
+            "Basic abc",
+            "Bearer a b",
+            "Bearer ==",
+            "Bearerabc",
+        ] {
+            assert_eq!(
+                bearer(&headers(&[malformed])),
+                Bearer::Malformed,
+                "{malformed}"
+            );
         }
-        assert_eq!(bearer(&headers(&["Bearer a", "Bearer b"])), Bearer::Malformed);
+        assert_eq!(
+            bearer(&headers(&["Bearer a", "Bearer b"])),
+            Bearer::Malformed
+        );
         let long = format!("Bearer {}", "a".repeat(MAX_TOKEN_BYTES + 1));
         assert_eq!(bearer(&headers(&[&long])), Bearer::Malformed);
     }

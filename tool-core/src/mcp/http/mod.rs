@@ -90,7 +90,8 @@ type AuthenticateFn =
 ///    [`max_sessions`](McpHttp::max_sessions) are open (64 by default) is refused with HTTP
 ///    503. A session ends when the client deletes it, after
 ///    [`idle_timeout`](McpHttp::idle_timeout) without a request (5 minutes by default), or
-///    when the server stops.
+///    when the server stops; its place and the record of its owner go with it, so the server
+///    never remembers more than `max_sessions` owners.
 /// 5. **rmcp's transport**: the `Host` header against
 ///    [`allowed_hosts`](McpHttp::allowed_hosts) (loopback names by default; 403 otherwise),
 ///    a body over [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP
@@ -166,6 +167,8 @@ impl McpHttp {
     }
 
     /// Where the MCP endpoint is served (default `/mcp`; a leading `/` is added if missing).
+    /// It is an axum route path: [`into_router`](Self::into_router) panics, as axum does, on
+    /// one axum refuses (such as an unclosed `{`).
     pub fn path(mut self, path: impl Into<String>) -> Self {
         let path = path.into();
         self.path = if path.starts_with('/') {
@@ -242,8 +245,8 @@ impl McpHttp {
             implementation: self.implementation,
             instructions: self.instructions,
         });
-        let mut config = StreamableHttpServerConfig::default()
-            .with_max_request_body_bytes(self.max_body_bytes);
+        let mut config =
+            StreamableHttpServerConfig::default().with_max_request_body_bytes(self.max_body_bytes);
         if let Some(hosts) = self.allowed_hosts {
             config = config.with_allowed_hosts(hosts);
         }
@@ -266,9 +269,7 @@ impl McpHttp {
             owners: Arc::new(Mutex::default()),
             slots: Arc::new(Semaphore::new(self.max_sessions)),
         });
-        Router::new()
-            .route(&self.path, any(admit))
-            .with_state(gate)
+        Router::new().route(&self.path, any(admit)).with_state(gate)
     }
 
     /// Serves the endpoint on `listener` until an I/O error ends it.

@@ -22,7 +22,10 @@ impl Origin {
             return Some(Origin::Null);
         }
         let uri: Uri = text.parse().ok()?;
-        if uri.path_and_query().is_some_and(|path| path.as_str() != "/") {
+        if uri
+            .path_and_query()
+            .is_some_and(|path| path.as_str() != "/")
+        {
             return None;
         }
         let scheme = uri.scheme_str()?.to_ascii_lowercase();

@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use http::request::Parts;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool,
+    CallToolRequestParams, CallToolResponse, ErrorData, InitializeRequestParams, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::OwnedSemaphorePermit;
@@ -122,8 +121,9 @@ impl ServerHandler for SessionHandler {
         match self.open.get() {
             Some(open) => open.server.get_info(),
             None => {
-                let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-                    .with_server_info(self.shared.implementation.clone());
+                let config =
+                    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+                        .with_server_info(self.shared.implementation.clone());
                 match &self.shared.instructions {
                     Some(instructions) => config.with_instructions(instructions.clone()),
                     None => config,
