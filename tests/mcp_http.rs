@@ -509,10 +509,19 @@ async fn the_official_python_sdk_over_streamable_http() {
             std::env::var_os("REQUIRE_MCP_CLIENT").is_none_or(|v| v != "1"),
             "REQUIRE_MCP_CLIENT=1 but the MCP Python SDK is missing: {reason}"
         );
+        let reason = reason
+            .strip_prefix("http_client_check: ")
+            .unwrap_or(&reason);
+        let install = if reason.contains(INSTALL) {
+            String::new()
+        } else {
+            format!("; to run it: {INSTALL}")
+        };
+        // Straight to stderr: libtest captures `eprintln!` of a passing test.
         let _ = writeln!(
             std::io::stderr(),
-            "skipped: the check of the Streamable HTTP server with the MCP Python SDK: {reason}; \
-             to run it: {INSTALL} (REQUIRE_MCP_CLIENT=1 makes a missing SDK a failure)"
+            "skipped: the check of the Streamable HTTP server with the MCP Python SDK: \
+             {reason}{install} (REQUIRE_MCP_CLIENT=1 makes a missing SDK a failure)"
         );
         return;
     }
@@ -548,4 +557,37 @@ async fn the_official_python_sdk_over_streamable_http() {
     // The script calls `probe` once with its valid token; every refused attempt ran nothing.
     assert_eq!(server.probes(), 1, "{stdout}");
     println!("{stdout}");
+}
+
+#[tokio::test]
+async fn a_session_idle_past_the_timeout_is_closed_and_frees_its_place() {
+    let server = start(|http| {
+        http.max_sessions(1)
+            .idle_timeout(Some(Duration::from_millis(200)))
+    })
+    .await;
+    let idle = server.open(ALICE).await;
+    let post = Post {
+        token: Some(BOB),
+        ..Post::default()
+    };
+    let mut opened = false;
+    for _ in 0..200 {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status == 200 {
+            opened = true;
+            break;
+        }
+        assert_eq!(reply.status, 503, "{}", reply.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(opened, "the idle session's place was never freed");
+    let post = Post {
+        token: Some(ALICE),
+        session: Some(&idle),
+        ..Post::default()
+    };
+    let reply = server.post(&post, call(1, "probe", json!({}))).await;
+    assert_eq!(reply.status, 404, "{}", reply.text);
+    assert_eq!(server.probes(), 0);
 }
