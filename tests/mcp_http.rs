@@ -98,6 +98,7 @@ struct Post<'a> {
     authorization: Option<&'a str>,
     session: Option<&'a str>,
     origin: Option<&'a str>,
+    headers: &'a [(&'a str, &'a str)],
 }
 
 struct Reply {
@@ -130,6 +131,9 @@ impl Server {
         }
         if let Some(origin) = post.origin {
             request = request.header("origin", origin);
+        }
+        for (name, value) in post.headers {
+            request = request.header(*name, *value);
         }
         if let Some(body) = body {
             request = request.body(body.to_string());
@@ -590,4 +594,38 @@ async fn a_session_idle_past_the_timeout_is_closed_and_frees_its_place() {
     let reply = server.post(&post, call(1, "probe", json!({}))).await;
     assert_eq!(reply.status, 404, "{}", reply.text);
     assert_eq!(server.probes(), 0);
+}
+
+/// MCP revision 2026-07-28 lets a client call without a session; this server serves sessions
+/// only, and refuses such calls without running anything.
+#[tokio::test]
+async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
+    let server = start(|http| http).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "sessionless", "version": "0" }
+    });
+    let post = Post {
+        token: Some(ALICE),
+        headers: &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "probe"),
+        ],
+        ..Post::default()
+    };
+    let mut body = call(1, "probe", json!({}));
+    body["params"]["_meta"] = meta;
+    let reply = server.post(&post, body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.body["error"]["code"], -32600, "{}", reply.text);
+    assert_eq!(
+        reply.body["error"]["message"], "this server serves sessions: send initialize first",
+        "{}",
+        reply.text
+    );
+    assert!(reply.session.is_none());
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 0);
 }
