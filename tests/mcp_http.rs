@@ -21,6 +21,8 @@ const BOB: &str = "bob-token";
 /// Alice again, but of another tenant.
 const ALICE_GLOBEX: &str = "alice-globex-token";
 const EXPIRED: &str = "expired-token";
+/// A valid token that may not use this server.
+const OUTSIDER: &str = "outsider-token";
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
@@ -37,6 +39,7 @@ fn authenticate(token: &str, _request: &Parts) -> Result<Context, AuthError> {
         BOB => Ok(Context::builder("bob").tenant("globex").build()),
         ALICE_GLOBEX => Ok(Context::builder("alice").tenant("globex").build()),
         EXPIRED => Err(AuthError::Expired),
+        OUTSIDER => Err(AuthError::Forbidden),
         _ => Err(AuthError::InvalidToken),
     }
 }
@@ -628,4 +631,29 @@ async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
     assert!(reply.session.is_none());
     assert_eq!(server.probes(), 0);
     assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_token_the_application_forbids_here_is_403_insufficient_scope() {
+    let server = start(|http| http).await;
+    let session = server.open(ALICE).await;
+    for session in [Some(session.as_str()), None] {
+        let post = Post {
+            token: Some(OUTSIDER),
+            session,
+            ..Post::default()
+        };
+        let reply = server.post(&post, call(1, "probe", json!({}))).await;
+        assert_eq!(reply.status, 403, "{}", reply.text);
+        assert_eq!(
+            reply.www_authenticate.as_deref(),
+            Some(
+                "Bearer error=\"insufficient_scope\", \
+                 error_description=\"the access token does not give access to this server\""
+            )
+        );
+        assert_eq!(reply.body["error"], "insufficient_scope");
+        assert!(!reply.text.contains(OUTSIDER));
+    }
+    assert_eq!(server.probes(), 0);
 }
