@@ -1,8 +1,8 @@
 //! MCP over Streamable HTTP (`tool_core::mcp::McpHttp`): what a request without a valid token,
 //! from a foreign origin, with another tenant's token, with too large a body or beyond the
 //! session cap gets (and that no tool runs for it), checked with a plain HTTP client; then the
-//! official Python SDK's Streamable HTTP client against the same server (skipped, and said so,
-//! where the SDK is not installed, unless `REQUIRE_MCP_CLIENT=1`).
+//! official Python and TypeScript SDKs' Streamable HTTP clients against the same server (each
+//! skipped, and said so, where its SDK is not installed, unless `REQUIRE_MCP_CLIENT=1`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -485,85 +485,119 @@ async fn sessions_over_the_cap_are_503_until_one_ends() {
     assert_eq!(reply.status, 404, "{}", reply.text);
 }
 
-/// The official Python SDK's Streamable HTTP client against a server like the example's:
-/// `tests/mcp/http_client_check.py` lists the tools and calls some with a valid token, and
-/// checks that the SDK fails without one, with an expired one, with another tenant's token in
-/// its session and from a foreign origin.
+/// One official SDK's Streamable HTTP client, run on a script under `tests/mcp/`.
+struct ClientCheck {
+    sdk: &'static str,
+    program: &'static str,
+    script: &'static str,
+    install: &'static str,
+}
+
+const PYTHON_CHECK: ClientCheck = ClientCheck {
+    sdk: "the MCP Python SDK",
+    program: "python3",
+    script: "tests/mcp/http_client_check.py",
+    install: "python3 -m pip install \"mcp>=1.12\"",
+};
+
+const TYPESCRIPT_CHECK: ClientCheck = ClientCheck {
+    sdk: "the MCP TypeScript SDK",
+    program: "node",
+    script: "tests/mcp/http_client_check.mjs",
+    install: "npm ci --prefix tests/mcp",
+};
+
+impl ClientCheck {
+    /// Runs the script against a server of its own: it lists the tools and calls some with a
+    /// valid token, and checks that the SDK fails without one, with an expired one, with
+    /// another tenant's token in its session and from a foreign origin. Without the SDK the
+    /// check is skipped, and says so, unless `REQUIRE_MCP_CLIENT=1` (as in CI).
+    async fn run(&self) {
+        let repository: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let probe = tokio::process::Command::new(self.program)
+            .args([self.script, "--probe"])
+            .current_dir(&repository)
+            .output()
+            .await;
+        let missing = match &probe {
+            Ok(output) if output.status.success() => None,
+            Ok(output) => Some(
+                String::from_utf8_lossy(&output.stderr)
+                    .trim()
+                    .lines()
+                    .last()
+                    .unwrap_or("the probe failed")
+                    .to_owned(),
+            ),
+            Err(error) => Some(format!("{} could not be run ({error})", self.program)),
+        };
+        if let Some(reason) = missing {
+            assert!(
+                std::env::var_os("REQUIRE_MCP_CLIENT").is_none_or(|v| v != "1"),
+                "REQUIRE_MCP_CLIENT=1 but {} is missing: {reason}",
+                self.sdk
+            );
+            let reason = reason
+                .strip_prefix("http_client_check: ")
+                .unwrap_or(&reason);
+            let install = if reason.contains(self.install) {
+                String::new()
+            } else {
+                format!("; to run it: {}", self.install)
+            };
+            // Straight to stderr: libtest captures `eprintln!` of a passing test.
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: the check of the Streamable HTTP server with {}: {reason}{install} \
+                 (REQUIRE_MCP_CLIENT=1 makes a missing SDK a failure)",
+                self.sdk
+            );
+            return;
+        }
+
+        let server = start(|http| http).await;
+        let output = tokio::process::Command::new(self.program)
+            .arg(self.script)
+            .current_dir(&repository)
+            .env("MCP_HTTP_URL", &server.url)
+            .env("MCP_TOKEN", ALICE)
+            .env("MCP_OTHER_TENANT_TOKEN", BOB)
+            .env("MCP_EXPIRED_TOKEN", EXPIRED)
+            .env("MCP_ALLOWED_ORIGIN", "https://app.example")
+            .env("MCP_FOREIGN_ORIGIN", "https://evil.example")
+            .env(
+                "MCP_EXPECTED_CALLER",
+                r#"{"principal": "alice", "tenant": "acme"}"#,
+            )
+            .env("MCP_CHECK_TIMEOUT", "60")
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{} failed:\n{stdout}\n{}",
+            self.script,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("http_client_check: all checks passed"),
+            "{stdout}"
+        );
+        // The script calls `probe` once with its valid token; every refused attempt ran nothing.
+        assert_eq!(server.probes(), 1, "{stdout}");
+        println!("{stdout}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_sdk_over_streamable_http() {
-    const SCRIPT: &str = "tests/mcp/http_client_check.py";
-    const INSTALL: &str = "python3 -m pip install \"mcp>=1.12\"";
-    let repository: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let probe = tokio::process::Command::new("python3")
-        .args([SCRIPT, "--probe"])
-        .current_dir(&repository)
-        .output()
-        .await;
-    let missing = match &probe {
-        Ok(output) if output.status.success() => None,
-        Ok(output) => Some(
-            String::from_utf8_lossy(&output.stderr)
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or("the probe failed")
-                .to_owned(),
-        ),
-        Err(error) => Some(format!("python3 could not be run ({error})")),
-    };
-    if let Some(reason) = missing {
-        assert!(
-            std::env::var_os("REQUIRE_MCP_CLIENT").is_none_or(|v| v != "1"),
-            "REQUIRE_MCP_CLIENT=1 but the MCP Python SDK is missing: {reason}"
-        );
-        let reason = reason
-            .strip_prefix("http_client_check: ")
-            .unwrap_or(&reason);
-        let install = if reason.contains(INSTALL) {
-            String::new()
-        } else {
-            format!("; to run it: {INSTALL}")
-        };
-        // Straight to stderr: libtest captures `eprintln!` of a passing test.
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: the check of the Streamable HTTP server with the MCP Python SDK: \
-             {reason}{install} (REQUIRE_MCP_CLIENT=1 makes a missing SDK a failure)"
-        );
-        return;
-    }
+    PYTHON_CHECK.run().await;
+}
 
-    let server = start(|http| http).await;
-    let output = tokio::process::Command::new("python3")
-        .arg(SCRIPT)
-        .current_dir(&repository)
-        .env("MCP_HTTP_URL", &server.url)
-        .env("MCP_TOKEN", ALICE)
-        .env("MCP_OTHER_TENANT_TOKEN", BOB)
-        .env("MCP_EXPIRED_TOKEN", EXPIRED)
-        .env("MCP_ALLOWED_ORIGIN", "https://app.example")
-        .env("MCP_FOREIGN_ORIGIN", "https://evil.example")
-        .env(
-            "MCP_EXPECTED_CALLER",
-            r#"{"principal": "alice", "tenant": "acme"}"#,
-        )
-        .env("MCP_CHECK_TIMEOUT", "60")
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{SCRIPT} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains("http_client_check: all checks passed"),
-        "{stdout}"
-    );
-    // The script calls `probe` once with its valid token; every refused attempt ran nothing.
-    assert_eq!(server.probes(), 1, "{stdout}");
-    println!("{stdout}");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_typescript_sdk_over_streamable_http() {
+    TYPESCRIPT_CHECK.run().await;
 }
 
 #[tokio::test]
