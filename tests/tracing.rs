@@ -1,5 +1,6 @@
 //! Tracing: one span per call with its outcome; argument values never logged; what an MCP
-//! server's advertised schemas lose, told to the operator. In a binary of
+//! server's advertised schemas lose, told to the operator; bearer tokens of an MCP server on
+//! HTTP never logged. In a binary of
 //! its own, because `tracing` caches per-callsite interest process-wide and concurrently
 //! running tests without a subscriber would race with the one installed here.
 
@@ -145,4 +146,92 @@ impl std::io::Write for SharedWriter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Everything an MCP server on HTTP logs, at every level, while clients present good, unknown
+/// and expired tokens: no token appears.
+#[test]
+fn an_mcp_http_server_never_logs_a_bearer_token() {
+    use tool_core::mcp::{AuthError, McpHttp};
+
+    const GOOD: &str = "good-SECRET-token";
+    const UNKNOWN: &str = "unknown-SECRET-token";
+    const EXPIRED: &str = "expired-SECRET-token";
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let writer = {
+        let buffer = Arc::clone(&buffer);
+        move || SharedWriter(Arc::clone(&buffer))
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let http = McpHttp::new(
+                |_cx: &Context| weather_runtime(),
+                |token: &str, _request: &http::request::Parts| match token {
+                    GOOD => Ok(user()),
+                    EXPIRED => Err(AuthError::Expired),
+                    _ => Err(AuthError::InvalidToken),
+                },
+            );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            tokio::spawn(http.serve(listener));
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let client = reqwest::Client::builder().no_proxy().build().unwrap();
+            let post = |token: &str, session: Option<&str>, body: Value| {
+                let mut request = client
+                    .post(&url)
+                    .header("accept", "application/json, text/event-stream")
+                    .header("content-type", "application/json")
+                    .header("authorization", format!("Bearer {token}"))
+                    .body(body.to_string());
+                if let Some(session) = session {
+                    request = request.header("mcp-session-id", session);
+                }
+                request.send()
+            };
+            let initialize = json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": { "name": "t", "version": "0" } }
+            });
+            let opened = post(GOOD, None, initialize.clone()).await.unwrap();
+            assert_eq!(opened.status(), 200);
+            let session = opened.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            drop(opened);
+            let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+            let reply = post(GOOD, Some(&session), initialized).await.unwrap();
+            assert_eq!(reply.status(), 202);
+            let call = json!({
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "get_weather", "arguments": { "city": "Paris", "units": "celsius" } }
+            });
+            let reply = post(GOOD, Some(&session), call.clone()).await.unwrap();
+            assert_eq!(reply.status(), 200);
+            let text = reply.text().await.unwrap();
+            assert!(text.contains("Paris"), "{text}");
+            for token in [UNKNOWN, EXPIRED] {
+                let reply = post(token, Some(&session), call.clone()).await.unwrap();
+                assert_eq!(reply.status(), 401);
+                let reply = post(token, None, initialize.clone()).await.unwrap();
+                assert_eq!(reply.status(), 401);
+            }
+        });
+    });
+    let log = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+    // The capture works: the call was logged, with its request's details.
+    assert!(log.contains("tool call succeeded"), "{log}");
+    assert!(log.contains("CallToolRequest"), "{log}");
+    assert!(!log.contains("SECRET"), "{log}");
 }

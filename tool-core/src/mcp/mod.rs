@@ -4,6 +4,8 @@
 //! - [`McpServer`] serves a [`Runtime`](crate::Runtime)'s registry: `tools/list` advertises
 //!   every tool, and `tools/call` runs through [`Runtime::invoke`](crate::Runtime::invoke), so an
 //!   MCP client's calls meet the same allow-list, validation, policies and limits as any other.
+//! - `McpHttp` (feature `mcp-http`) serves it over Streamable HTTP to clients that
+//!   authenticate with a bearer token, one runtime per session.
 //! - [`McpClient`] connects to an MCP server and registers its tools in a
 //!   [`Registry`](crate::Registry) as [`DynamicTool`](crate::DynamicTool)s whose handlers forward
 //!   `tools/call` to the server, so an agent calls remote tools through the same pipeline.
@@ -73,9 +75,10 @@
 //! `Arc<Registry>`. Request ids are call ids, so a client that sends both `7` and `"7"` in
 //! one session has the second refused as a duplicate.
 //!
-//! Only stdio is wired up here ([`McpServer::serve_stdio`]); [`McpServer::serve`] takes any
-//! rmcp transport, and since `McpServer` is an [`rmcp::ServerHandler`] it also plugs into
-//! rmcp's streamable HTTP service when the application enables that rmcp feature.
+//! [`McpServer::serve_stdio`] serves one client over stdio and [`McpServer::serve`] over any
+//! rmcp transport. With the `mcp-http` feature, [`McpHttp`] serves many clients over MCP's
+//! Streamable HTTP transport, each authenticated by a bearer token the application maps to
+//! its context, with one `McpServer` and one runtime per session.
 //!
 //! # Importing: what a server is trusted with
 //!
@@ -105,12 +108,18 @@ mod advertise;
 mod client;
 mod cursor;
 mod error;
+#[cfg(feature = "mcp-http")]
+mod http;
 mod reply;
 mod server;
 
 pub use client::{Imported, McpClient, McpImport, SkippedTool};
 pub use error::McpError;
 pub use server::McpServer;
+
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use http::{AuthError, Authenticate, McpHttp};
 
 /// The MCP SDK this module is built on, for its transports and wire types.
 pub use rmcp;

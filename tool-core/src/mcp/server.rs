@@ -214,6 +214,20 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let base = (self.context)();
+        self.call_with(request, context, base).await
+    }
+}
+
+impl McpServer {
+    /// Runs one `tools/call` with `base` as the trusted context (before the session's scope and
+    /// the client's cancellation are added).
+    pub(crate) async fn call_with(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        mut base: Context,
+    ) -> Result<CallToolResponse, ErrorData> {
         let call_id = match &context.id {
             NumberOrString::Number(number) => number.to_string(),
             NumberOrString::String(string) => string.to_string(),
@@ -221,7 +235,6 @@ impl ServerHandler for McpServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // The application's context, with a child token the client's cancellation can fire
         // without cancelling anything else of the application's.
-        let mut base = (self.context)();
         if self.runtime.ledger().is_some() {
             // A client's request ids are unique only within its session.
             base = base.with_scope(format!("{}/mcp-session-{}", base.scope(), self.session));

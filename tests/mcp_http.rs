@@ -1,0 +1,693 @@
+//! MCP over Streamable HTTP (`tool_core::mcp::McpHttp`): what a request without a valid token,
+//! from a foreign origin, with another tenant's token, with too large a body or beyond the
+//! session cap gets (and that no tool runs for it), checked with a plain HTTP client; then the
+//! official Python and TypeScript SDKs' Streamable HTTP clients against the same server (each
+//! skipped, and said so, where its SDK is not installed, unless `REQUIRE_MCP_CLIENT=1`).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use examples::{create_invoice, get_weather};
+use http::request::Parts;
+use serde_json::{Value, json};
+use tool_core::mcp::{AuthError, McpHttp};
+use tool_core::{Context, DynamicTool, Effect, Registry, Runtime, ToolDef, ToolError};
+
+const ALICE: &str = "alice-token";
+const BOB: &str = "bob-token";
+/// Alice again, but of another tenant.
+const ALICE_GLOBEX: &str = "alice-globex-token";
+const EXPIRED: &str = "expired-token";
+/// A valid token that may not use this server.
+const OUTSIDER: &str = "outsider-token";
+
+const ACCEPT: &str = "application/json, text/event-stream";
+
+/// How often the probe tool ran and the runtime factory was called.
+#[derive(Default)]
+struct Counters {
+    probe: AtomicUsize,
+    runtimes: AtomicUsize,
+}
+
+fn authenticate(token: &str, _request: &Parts) -> Result<Context, AuthError> {
+    match token {
+        ALICE => Ok(Context::builder("alice").tenant("acme").build()),
+        BOB => Ok(Context::builder("bob").tenant("globex").build()),
+        ALICE_GLOBEX => Ok(Context::builder("alice").tenant("globex").build()),
+        EXPIRED => Err(AuthError::Expired),
+        OUTSIDER => Err(AuthError::Forbidden),
+        _ => Err(AuthError::InvalidToken),
+    }
+}
+
+/// The example tools and `probe`, which counts its calls and answers with the context's
+/// principal and tenant.
+fn registry(counters: &Arc<Counters>) -> Registry {
+    let probe = DynamicTool::new(
+        "probe",
+        "Says who is calling.",
+        json!({ "type": "object", "properties": { "pad": { "type": "string" } } }),
+    );
+    let counters = Arc::clone(counters);
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(get_weather).effect(Effect::ReadOnly))
+        .unwrap()
+        .register(ToolDef::new(create_invoice))
+        .unwrap()
+        .register(
+            ToolDef::dynamic(probe, move |_args: Value, cx: &Context| {
+                counters.probe.fetch_add(1, Ordering::SeqCst);
+                let who = json!({ "principal": cx.principal(), "tenant": cx.tenant() });
+                async move { Ok::<_, ToolError>(who) }
+            })
+            .effect(Effect::ReadOnly),
+        )
+        .unwrap();
+    registry
+}
+
+struct Server {
+    url: String,
+    counters: Arc<Counters>,
+}
+
+async fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> Server {
+    let counters = Arc::new(Counters::default());
+    let registry = Arc::new(registry(&counters));
+    let for_runtimes = Arc::clone(&counters);
+    let http = McpHttp::new(
+        move |_cx: &Context| {
+            for_runtimes.runtimes.fetch_add(1, Ordering::SeqCst);
+            Runtime::new(Arc::clone(&registry))
+        },
+        authenticate,
+    )
+    .allowed_origins(["https://app.example"]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(configure(http).serve(listener));
+    Server { url, counters }
+}
+
+/// One HTTP request to the endpoint.
+#[derive(Default, Clone)]
+struct Post<'a> {
+    token: Option<&'a str>,
+    authorization: Option<&'a str>,
+    session: Option<&'a str>,
+    origin: Option<&'a str>,
+    headers: &'a [(&'a str, &'a str)],
+}
+
+struct Reply {
+    status: u16,
+    session: Option<String>,
+    www_authenticate: Option<String>,
+    /// The JSON-RPC message of an SSE or JSON reply, or the body as text.
+    body: Value,
+    text: String,
+}
+
+impl Server {
+    async fn send(&self, method: reqwest::Method, post: &Post<'_>, body: Option<Value>) -> Reply {
+        // The build has rustls without a default crypto provider (a feature another test
+        // needs): name one, although nothing here uses TLS.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let mut request = client
+            .request(method, &self.url)
+            .header("accept", ACCEPT)
+            .header("content-type", "application/json");
+        if let Some(token) = post.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(authorization) = post.authorization {
+            request = request.header("authorization", authorization);
+        }
+        if let Some(session) = post.session {
+            request = request.header("mcp-session-id", session);
+        }
+        if let Some(origin) = post.origin {
+            request = request.header("origin", origin);
+        }
+        for (name, value) in post.headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        let mut response = request.send().await.unwrap();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned)
+        };
+        let status = response.status().as_u16();
+        let session = header("mcp-session-id");
+        let www_authenticate = header("www-authenticate");
+        let sse = header("content-type").is_some_and(|kind| kind.starts_with("text/event-stream"));
+        // An SSE stream may stay open after its reply: read until a JSON-RPC reply arrives.
+        let mut text = String::new();
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if sse && rpc_reply(&text).is_some() {
+                break;
+            }
+        }
+        let body = if sse {
+            rpc_reply(&text).unwrap_or(Value::Null)
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::Null)
+        };
+        Reply {
+            status,
+            session,
+            www_authenticate,
+            body,
+            text,
+        }
+    }
+
+    async fn post(&self, post: &Post<'_>, body: Value) -> Reply {
+        self.send(reqwest::Method::POST, post, Some(body)).await
+    }
+
+    /// Opens a session with `token` and completes the handshake; its id.
+    async fn open(&self, token: &str) -> String {
+        let reply = self
+            .post(
+                &Post {
+                    token: Some(token),
+                    ..Post::default()
+                },
+                initialize(),
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        assert_eq!(
+            reply.body["result"]["protocolVersion"], "2025-06-18",
+            "{}",
+            reply.text
+        );
+        let session = reply.session.expect("a session id");
+        let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+        let post = Post {
+            token: Some(token),
+            session: Some(&session),
+            ..Post::default()
+        };
+        assert_eq!(self.post(&post, initialized).await.status, 202);
+        session
+    }
+
+    fn probes(&self) -> usize {
+        self.counters.probe.load(Ordering::SeqCst)
+    }
+}
+
+fn rpc_reply(sse: &str) -> Option<Value> {
+    sse.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("id").is_some())
+}
+
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": "mcp-http-test", "version": "0" }
+        }
+    })
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": name, "arguments": arguments }
+    })
+}
+
+#[tokio::test]
+async fn a_missing_malformed_unknown_or_expired_token_is_401_and_runs_nothing() {
+    let server = start(|http| http).await;
+    let session = server.open(ALICE).await;
+    const INVALID: &str =
+        "Bearer error=\"invalid_token\", error_description=\"the access token is not valid\"";
+    let refused: [(Post<'_>, &str); 5] = [
+        (Post::default(), "Bearer"),
+        (
+            Post {
+                authorization: Some("Basic YWxpY2U6cHc="),
+                ..Post::default()
+            },
+            INVALID,
+        ),
+        (
+            Post {
+                authorization: Some("Bearer two words"),
+                ..Post::default()
+            },
+            INVALID,
+        ),
+        (
+            Post {
+                token: Some("nobody-token"),
+                ..Post::default()
+            },
+            INVALID,
+        ),
+        (
+            Post {
+                token: Some(EXPIRED),
+                ..Post::default()
+            },
+            "Bearer error=\"invalid_token\", error_description=\"the access token expired\"",
+        ),
+    ];
+    for (post, challenge) in refused {
+        // In the open session, and as the request that would open one.
+        for session in [Some(session.as_str()), None] {
+            let post = Post {
+                session,
+                ..post.clone()
+            };
+            let reply = server.post(&post, call(1, "probe", json!({}))).await;
+            assert_eq!(reply.status, 401, "{}", reply.text);
+            assert_eq!(reply.www_authenticate.as_deref(), Some(challenge));
+            assert!(reply.session.is_none());
+            // Nothing of the credentials comes back.
+            let secret = post.token.or(post.authorization).unwrap_or("Bearer");
+            let secret = secret.strip_prefix("Bearer ").unwrap_or(secret);
+            assert!(!reply.text.contains(secret), "{}", reply.text);
+            let reply = server.post(&post, initialize()).await;
+            assert_eq!(reply.status, 401, "{}", reply.text);
+        }
+    }
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 1);
+
+    // The same call with the session's token runs.
+    let post = Post {
+        token: Some(ALICE),
+        session: Some(&session),
+        ..Post::default()
+    };
+    let reply = server.post(&post, call(1, "probe", json!({}))).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(
+        reply.body["result"]["structuredContent"],
+        json!({ "principal": "alice", "tenant": "acme" }),
+        "{}",
+        reply.text
+    );
+    assert_eq!(server.probes(), 1);
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_403_and_a_listed_or_absent_one_passes() {
+    let server = start(|http| http).await;
+    for origin in [
+        "https://evil.example",
+        "http://app.example",
+        "null",
+        "garbage",
+    ] {
+        let post = Post {
+            token: Some(ALICE),
+            origin: Some(origin),
+            ..Post::default()
+        };
+        let reply = server.post(&post, initialize()).await;
+        assert_eq!(reply.status, 403, "{origin}: {}", reply.text);
+        assert_eq!(reply.body["error"], "forbidden_origin");
+    }
+    // Refused before the token is looked at: no token, still 403.
+    let post = Post {
+        origin: Some("https://evil.example"),
+        ..Post::default()
+    };
+    assert_eq!(server.post(&post, initialize()).await.status, 403);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 0);
+
+    let session = server.open(ALICE).await;
+    let post = Post {
+        token: Some(ALICE),
+        session: Some(&session),
+        origin: Some("https://evil.example"),
+        ..Post::default()
+    };
+    let reply = server.post(&post, call(1, "probe", json!({}))).await;
+    assert_eq!(reply.status, 403, "{}", reply.text);
+    assert_eq!(server.probes(), 0);
+    let post = Post {
+        origin: Some("https://app.example"),
+        ..post
+    };
+    let reply = server.post(&post, call(2, "probe", json!({}))).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(server.probes(), 1);
+}
+
+#[tokio::test]
+async fn another_principals_or_tenants_token_is_403_in_an_existing_session() {
+    let server = start(|http| http).await;
+    let session = server.open(ALICE).await;
+    for token in [BOB, ALICE_GLOBEX] {
+        let post = Post {
+            token: Some(token),
+            session: Some(&session),
+            ..Post::default()
+        };
+        let reply = server.post(&post, call(1, "probe", json!({}))).await;
+        assert_eq!(reply.status, 403, "{token}: {}", reply.text);
+        assert_eq!(reply.body["error"], "forbidden_session");
+        // Nor may another tenant end the session.
+        let reply = server.send(reqwest::Method::DELETE, &post, None).await;
+        assert_eq!(reply.status, 403, "{}", reply.text);
+    }
+    assert_eq!(server.probes(), 0);
+
+    // Bob's own session works, with Bob's context; Alice's still works with hers.
+    let bobs = server.open(BOB).await;
+    for (token, session, who) in [
+        (
+            BOB,
+            &bobs,
+            json!({ "principal": "bob", "tenant": "globex" }),
+        ),
+        (
+            ALICE,
+            &session,
+            json!({ "principal": "alice", "tenant": "acme" }),
+        ),
+    ] {
+        let post = Post {
+            token: Some(token),
+            session: Some(session),
+            ..Post::default()
+        };
+        let reply = server.post(&post, call(1, "probe", json!({}))).await;
+        assert_eq!(
+            reply.body["result"]["structuredContent"], who,
+            "{}",
+            reply.text
+        );
+    }
+    assert_eq!(server.probes(), 2);
+    // One runtime per session.
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_unknown_session_is_404() {
+    let server = start(|http| http).await;
+    let post = Post {
+        token: Some(ALICE),
+        session: Some("not-a-session"),
+        ..Post::default()
+    };
+    let reply = server.post(&post, call(1, "probe", json!({}))).await;
+    assert_eq!(reply.status, 404, "{}", reply.text);
+    assert_eq!(server.probes(), 0);
+}
+
+#[tokio::test]
+async fn a_body_over_the_cap_is_413() {
+    let server = start(|http| http.max_body_bytes(4096)).await;
+    let session = server.open(ALICE).await;
+    let post = Post {
+        token: Some(ALICE),
+        session: Some(&session),
+        ..Post::default()
+    };
+    let reply = server
+        .post(&post, call(1, "probe", json!({ "pad": "x".repeat(8192) })))
+        .await;
+    assert_eq!(reply.status, 413, "{}", reply.text);
+    assert_eq!(server.probes(), 0);
+    // Under the cap, the same call runs.
+    let reply = server
+        .post(&post, call(2, "probe", json!({ "pad": "x".repeat(1024) })))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(server.probes(), 1);
+}
+
+#[tokio::test]
+async fn sessions_over_the_cap_are_503_until_one_ends() {
+    let server = start(|http| http.max_sessions(2)).await;
+    let first = server.open(ALICE).await;
+    let _second = server.open(BOB).await;
+    let post = Post {
+        token: Some(ALICE),
+        ..Post::default()
+    };
+    let reply = server.post(&post, initialize()).await;
+    assert_eq!(reply.status, 503, "{}", reply.text);
+    assert_eq!(reply.body["error"], "too_many_sessions");
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 2);
+
+    // The client ends its session: its place is freed once the session's worker stops,
+    // which happens after the reply to DELETE.
+    let delete = Post {
+        token: Some(ALICE),
+        session: Some(&first),
+        ..Post::default()
+    };
+    let reply = server.send(reqwest::Method::DELETE, &delete, None).await;
+    assert_eq!(reply.status, 202, "{}", reply.text);
+    let mut opened = None;
+    for _ in 0..200 {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status == 200 {
+            opened = reply.session;
+            break;
+        }
+        assert_eq!(reply.status, 503, "{}", reply.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        opened.is_some(),
+        "the ended session's place was never freed"
+    );
+    // And the ended session is gone.
+    let reply = server.post(&delete, call(1, "probe", json!({}))).await;
+    assert_eq!(reply.status, 404, "{}", reply.text);
+}
+
+/// One official SDK's Streamable HTTP client, run on a script under `tests/mcp/`.
+struct ClientCheck {
+    sdk: &'static str,
+    program: &'static str,
+    script: &'static str,
+    install: &'static str,
+}
+
+const PYTHON_CHECK: ClientCheck = ClientCheck {
+    sdk: "the MCP Python SDK",
+    program: "python3",
+    script: "tests/mcp/http_client_check.py",
+    install: "python3 -m pip install \"mcp>=1.12\"",
+};
+
+const TYPESCRIPT_CHECK: ClientCheck = ClientCheck {
+    sdk: "the MCP TypeScript SDK",
+    program: "node",
+    script: "tests/mcp/http_client_check.mjs",
+    install: "npm ci --prefix tests/mcp",
+};
+
+impl ClientCheck {
+    /// Runs the script against a server of its own: it lists the tools and calls some with a
+    /// valid token, and checks that the SDK fails without one, with an expired one, with
+    /// another tenant's token in its session and from a foreign origin. Without the SDK the
+    /// check is skipped, and says so, unless `REQUIRE_MCP_CLIENT=1` (as in CI).
+    async fn run(&self) {
+        let repository: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let probe = tokio::process::Command::new(self.program)
+            .args([self.script, "--probe"])
+            .current_dir(&repository)
+            .output()
+            .await;
+        let missing = match &probe {
+            Ok(output) if output.status.success() => None,
+            Ok(output) => Some(
+                String::from_utf8_lossy(&output.stderr)
+                    .trim()
+                    .lines()
+                    .last()
+                    .unwrap_or("the probe failed")
+                    .to_owned(),
+            ),
+            Err(error) => Some(format!("{} could not be run ({error})", self.program)),
+        };
+        if let Some(reason) = missing {
+            assert!(
+                std::env::var_os("REQUIRE_MCP_CLIENT").is_none_or(|v| v != "1"),
+                "REQUIRE_MCP_CLIENT=1 but {} is missing: {reason}",
+                self.sdk
+            );
+            let reason = reason
+                .strip_prefix("http_client_check: ")
+                .unwrap_or(&reason);
+            let install = if reason.contains(self.install) {
+                String::new()
+            } else {
+                format!("; to run it: {}", self.install)
+            };
+            // Straight to stderr: libtest captures `eprintln!` of a passing test.
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: the check of the Streamable HTTP server with {}: {reason}{install} \
+                 (REQUIRE_MCP_CLIENT=1 makes a missing SDK a failure)",
+                self.sdk
+            );
+            return;
+        }
+
+        let server = start(|http| http).await;
+        let output = tokio::process::Command::new(self.program)
+            .arg(self.script)
+            .current_dir(&repository)
+            .env("MCP_HTTP_URL", &server.url)
+            .env("MCP_TOKEN", ALICE)
+            .env("MCP_OTHER_TENANT_TOKEN", BOB)
+            .env("MCP_EXPIRED_TOKEN", EXPIRED)
+            .env("MCP_ALLOWED_ORIGIN", "https://app.example")
+            .env("MCP_FOREIGN_ORIGIN", "https://evil.example")
+            .env(
+                "MCP_EXPECTED_CALLER",
+                r#"{"principal": "alice", "tenant": "acme"}"#,
+            )
+            .env("MCP_CHECK_TIMEOUT", "60")
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{} failed:\n{stdout}\n{}",
+            self.script,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("http_client_check: all checks passed"),
+            "{stdout}"
+        );
+        // The script calls `probe` once with its valid token; every refused attempt ran nothing.
+        assert_eq!(server.probes(), 1, "{stdout}");
+        println!("{stdout}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdk_over_streamable_http() {
+    PYTHON_CHECK.run().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_typescript_sdk_over_streamable_http() {
+    TYPESCRIPT_CHECK.run().await;
+}
+
+#[tokio::test]
+async fn a_session_idle_past_the_timeout_is_closed_and_frees_its_place() {
+    let server = start(|http| {
+        http.max_sessions(1)
+            .idle_timeout(Some(Duration::from_millis(200)))
+    })
+    .await;
+    let idle = server.open(ALICE).await;
+    let post = Post {
+        token: Some(BOB),
+        ..Post::default()
+    };
+    let mut opened = false;
+    for _ in 0..200 {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status == 200 {
+            opened = true;
+            break;
+        }
+        assert_eq!(reply.status, 503, "{}", reply.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(opened, "the idle session's place was never freed");
+    let post = Post {
+        token: Some(ALICE),
+        session: Some(&idle),
+        ..Post::default()
+    };
+    let reply = server.post(&post, call(1, "probe", json!({}))).await;
+    assert_eq!(reply.status, 404, "{}", reply.text);
+    assert_eq!(server.probes(), 0);
+}
+
+/// MCP revision 2026-07-28 lets a client call without a session; this server serves sessions
+/// only, and refuses such calls without running anything.
+#[tokio::test]
+async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
+    let server = start(|http| http).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "sessionless", "version": "0" }
+    });
+    let post = Post {
+        token: Some(ALICE),
+        headers: &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "probe"),
+        ],
+        ..Post::default()
+    };
+    let mut body = call(1, "probe", json!({}));
+    body["params"]["_meta"] = meta;
+    let reply = server.post(&post, body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(reply.body["error"]["code"], -32600, "{}", reply.text);
+    assert_eq!(
+        reply.body["error"]["message"], "this server serves sessions: send initialize first",
+        "{}",
+        reply.text
+    );
+    assert!(reply.session.is_none());
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_token_the_application_forbids_here_is_403_insufficient_scope() {
+    let server = start(|http| http).await;
+    let session = server.open(ALICE).await;
+    for session in [Some(session.as_str()), None] {
+        let post = Post {
+            token: Some(OUTSIDER),
+            session,
+            ..Post::default()
+        };
+        let reply = server.post(&post, call(1, "probe", json!({}))).await;
+        assert_eq!(reply.status, 403, "{}", reply.text);
+        assert_eq!(
+            reply.www_authenticate.as_deref(),
+            Some(
+                "Bearer error=\"insufficient_scope\", \
+                 error_description=\"the access token does not give access to this server\""
+            )
+        );
+        assert_eq!(reply.body["error"], "insufficient_scope");
+        assert!(!reply.text.contains(OUTSIDER));
+    }
+    assert_eq!(server.probes(), 0);
+}

@@ -1,0 +1,408 @@
+//! The MCP server over Streamable HTTP: a gate (origin, bearer token, session owner, session
+//! cap) in front of rmcp's Streamable HTTP service, which runs one [`McpServer`] per session.
+
+mod auth;
+mod origin;
+mod session;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode};
+use rmcp::model::Implementation;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::Semaphore;
+
+pub use auth::{AuthError, Authenticate};
+
+use self::auth::Bearer;
+use self::origin::Origin;
+use self::session::{Authenticated, NewSession, Owner, Owners, SessionHandler, Slot};
+use super::McpServer;
+use crate::context::Context;
+use crate::runtime::Runtime;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+type MakeRuntime = dyn Fn(&Context) -> Runtime + Send + Sync;
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+type AuthenticateFn =
+    dyn for<'a> Fn(&'a str, &'a Parts) -> BoxFuture<'a, Result<Context, AuthError>> + Send + Sync;
+
+/// Serves tools over MCP's Streamable HTTP transport to clients that authenticate with a
+/// bearer token. Needs the `mcp-http` cargo feature.
+///
+/// ```no_run
+/// use tool_core::mcp::{AuthError, McpHttp};
+/// use tool_core::{Context, Registry, Runtime};
+/// use std::sync::Arc;
+///
+/// # async fn serve(registry: Registry) -> std::io::Result<()> {
+/// let registry = Arc::new(registry);
+/// let http = McpHttp::new(
+///     // Called once per session, with the context of the token that opened it.
+///     move |_cx: &Context| Runtime::new(Arc::clone(&registry)),
+///     // Called for every request; the application knows its tokens.
+///     |token: &str, _request: &http::request::Parts| match token {
+///         "s3cr3t-alice" => Ok(Context::builder("alice").tenant("acme").build()),
+///         _ => Err(AuthError::InvalidToken),
+///     },
+/// )
+/// .allowed_origins(["https://app.example"]);
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// http.serve(listener).await
+/// # }
+/// ```
+///
+/// # What every request meets, in order
+///
+/// 1. **Origin.** A request whose `Origin` header is not on
+///    [`allowed_origins`](McpHttp::allowed_origins) (empty by default) is refused with HTTP
+///    403: this is the DNS-rebinding protection the MCP specification asks for, since a
+///    browser page from anywhere can otherwise reach a server on `localhost`. A request
+///    *without* `Origin` goes on: browsers send it with every `POST` and cross-origin
+///    request, while command-line and desktop clients (the SDKs among them) send none, and
+///    the token check below still applies to them.
+/// 2. **Bearer token.** A missing `Authorization` header is HTTP 401 with
+///    `WWW-Authenticate: Bearer`; a header that is not one `Bearer <token>` (RFC 6750
+///    characters, at most 8 KiB) is 401 with `error="invalid_token"`, and so is a token
+///    the application's [`Authenticate`] refuses ([`AuthError`] says which status and error
+///    code). The body is a small JSON object (`{"error": ..., "error_description": ...}`)
+///    that never contains the token. The `Authorization` header is then removed from the
+///    request, so nothing further on (rmcp, handlers, logs) sees it. Nothing here logs it.
+/// 3. **Session owner.** A request naming a session (`Mcp-Session-Id`) is refused with HTTP
+///    403 when its token's principal or tenant is not the session's (the context that opened
+///    it), and with 404 when the session is not open here. Every request is authenticated
+///    again: a token that expires mid-session stops working at once, and the client may go
+///    on with a fresh token for the same principal and tenant.
+/// 4. **Session cap.** A `POST` that would open a session when
+///    [`max_sessions`](McpHttp::max_sessions) are open (64 by default) is refused with HTTP
+///    503. A session ends when the client deletes it, after
+///    [`idle_timeout`](McpHttp::idle_timeout) without a request (5 minutes by default), or
+///    when the server stops; its place and the record of its owner go with it, so the server
+///    never remembers more than `max_sessions` owners.
+/// 5. **rmcp's transport**: the `Host` header against
+///    [`allowed_hosts`](McpHttp::allowed_hosts) (loopback names by default; 403 otherwise),
+///    a body over [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP
+///    413 and is not read further, then the MCP message itself.
+///
+/// # One runtime per session
+///
+/// `initialize` opens a session: the application's `make_runtime` is called with the
+/// authenticated context and the session gets an [`McpServer`] of its own over that runtime,
+/// so call ids, quotas and the ledger scope are per session, as over stdio. Each `tools/call`
+/// runs with the context of its own request's token (same principal and tenant, perhaps a
+/// later expiry). Requests that open no session (the stateless lifecycle of MCP revisions
+/// from 2026-07-28) are refused with a JSON-RPC error: this server serves sessions only.
+///
+/// [`into_router`](McpHttp::into_router) gives an [`axum::Router`] that serves the MCP
+/// endpoint at [`path`](McpHttp::path) (`/mcp` by default), to mount in a larger application
+/// or wrap in layers of its own (TLS termination, rate limits, tracing).
+pub struct McpHttp {
+    make_runtime: Arc<MakeRuntime>,
+    authenticate: Arc<AuthenticateFn>,
+    path: String,
+    allowed_origins: Vec<String>,
+    allowed_hosts: Option<Vec<String>>,
+    max_body_bytes: usize,
+    max_sessions: usize,
+    idle_timeout: Option<Duration>,
+    page_size: usize,
+    implementation: Implementation,
+    instructions: Option<String>,
+}
+
+/// What every session and every request of one server share.
+pub(super) struct Shared {
+    make_runtime: Arc<MakeRuntime>,
+    page_size: usize,
+    implementation: Implementation,
+    instructions: Option<String>,
+}
+
+impl McpHttp {
+    /// Default cap on a request body, in bytes (1 MiB).
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+    /// Default cap on open sessions.
+    pub const DEFAULT_MAX_SESSIONS: usize = 64;
+    /// Default time a session may stay without a request before it is closed (5 minutes).
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+    /// A server whose sessions each run on a runtime from `make_runtime` (called once per
+    /// session with the context of the token that opened it), for clients whose bearer
+    /// tokens `authenticate` accepts.
+    pub fn new(
+        make_runtime: impl Fn(&Context) -> Runtime + Send + Sync + 'static,
+        authenticate: impl Authenticate,
+    ) -> McpHttp {
+        let authenticate = Arc::new(authenticate);
+        let authenticate: Arc<AuthenticateFn> = Arc::new(move |token, parts| {
+            let authenticate = Arc::clone(&authenticate);
+            Box::pin(async move { authenticate.authenticate(token, parts).await })
+        });
+        McpHttp {
+            make_runtime: Arc::new(make_runtime),
+            authenticate,
+            path: "/mcp".to_owned(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: None,
+            max_body_bytes: McpHttp::DEFAULT_MAX_BODY_BYTES,
+            max_sessions: McpHttp::DEFAULT_MAX_SESSIONS,
+            idle_timeout: Some(McpHttp::DEFAULT_IDLE_TIMEOUT),
+            page_size: McpServer::DEFAULT_PAGE_SIZE,
+            implementation: Implementation::new("tool-core", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+        }
+    }
+
+    /// Where the MCP endpoint is served (default `/mcp`; a leading `/` is added if missing).
+    /// It is an axum route path: [`into_router`](Self::into_router) panics, as axum does, on
+    /// one axum refuses (such as an unclosed `{`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// The web origins whose pages may call the server, as `scheme://host[:port]` (the port
+    /// defaults to the scheme's), or `null`. A request with any other `Origin` is refused with
+    /// HTTP 403; a request without one is let through (see [`McpHttp`]). An entry that is not
+    /// an origin matches nothing. Empty by default: no browser page may call the server.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The `Host` values the server answers to (`host` or `host:port`), checked by rmcp:
+    /// `localhost`, `127.0.0.1` and `::1` by default, which suits a server on loopback.
+    /// A server reached under another name must list it.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The largest request body read, in bytes; a longer one is refused with HTTP 413
+    /// (default [`DEFAULT_MAX_BODY_BYTES`](Self::DEFAULT_MAX_BODY_BYTES)).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How many sessions may be open at once; a request that would open another is refused
+    /// with HTTP 503 (default [`DEFAULT_MAX_SESSIONS`](Self::DEFAULT_MAX_SESSIONS); 0 counts
+    /// as 1).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.clamp(1, Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// How long a session may go without a request before it is closed (default
+    /// [`DEFAULT_IDLE_TIMEOUT`](Self::DEFAULT_IDLE_TIMEOUT)); `None` keeps sessions until the
+    /// client deletes them, which lets clients that vanish hold their slots.
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// How many tools one `tools/list` page holds ([`McpServer::page_size`]).
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// The name and version sent as `serverInfo` ([`McpServer::server_info`]).
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.implementation = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the client, sent in the `initialize` result.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The MCP endpoint as an axum router, serving [`path`](Self::path).
+    pub fn into_router(self) -> Router {
+        let shared = Arc::new(Shared {
+            make_runtime: self.make_runtime,
+            page_size: self.page_size,
+            implementation: self.implementation,
+            instructions: self.instructions,
+        });
+        let mut config =
+            StreamableHttpServerConfig::default().with_max_request_body_bytes(self.max_body_bytes);
+        if let Some(hosts) = self.allowed_hosts {
+            config = config.with_allowed_hosts(hosts);
+        }
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = self.idle_timeout;
+        let factory = Arc::clone(&shared);
+        let service = StreamableHttpService::new(
+            move || Ok(SessionHandler::new(Arc::clone(&factory))),
+            Arc::new(sessions),
+            config,
+        );
+        let gate = Arc::new(Gate {
+            service,
+            authenticate: self.authenticate,
+            allowed_origins: self
+                .allowed_origins
+                .iter()
+                .filter_map(|origin| Origin::parse(origin))
+                .collect(),
+            owners: Arc::new(Mutex::default()),
+            slots: Arc::new(Semaphore::new(self.max_sessions)),
+        });
+        Router::new().route(&self.path, any(admit)).with_state(gate)
+    }
+
+    /// Serves the endpoint on `listener` until an I/O error ends it.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.into_router()).await
+    }
+}
+
+impl fmt::Debug for McpHttp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHttp")
+            .field("path", &self.path)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_sessions", &self.max_sessions)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Gate {
+    service: StreamableHttpService<SessionHandler, LocalSessionManager>,
+    authenticate: Arc<AuthenticateFn>,
+    allowed_origins: Vec<Origin>,
+    owners: Owners,
+    slots: Arc<Semaphore>,
+}
+
+/// Steps 1 to 4 of [`McpHttp`]'s list, then rmcp.
+async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
+    if !origin::allowed(request.headers(), &gate.allowed_origins) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden_origin",
+            "the request's Origin is not allowed",
+        );
+    }
+    let (mut parts, body) = request.into_parts();
+    let cx = match auth::bearer(&parts.headers) {
+        Bearer::Missing => {
+            let mut response = refuse(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "a bearer token is required",
+            );
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+        Bearer::Malformed => return refuse_token(AuthError::InvalidToken),
+        Bearer::Token(token) => {
+            let token = token.to_owned();
+            match (gate.authenticate)(&token, &parts).await {
+                Ok(cx) => cx,
+                Err(error) => return refuse_token(error),
+            }
+        }
+    };
+    parts.headers.remove(AUTHORIZATION);
+    let owner = Owner::of(&cx);
+    parts.extensions.insert(Authenticated(cx));
+    if let Some(id) = parts.headers.get(SESSION_HEADER) {
+        let known = id
+            .to_str()
+            .ok()
+            .and_then(|id| crate::sync::lock(&gate.owners).get(id).cloned());
+        return match known {
+            None => refuse(
+                StatusCode::NOT_FOUND,
+                "session_not_found",
+                "no such session is open",
+            ),
+            Some(session_owner) if session_owner != owner => refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden_session",
+                "the session belongs to another principal or tenant",
+            ),
+            Some(_) => gate
+                .service
+                .handle(Request::from_parts(parts, body))
+                .await
+                .into_response(),
+        };
+    }
+    if parts.method != Method::POST {
+        return gate
+            .service
+            .handle(Request::from_parts(parts, body))
+            .await
+            .into_response();
+    }
+    let Ok(permit) = Arc::clone(&gate.slots).try_acquire_owned() else {
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_sessions",
+            "the server has as many sessions open as it allows",
+        );
+    };
+    let slot = Arc::new(Slot::new(permit, Arc::clone(&gate.owners)));
+    parts.extensions.insert(NewSession(Arc::clone(&slot)));
+    let response = gate.service.handle(Request::from_parts(parts, body)).await;
+    if let Some(id) = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|id| id.to_str().ok())
+    {
+        slot.opened(id, owner);
+    }
+    response.into_response()
+}
+
+/// A refusal before rmcp: a status and a JSON body with a stable error code.
+fn refuse(status: StatusCode, error: &str, description: &str) -> Response {
+    let body = serde_json::json!({ "error": error, "error_description": description });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn refuse_token(error: AuthError) -> Response {
+    let mut response = refuse(error.status(), error.code(), error.description());
+    let challenge = format!(
+        "Bearer error=\"{}\", error_description=\"{}\"",
+        error.code(),
+        error.description()
+    );
+    if let Ok(challenge) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
