@@ -388,3 +388,92 @@ proptest! {
         }
     }
 }
+
+/// The BFCL v4 ground-truth calls (the first acceptable value of each argument; an argument
+/// whose first acceptable value is `""` is left out, as BFCL means "may be omitted"), rendered
+/// in each dialect and read back: every call set must come back exactly, except where the
+/// dialect cannot write it (Python keyword arguments must be identifiers).
+#[test]
+fn bfcl_ground_truth_round_trips_in_every_dialect() {
+    let mut sets: Vec<Vec<(String, Map<String, Value>)>> = Vec::new();
+    let folder = tests::data("bfcl-v4/possible_answer");
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            let Some(truth) = entry["ground_truth"].as_array() else {
+                continue;
+            };
+            let mut calls = Vec::new();
+            for call in truth {
+                let Some((name, params)) = call.as_object().and_then(|m| m.iter().next()) else {
+                    continue;
+                };
+                let mut args = Map::new();
+                for (param, accepted) in params.as_object().into_iter().flatten() {
+                    match accepted.as_array().and_then(|a| a.first()) {
+                        Some(Value::String(s)) if s.is_empty() => {}
+                        Some(value) => {
+                            args.insert(param.clone(), value.clone());
+                        }
+                        None => {}
+                    }
+                }
+                calls.push((name.clone(), args));
+            }
+            if !calls.is_empty() {
+                sets.push(calls);
+            }
+        }
+    }
+    assert!(
+        sets.len() > 1_000,
+        "the ground truth is there: {} call sets",
+        sets.len()
+    );
+    let identifier = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let mut report = Vec::new();
+    for dialect in Dialect::ALL {
+        let mut exact = 0;
+        let mut inexpressible = 0;
+        for calls in &sets {
+            if dialect == Dialect::Pythonic
+                && calls
+                    .iter()
+                    .any(|(_, args)| args.keys().any(|k| !identifier(k)))
+            {
+                inexpressible += 1;
+                continue;
+            }
+            let text = render(dialect, calls, "Sure.", "Done.");
+            let parsed = parse_calls(&text, None)
+                .unwrap_or_else(|error| panic!("{dialect}: {error}\n{text}"));
+            let got: Vec<(String, Map<String, Value>)> = parsed
+                .calls()
+                .iter()
+                .map(|c| {
+                    (
+                        c.name().to_owned(),
+                        serde_json::from_str(c.arguments()).unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(&got, calls, "{dialect}: {text}");
+            exact += 1;
+        }
+        report.push(format!(
+            "{dialect}: {exact} of {} exact, {inexpressible} not writable",
+            sets.len()
+        ));
+    }
+    eprintln!("BFCL v4 ground truth: {}", report.join("; "));
+}
