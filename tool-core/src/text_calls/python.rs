@@ -458,10 +458,20 @@ impl<'a> Reader<'a> {
                 self.escape(out)?;
                 continue;
             }
-            // Copy one whole UTF-8 character.
-            let ch = self.text[self.at..].chars().next().unwrap_or('\u{fffd}');
-            out.push(ch);
-            self.at += ch.len_utf8();
+            // Copy the run of characters up to the next quote, backslash or line break whole
+            // (those are ASCII, so the run ends on a character boundary).
+            let run = b[self.at + 1..]
+                .iter()
+                .position(|&c| c == quote || c == b'\\' || c == b'\n')
+                .map_or(b.len(), |n| self.at + 1 + n);
+            // The first byte is never a quote or a backslash here; a run always advances.
+            let run = if self.text.is_char_boundary(run) {
+                run
+            } else {
+                b.len()
+            };
+            out.push_str(&self.text[self.at..run]);
+            self.at = run;
         }
     }
 
