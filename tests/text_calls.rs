@@ -4,7 +4,12 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use tool_core::text_calls::{Dialect, TextError, parse_calls};
+use std::time::Duration;
+
+use tool_core::agent::{Agent, Message, RunEnd, Turn};
+use tool_core::testing::{ScriptedModel, ScriptedTurns};
+use tool_core::text_calls::{Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls};
+use tool_core::{Argument, RepairPolicy, Runtime};
 use tool_core::{Context, Registry, Tool, ToolDef, ToolError};
 
 /// (name, arguments as a JSON value) of each call read.
@@ -376,6 +381,22 @@ proptest! {
                 end -= 1;
             }
             let prefix = &text[..end];
+            // Streamed in two chunks, the prefix hands over only calls written whole.
+            let mut stream = TextCallStream::new(Some(dialect));
+            let mut streamed = Vec::new();
+            for chunk in [&prefix.as_bytes()[..end / 2], &prefix.as_bytes()[end / 2..]] {
+                match stream.push(chunk) {
+                    Ok(calls) => streamed.extend(calls),
+                    Err(_) => break,
+                }
+            }
+            for call in &streamed {
+                let args: Map<String, Value> = serde_json::from_str(call.arguments()).unwrap();
+                prop_assert!(
+                    calls.contains(&(call.name().to_owned(), args)),
+                    "{dialect}: a fragment was streamed as a call from {prefix:?}"
+                );
+            }
             if let Ok(parsed) = parse_calls(prefix, Some(dialect)) {
                 for call in parsed.calls() {
                     let args: Map<String, Value> = serde_json::from_str(call.arguments()).unwrap();
@@ -386,6 +407,296 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// `text` pushed to a stream in chunks cut at `cuts` (byte offsets, any byte): the calls handed
+/// over while streaming, and the finished reply.
+fn stream(
+    text: &str,
+    dialect: Option<Dialect>,
+    cuts: &[usize],
+) -> Result<(Vec<TextCall>, tool_core::text_calls::StreamedReply), TextError> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).collect();
+    cuts.sort_unstable();
+    let bytes = text.as_bytes();
+    let mut stream = TextCallStream::new(dialect);
+    let mut handed = Vec::new();
+    let mut from = 0;
+    for cut in cuts.into_iter().chain([text.len()]) {
+        handed.extend(stream.push(&bytes[from..cut])?);
+        from = cut;
+    }
+    Ok((handed, stream.finish()?))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Streamed in chunks cut at any bytes, a reply gives the calls `parse_calls` reads from it
+    /// whole, and the tag dialects hand every call over before the end.
+    #[test]
+    fn streamed_calls_are_the_calls_of_the_whole_reply(
+        calls in calls(),
+        before in "[A-Za-z ,.é]{0,20}",
+        after in "[A-Za-z ,.]{0,20}",
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+    ) {
+        for dialect in Dialect::ALL {
+            let text = render(dialect, &calls, &before, &after);
+            let whole = parse_calls(&text, None).unwrap();
+            for named in [Some(dialect), None] {
+                let (handed, reply) = stream(&text, named, &cuts)
+                    .map_err(|error| TestCaseError::fail(format!("{dialect}: {error}\n{text}")))?;
+                prop_assert_eq!(reply.text(), text.as_str());
+                prop_assert_eq!(reply.parsed(), &whole);
+                let mut all = handed.clone();
+                all.extend_from_slice(reply.remaining());
+                prop_assert_eq!(all.as_slice(), whole.calls(), "{}", text);
+                if !matches!(dialect, Dialect::Json | Dialect::Pythonic) {
+                    prop_assert_eq!(handed.len(), calls.len(), "{}: {}", dialect, text);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_streamed_call_is_handed_over_once_complete() {
+    let mut stream = TextCallStream::new(None);
+    assert!(
+        stream
+            .push("Checking.\n<tool_call>\n{\"name\": \"get_weather\", ")
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        stream
+            .push("\"arguments\": {\"city\": \"Paris\"}}\n</tool_")
+            .unwrap()
+            .is_empty()
+    );
+    let calls = stream
+        .push("call>\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}")
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments(), r#"{"city": "Paris"}"#);
+    assert_eq!(stream.push("</tool_call>").unwrap().len(), 1);
+    let reply = stream.finish().unwrap();
+    assert_eq!(reply.parsed().calls().len(), 2);
+    assert_eq!(reply.prose().collect::<Vec<_>>(), ["Checking."]);
+
+    // A Python list is known to be only calls at the end: its calls come from `finish`.
+    let mut stream = TextCallStream::new(None);
+    assert!(
+        stream
+            .push("[get_weather(city='Paris'), ")
+            .unwrap()
+            .is_empty()
+    );
+    assert!(stream.push("get_weather(city='Oslo')]").unwrap().is_empty());
+    assert_eq!(stream.finish().unwrap().remaining().len(), 2);
+
+    // Split inside a multi-byte marker and a multi-byte character.
+    let text = "Voilà: <｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Zürich\"}<｜tool▁call▁end｜>";
+    let mut stream = TextCallStream::new(None);
+    let mut calls = Vec::new();
+    for byte in text.as_bytes() {
+        calls.extend(stream.push([*byte]).unwrap());
+    }
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments(), r#"{"city": "Zürich"}"#);
+}
+
+#[test]
+fn streaming_refusals() {
+    // A call cut off at the end.
+    let mut stream = TextCallStream::new(None);
+    stream
+        .push("<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": ")
+        .unwrap();
+    assert!(matches!(
+        stream.finish(),
+        Err(TextError::Unterminated { .. })
+    ));
+
+    // A Hermes call without its closing tag is never handed over.
+    let mut stream = TextCallStream::new(Some(Dialect::Hermes));
+    assert!(
+        stream
+            .push("<tool_call>{\"name\": \"f\", \"arguments\": {}}")
+            .unwrap()
+            .is_empty()
+    );
+    assert!(matches!(
+        stream.finish(),
+        Err(TextError::Unterminated { .. })
+    ));
+
+    // Malformed: refused at the fault, and the stream stays refused.
+    let mut stream = TextCallStream::new(None);
+    let error = stream.push("<tool_call>{\"name\": \"f\"} x").unwrap_err();
+    assert!(matches!(error, TextError::Invalid { .. }), "{error}");
+    assert_eq!(stream.push("</tool_call>").unwrap_err(), error);
+    let mut stream = TextCallStream::new(None);
+    assert!(matches!(
+        stream.push("<tool_call>'f'"),
+        Err(TextError::Invalid { .. })
+    ));
+
+    // Two dialects' markers.
+    let mut stream = TextCallStream::new(None);
+    stream
+        .push("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
+        .unwrap();
+    stream.push(" [TOOL_CALLS][]").unwrap();
+    assert!(matches!(stream.finish(), Err(TextError::Ambiguous { .. })));
+
+    // Caps: a call, the reply, the time.
+    let mut stream = TextCallStream::new(None).max_call_bytes(64);
+    stream
+        .push("<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"")
+        .unwrap();
+    let error = stream.push("x".repeat(64)).unwrap_err();
+    assert_eq!(
+        error,
+        TextError::TooLarge {
+            limit: 64,
+            what: "a call"
+        }
+    );
+    assert_eq!(error.to_string(), "a call exceeds 64 bytes");
+    let mut stream = TextCallStream::new(None).max_text_bytes(100);
+    stream.push("a".repeat(60)).unwrap();
+    assert!(matches!(
+        stream.push("a".repeat(60)),
+        Err(TextError::TooLarge {
+            what: "the reply",
+            ..
+        })
+    ));
+    let mut stream = TextCallStream::new(None).max_duration(Duration::from_millis(1));
+    stream.push("Thinking").unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(matches!(
+        stream.push("..."),
+        Err(TextError::TimedOut { .. })
+    ));
+
+    // Not UTF-8, and a character cut at the end.
+    let mut stream = TextCallStream::new(None);
+    assert!(matches!(
+        stream.push(b"ab\xff"),
+        Err(TextError::Invalid { at: 2, .. })
+    ));
+    let mut stream = TextCallStream::new(None);
+    stream.push(&"é".as_bytes()[..1]).unwrap();
+    assert!(matches!(
+        stream.finish(),
+        Err(TextError::Unterminated { .. })
+    ));
+}
+
+/// Get the weather.
+#[derive(Tool, Debug)]
+struct GetWeather {
+    city: String,
+    /// The temperature unit (Celsius when left out).
+    unit: Option<Unit>,
+}
+
+/// A temperature unit.
+#[derive(Argument, Debug, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+async fn get_weather(args: GetWeather, _: &Context) -> Result<Value, ToolError> {
+    Ok(json!({ "city": args.city, "unit": args.unit.unwrap_or(Unit::Celsius) }))
+}
+
+fn weather_registry() -> Registry {
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(get_weather)).unwrap();
+    registry
+}
+
+/// A model that writes its calls as text runs in the agent loop: a Hermes parallel call, then
+/// a Python call with a bad argument that the repair loop fixes, then the answer.
+#[tokio::test]
+async fn a_text_model_runs_in_the_agent_loop_with_repair() {
+    let turns = ScriptedTurns::new()
+        .turn(Turn::answer(
+            "Both at once.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>",
+        ))
+        .turn(Turn::answer("[get_weather('Rome', unit='kelvin')]"))
+        .turn(Turn::answer("Paris, Oslo and Rome are mild."));
+    let repair = ScriptedModel::new().answer(r#"{"city": "Rome", "unit": "celsius"}"#);
+    let agent = Agent::new(
+        Runtime::new(weather_registry()),
+        TextModel::new(turns, None),
+    )
+    .repair(repair, RepairPolicy::default());
+    let start = vec![Message::User {
+        text: "Weather?".into(),
+    }];
+    let report = agent.run(start, &Context::builder("user:1").build()).await;
+    assert_eq!(report.end, RunEnd::Answered, "{:?}", report.transcript);
+    let outputs: Vec<Value> = report
+        .outcomes
+        .iter()
+        .map(|o| o.output().expect("each call ran").to_value())
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            json!({"city": "Paris", "unit": "celsius"}),
+            json!({"city": "Oslo", "unit": "celsius"}),
+            json!({"city": "Rome", "unit": "celsius"}),
+        ]
+    );
+    // The transcript holds the prose as text and each call once, with distinct fresh ids.
+    let Message::Assistant { text, calls, .. } = &report.transcript[1] else {
+        panic!("{:?}", report.transcript[1]);
+    };
+    assert_eq!(text.as_deref(), Some("Both at once."));
+    assert_eq!(calls.len(), 2);
+    assert!(calls[0].call_id().starts_with("call_") && calls[0].call_id().len() == 29);
+    assert_ne!(calls[0].call_id(), calls[1].call_id());
+    let repaired = report.transcript.iter().find_map(|m| match m {
+        Message::Tool(result) => result.repaired_arguments.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        repaired.as_deref(),
+        Some(r#"{"city": "Rome", "unit": "celsius"}"#)
+    );
+}
+
+#[tokio::test]
+async fn a_text_model_reply_that_cannot_be_read_runs_nothing() {
+    for reply in [
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+        "get_weather('Paris', 'celsius', 3)",
+    ] {
+        let turns = ScriptedTurns::new().turn(Turn::answer(reply));
+        let agent = Agent::new(
+            Runtime::new(weather_registry()),
+            TextModel::new(turns, None),
+        );
+        let start = vec![Message::User {
+            text: "Weather?".into(),
+        }];
+        let report = agent.run(start, &Context::builder("user:1").build()).await;
+        match &report.end {
+            RunEnd::ModelFailed(message) => {
+                assert!(message.starts_with("the model's reply: "), "{message}")
+            }
+            other => panic!("{reply}: {other:?}"),
+        }
+        assert!(report.outcomes.is_empty());
     }
 }
 

@@ -31,9 +31,14 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::call::ToolCall;
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolInfo};
 
+mod model;
 mod python;
+mod stream;
+
+pub use model::TextModel;
+pub use stream::{DEFAULT_MAX_TEXT_BYTES, StreamedReply, TextCallStream};
 
 /// A format of tool calls in text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -146,6 +151,16 @@ impl TextCall {
         call_id: impl Into<String>,
         registry: &Registry,
     ) -> Result<ToolCall, TextError> {
+        self.to_tool_call_for(call_id, registry.get(&self.name))
+    }
+
+    /// [`to_tool_call`](Self::to_tool_call) with the tool's description at hand (`None`: the
+    /// tool is unknown).
+    pub(crate) fn to_tool_call_for(
+        &self,
+        call_id: impl Into<String>,
+        info: Option<&ToolInfo>,
+    ) -> Result<ToolCall, TextError> {
         if self.positional.is_empty() {
             return Ok(ToolCall::new(
                 call_id,
@@ -157,7 +172,7 @@ impl TextCall {
             tool: self.name.clone(),
             reason,
         };
-        let info = registry.get(&self.name).ok_or_else(|| {
+        let info = info.ok_or_else(|| {
             refuse("the tool is not registered, so its parameters' order is unknown".into())
         })?;
         let Some(properties) = info
@@ -246,6 +261,18 @@ pub enum TextError {
         /// The dialects whose markers are present.
         dialects: Vec<Dialect>,
     },
+    /// A streamed reply or one of its calls grew past its cap.
+    TooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+        /// What exceeded it: `"a call"` or `"the reply"`.
+        what: &'static str,
+    },
+    /// A streamed reply ran longer than its time cap.
+    TimedOut {
+        /// The cap.
+        limit: std::time::Duration,
+    },
     /// Positional arguments could not be named.
     Positional {
         /// The tool.
@@ -271,6 +298,10 @@ impl fmt::Display for TextError {
                     "the reply mixes the tool-call formats {}; which one is meant is not guessed",
                     names.join(", ")
                 )
+            }
+            TextError::TooLarge { limit, what } => write!(f, "{what} exceeds {limit} bytes"),
+            TextError::TimedOut { limit } => {
+                write!(f, "the reply ran longer than {} ms", limit.as_millis())
             }
             TextError::Positional { tool, reason } => {
                 write!(
@@ -351,9 +382,7 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
         1 => return Ok(Some(found[0])),
         _ => return Err(TextError::Ambiguous { dialects: found }),
     }
-    let (body, start) = unfenced(text);
-    let trimmed = body.trim_start();
-    let at = start + (body.len() - trimmed.len());
+    let trimmed = unfenced(text).0.trim_start();
     match trimmed.bytes().next() {
         Some(b'{') => Ok(Some(Dialect::Json)),
         Some(b'[') => {
@@ -364,7 +393,6 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
             } else if python_call_start(inner) {
                 Ok(Some(Dialect::Pythonic))
             } else {
-                let _ = at;
                 Ok(None)
             }
         }
@@ -442,10 +470,10 @@ fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError
                 })?;
             items
                 .into_iter()
-                .map(|item| call_object(text, item, at..end))
+                .map(|item| call_object(item, at..end))
                 .collect::<Result<Vec<_>, _>>()?
         }
-        _ => vec![call_object(text, raw, at..end)?],
+        _ => vec![call_object(raw, at..end)?],
     };
     Ok((calls, end))
 }
@@ -482,7 +510,7 @@ struct CallObject<'a> {
 }
 
 /// A call object `{"name": …, "arguments" | "parameters": …}` (other members are ignored).
-fn call_object(text: &str, raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
+fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
     let invalid = |reason: String| TextError::Invalid {
         at: span.start,
         reason,
@@ -503,7 +531,6 @@ fn call_object(text: &str, raw: &RawValue, span: Range<usize>) -> Result<TextCal
         }
     };
     let arguments = arguments_text(arguments).map_err(invalid)?;
-    let _ = text;
     Ok(TextCall {
         name: object.name,
         arguments,
@@ -689,63 +716,67 @@ fn deepseek(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError>
                 reason: format!("`{DS_CALL_END}` is missing"),
             });
         };
-        let inner = &text[body..body + close];
-        let Some(sep) = inner.find(DS_SEP) else {
-            return Err(TextError::Invalid {
-                at: body,
-                reason: format!("`{DS_SEP}` is missing"),
-            });
-        };
-        // V3 writes `function<sep>name\n```json\n{…}\n```; later ones `name<sep>{…}`.
-        let (name, args_at) = if inner[..sep].trim() == "function" {
-            let after = &inner[sep + DS_SEP.len()..];
-            let line = after.find('\n').unwrap_or(after.len());
-            (after[..line].trim(), body + sep + DS_SEP.len() + line)
-        } else {
-            (inner[..sep].trim(), body + sep + DS_SEP.len())
-        };
-        if name.is_empty() {
-            return Err(TextError::Invalid {
-                at: body,
-                reason: "the call has no tool name".into(),
-            });
-        }
-        let mut args = &text[args_at..body + close];
-        let mut args_offset = args_at;
-        let trimmed = args.trim();
-        if let Some(fenced) = trimmed
-            .strip_prefix("```json")
-            .or_else(|| trimmed.strip_prefix("```"))
-            && let Some(fenced) = fenced.strip_suffix("```")
-        {
-            args_offset = args_at
-                + (args.len() - args.trim_start().len())
-                + (trimmed.len() - fenced.len() - 3);
-            args = fenced;
-        }
-        let raw: &RawValue =
-            serde_json::from_str(args.trim()).map_err(|error| TextError::Invalid {
-                at: args_offset,
-                reason: format!("the arguments are not one JSON object: {error}"),
-            })?;
-        let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
-            at: args_offset,
-            reason,
-        })?;
-        let end = body + close + DS_CALL_END.len();
-        calls.push(TextCall {
-            name: name.to_owned(),
-            arguments,
-            positional: Vec::new(),
-            span: start..end,
-        });
-        used.push(start..end);
-        from = end;
+        let call = deepseek_call(text, start, body + close)?;
+        used.push(call.span());
+        from = call.span.end;
+        calls.push(call);
     }
     if let Some(found) = text[from..].find(DS_CALLS_END) {
         used.push(from + found..from + found + DS_CALLS_END.len());
     }
     Ok((calls, used))
+}
+
+/// One DeepSeek call opened at `start` (its begin marker) whose end marker is at `close`.
+fn deepseek_call(text: &str, start: usize, close: usize) -> Result<TextCall, TextError> {
+    let body = start + DS_CALL_BEGIN.len();
+    let inner = &text[body..close];
+    let Some(sep) = inner.find(DS_SEP) else {
+        return Err(TextError::Invalid {
+            at: body,
+            reason: format!("`{DS_SEP}` is missing"),
+        });
+    };
+    // V3 writes `function<sep>name\n```json\n{…}\n```; later ones `name<sep>{…}`.
+    let (name, args_at) = if inner[..sep].trim() == "function" {
+        let after = &inner[sep + DS_SEP.len()..];
+        let line = after.find('\n').unwrap_or(after.len());
+        (after[..line].trim(), body + sep + DS_SEP.len() + line)
+    } else {
+        (inner[..sep].trim(), body + sep + DS_SEP.len())
+    };
+    if name.is_empty() {
+        return Err(TextError::Invalid {
+            at: body,
+            reason: "the call has no tool name".into(),
+        });
+    }
+    let mut args = &text[args_at..close];
+    let mut args_offset = args_at;
+    let trimmed = args.trim();
+    if let Some(fenced) = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        && let Some(fenced) = fenced.strip_suffix("```")
+    {
+        args_offset =
+            args_at + (args.len() - args.trim_start().len()) + (trimmed.len() - fenced.len() - 3);
+        args = fenced;
+    }
+    let raw: &RawValue = serde_json::from_str(args.trim()).map_err(|error| TextError::Invalid {
+        at: args_offset,
+        reason: format!("the arguments are not one JSON object: {error}"),
+    })?;
+    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
+        at: args_offset,
+        reason,
+    })?;
+    Ok(TextCall {
+        name: name.to_owned(),
+        arguments,
+        positional: Vec::new(),
+        span: start..close + DS_CALL_END.len(),
+    })
 }
 
 /// Python calls: the whole reply (or its one fence) is a call or a list of calls, optionally

@@ -1,0 +1,568 @@
+//! Calls read from a reply as it streams in, each one as soon as it is complete.
+
+use std::time::{Duration, Instant};
+
+use super::{
+    DS_CALL_BEGIN, DS_CALL_END, Dialect, ParsedCalls, TextCall, TextError, arguments_text,
+    deepseek_call, json_calls, json_value, parse_calls,
+};
+
+/// The markers that open a block of calls, and the dialect each one names.
+const OPENERS: [(&str, Dialect); 6] = [
+    ("<tool_call>", Dialect::Hermes),
+    ("<function_call>", Dialect::Granite),
+    ("<|tool_call|>", Dialect::Granite),
+    ("<|python_tag|>", Dialect::Llama3),
+    ("[TOOL_CALLS]", Dialect::Mistral),
+    (DS_CALL_BEGIN, Dialect::DeepSeek),
+];
+
+/// The longest opener, in bytes: a marker split across chunks is searched again from this far
+/// back.
+const LONGEST_OPENER: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < OPENERS.len() {
+        if OPENERS[i].0.len() > longest {
+            longest = OPENERS[i].0.len();
+        }
+        i += 1;
+    }
+    longest
+};
+
+/// The default cap on the whole reply: 8 MiB.
+pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
+
+/// Reads the calls of a reply that arrives in chunks (split anywhere, even inside a UTF-8
+/// character or a marker) and hands each call over as soon as it is complete.
+///
+/// The tag dialects ([`Hermes`](Dialect::Hermes), [`Granite`](Dialect::Granite),
+/// [`Llama3`](Dialect::Llama3) after `<|python_tag|>`, [`Mistral`](Dialect::Mistral),
+/// [`DeepSeek`](Dialect::DeepSeek)) give each block of calls once it is closed: a Hermes call
+/// once its `</tool_call>` has arrived, a Granite or Mistral call once its JSON is complete, a
+/// DeepSeek call at its end marker. The whole-reply dialects ([`Json`](Dialect::Json),
+/// [`Pythonic`](Dialect::Pythonic)) are only calls if nothing follows them, which is known at
+/// the end, so their calls come from [`finish`](Self::finish).
+///
+/// [`finish`](Self::finish) reads the whole reply again by [`parse_calls`]'s rules and gives
+/// the same result for every way the reply was cut into chunks; the calls handed over while
+/// streaming are always the first calls of that result. A reply that breaks its dialect fails
+/// at the first fault; calls handed over before it were complete and stay valid (as with a
+/// provider's stream).
+///
+/// Caps: each call's bytes (from its opening marker) and the whole reply's, and optionally the
+/// time from the first chunk.
+///
+/// ```
+/// use tool_core::text_calls::{Dialect, TextCallStream};
+///
+/// let mut stream = TextCallStream::new(None);
+/// let mut calls = Vec::new();
+/// for chunk in ["Checking.\n<tool_", "call>{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Paris\"}}</tool_call", ">\nOne moment."] {
+///     calls.extend(stream.push(chunk).unwrap());
+/// }
+/// assert_eq!(calls.len(), 1);
+/// assert_eq!(calls[0].arguments(), r#"{"city": "Paris"}"#);
+/// let reply = stream.finish().unwrap();
+/// assert_eq!(reply.parsed().dialect(), Some(Dialect::Hermes));
+/// assert!(reply.remaining().is_empty());
+/// ```
+#[derive(Debug)]
+pub struct TextCallStream {
+    dialect: Option<Dialect>,
+    detected: Option<Dialect>,
+    text: String,
+    partial: Vec<u8>,
+    phase: Phase,
+    scan: usize,
+    yielded: Vec<TextCall>,
+    max_call_bytes: usize,
+    max_text_bytes: usize,
+    max_duration: Option<Duration>,
+    started: Option<Instant>,
+    failed: Option<TextError>,
+}
+
+/// Where the reader is in the reply.
+#[derive(Debug)]
+enum Phase {
+    /// Looking for the next opening marker from `scan`.
+    Seek,
+    /// A JSON value of the block opened at `start`; `json` tracks where it ends.
+    Value {
+        start: usize,
+        json: JsonEnd,
+        then: Then,
+    },
+    /// Hermes: the block's calls are read; its `</tool_call>` is awaited from `at`.
+    Close { at: usize, calls: Vec<TextCall> },
+    /// Llama 3: after a call at `at`, a `;` and another call, or the end of the calls.
+    Separator { at: usize },
+    /// Mistral: after `[TOOL_CALLS]` (ending at `body`), a list of calls or `name[ARGS]`.
+    Mistral { start: usize, body: usize },
+    /// DeepSeek: a call opened at `start`, up to its end marker.
+    DeepSeek { start: usize },
+    /// Nothing more is read before the end.
+    Rest,
+}
+
+/// What a complete JSON value is.
+#[derive(Debug)]
+enum Then {
+    /// A call object or a list of them, closed by `</tool_call>`.
+    Hermes,
+    /// A call object or list, after which another block may open.
+    Seek,
+    /// A call object or list, after which nothing more is read (`<|tool_call|>`).
+    Last,
+    /// Llama 3's calls, separated by `;`.
+    Separator,
+    /// The arguments of a Mistral `name[ARGS]` call.
+    MistralArgs { name: String },
+}
+
+impl TextCallStream {
+    /// A stream of one reply in `dialect`, or in the dialect its markers name when `None`
+    /// (see [`parse_calls`]).
+    pub fn new(dialect: Option<Dialect>) -> Self {
+        let phase = match dialect {
+            Some(Dialect::Json | Dialect::Pythonic) => Phase::Rest,
+            _ => Phase::Seek,
+        };
+        TextCallStream {
+            dialect,
+            detected: dialect,
+            text: String::new(),
+            partial: Vec::new(),
+            phase,
+            scan: 0,
+            yielded: Vec::new(),
+            max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
+            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
+            max_duration: None,
+            started: None,
+            failed: None,
+        }
+    }
+
+    /// Caps each call at `bytes`, counted from its opening marker (default
+    /// [`DEFAULT_MAX_CALL_BYTES`](crate::providers::DEFAULT_MAX_CALL_BYTES)).
+    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+
+    /// Caps the whole reply at `bytes` (default [`DEFAULT_MAX_TEXT_BYTES`]).
+    pub fn max_text_bytes(mut self, bytes: usize) -> Self {
+        self.max_text_bytes = bytes;
+        self
+    }
+
+    /// Fails a chunk that arrives more than `limit` after the first one.
+    pub fn max_duration(mut self, limit: Duration) -> Self {
+        self.max_duration = Some(limit);
+        self
+    }
+
+    /// The text received so far (without an unfinished UTF-8 character at its end).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Adds a chunk; returns the calls it completed, in text order. After an error the stream
+    /// is spent: every later call returns the same error.
+    pub fn push(&mut self, chunk: impl AsRef<[u8]>) -> Result<Vec<TextCall>, TextError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        let result = self.accept(chunk.as_ref()).and_then(|()| self.advance());
+        if let Err(error) = &result {
+            self.failed = Some(error.clone());
+        }
+        result
+    }
+
+    /// Ends the reply: reads it whole by [`parse_calls`]'s rules and returns the result with
+    /// the calls not yet handed over.
+    pub fn finish(self) -> Result<StreamedReply, TextError> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
+        if !self.partial.is_empty() {
+            return Err(TextError::Unterminated {
+                at: self.text.len(),
+                reason: "the text ends inside a UTF-8 character".into(),
+            });
+        }
+        let parsed = parse_calls(&self.text, self.dialect)?;
+        let handed = self.yielded.len();
+        if let Some(at) = (0..handed).find(|&i| parsed.calls().get(i) != Some(&self.yielded[i])) {
+            // Only a reply that changes its mind (a second Granite form after the first, say)
+            // reads differently whole than block by block.
+            return Err(TextError::Invalid {
+                at: self.yielded[at].span.start,
+                reason: "the reply read whole does not hold the calls read while it streamed"
+                    .into(),
+            });
+        }
+        Ok(StreamedReply {
+            text: self.text,
+            parsed,
+            handed,
+        })
+    }
+
+    /// Appends `chunk` to the text, keeping an unfinished UTF-8 character for the next one.
+    fn accept(&mut self, chunk: &[u8]) -> Result<(), TextError> {
+        if let Some(limit) = self.max_duration {
+            let started = *self.started.get_or_insert_with(Instant::now);
+            if started.elapsed() > limit {
+                return Err(TextError::TimedOut { limit });
+            }
+        }
+        if self.text.len() + self.partial.len() + chunk.len() > self.max_text_bytes {
+            return Err(TextError::TooLarge {
+                limit: self.max_text_bytes,
+                what: "the reply",
+            });
+        }
+        let joined;
+        let bytes = if self.partial.is_empty() {
+            chunk
+        } else {
+            self.partial.extend_from_slice(chunk);
+            joined = std::mem::take(&mut self.partial);
+            &joined[..]
+        };
+        let valid = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) if error.error_len().is_none() => {
+                let (head, tail) = bytes.split_at(error.valid_up_to());
+                self.partial = tail.to_vec();
+                std::str::from_utf8(head).unwrap_or_default()
+            }
+            Err(error) => {
+                return Err(TextError::Invalid {
+                    at: self.text.len() + error.valid_up_to(),
+                    reason: "the text is not UTF-8".into(),
+                });
+            }
+        };
+        self.text.push_str(valid);
+        Ok(())
+    }
+
+    /// Reads as far as the text allows; returns the calls completed.
+    fn advance(&mut self) -> Result<Vec<TextCall>, TextError> {
+        let mut out = Vec::new();
+        loop {
+            let phase = std::mem::replace(&mut self.phase, Phase::Rest);
+            let (next, progressed) = self.step(phase, &mut out)?;
+            self.phase = next;
+            if !progressed {
+                break;
+            }
+        }
+        self.yielded.extend(out.iter().cloned());
+        Ok(out)
+    }
+
+    /// One step from `phase`: the next phase, and whether it moved on (else it waits for
+    /// text).
+    fn step(&mut self, phase: Phase, out: &mut Vec<TextCall>) -> Result<(Phase, bool), TextError> {
+        let text = self.text.as_str();
+        match phase {
+            Phase::Rest => Ok((Phase::Rest, false)),
+            Phase::Seek => {
+                let Some((at, marker, dialect)) = self.next_opener() else {
+                    return Ok((Phase::Seek, false));
+                };
+                if self.detected.is_none() {
+                    self.detected = Some(dialect);
+                }
+                let body = at + marker.len();
+                let next = match marker {
+                    "<tool_call>" => value(at, body, Then::Hermes),
+                    "<function_call>" => value(at, body, Then::Seek),
+                    "<|tool_call|>" => value(at, body, Then::Last),
+                    "<|python_tag|>" => value(at, body, Then::Separator),
+                    "[TOOL_CALLS]" => Phase::Mistral { start: at, body },
+                    _ => Phase::DeepSeek { start: at },
+                };
+                self.scan = body;
+                Ok((next, true))
+            }
+            Phase::Value {
+                start,
+                mut json,
+                then,
+            } => {
+                let Some(end) = json.advance(text)? else {
+                    self.check_call_size(start)?;
+                    return Ok((Phase::Value { start, json, then }, false));
+                };
+                let next = match then {
+                    Then::MistralArgs { name } => {
+                        let (raw, _) = json_value(text, json.from)?;
+                        let arguments =
+                            arguments_text(raw).map_err(|reason| TextError::Invalid {
+                                at: json.from,
+                                reason,
+                            })?;
+                        out.push(TextCall {
+                            name,
+                            arguments,
+                            positional: Vec::new(),
+                            span: start..end,
+                        });
+                        self.scan = end;
+                        Phase::Seek
+                    }
+                    then => {
+                        let (calls, end) = json_calls(text, json.from)?;
+                        self.scan = end;
+                        match then {
+                            Then::Hermes => Phase::Close { at: end, calls },
+                            Then::Separator => {
+                                out.extend(calls);
+                                Phase::Separator { at: end }
+                            }
+                            Then::Last => {
+                                out.extend(calls);
+                                Phase::Rest
+                            }
+                            _ => {
+                                out.extend(calls);
+                                Phase::Seek
+                            }
+                        }
+                    }
+                };
+                Ok((next, true))
+            }
+            Phase::Close { at, calls } => {
+                const CLOSE: &str = "</tool_call>";
+                let rest = &text[at..];
+                let gap = rest.len() - rest.trim_start().len();
+                let rest = &rest[gap..];
+                if rest.starts_with(CLOSE) {
+                    out.extend(calls);
+                    self.scan = at + gap + CLOSE.len();
+                    Ok((Phase::Seek, true))
+                } else if rest.starts_with("<tool_call>") {
+                    out.extend(calls);
+                    self.scan = at + gap;
+                    Ok((Phase::Seek, true))
+                } else if CLOSE.starts_with(rest) || "<tool_call>".starts_with(rest) {
+                    self.check_call_size(calls.first().map_or(at, |c| c.span.start))?;
+                    Ok((Phase::Close { at, calls }, false))
+                } else {
+                    Err(TextError::Invalid {
+                        at: at + gap,
+                        reason: format!("expected `{CLOSE}` after the call"),
+                    })
+                }
+            }
+            Phase::Separator { at } => {
+                let rest = &text[at..];
+                let gap = rest.len() - rest.trim_start().len();
+                match rest[gap..].bytes().next() {
+                    None => Ok((Phase::Separator { at }, false)),
+                    Some(b';') => {
+                        let body = at + gap + 1;
+                        let after = &text[body..];
+                        if after.trim_start().is_empty() {
+                            // Whitespace, or the end of the calls: decided by what comes.
+                            return Ok((Phase::Separator { at }, false));
+                        }
+                        Ok((value(body, body, Then::Separator), true))
+                    }
+                    Some(_) => Ok((Phase::Rest, true)),
+                }
+            }
+            Phase::Mistral { start, body } => {
+                let rest = &text[body..];
+                let lead = rest.trim_start();
+                match lead.bytes().next() {
+                    None => Ok((Phase::Mistral { start, body }, false)),
+                    Some(b'[' | b'{') => Ok((value(start, body, Then::Seek), true)),
+                    Some(_) => {
+                        let Some(args) = rest.find("[ARGS]") else {
+                            self.check_call_size(start)?;
+                            return Ok((Phase::Mistral { start, body }, false));
+                        };
+                        let name = rest[..args].trim();
+                        if name.is_empty()
+                            || !name.bytes().all(|c| {
+                                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
+                            })
+                        {
+                            return Err(TextError::Invalid {
+                                at: body,
+                                reason: format!("{name:?} is not a tool name"),
+                            });
+                        }
+                        let name = name.to_owned();
+                        let args_at = body + args + "[ARGS]".len();
+                        Ok((value(start, args_at, Then::MistralArgs { name }), true))
+                    }
+                }
+            }
+            Phase::DeepSeek { start } => {
+                let body = start + DS_CALL_BEGIN.len();
+                let from = self.scan.max(body);
+                let Some(found) = text[from..].find(DS_CALL_END) else {
+                    self.scan = back_off(text, DS_CALL_END.len()).max(body);
+                    self.check_call_size(start)?;
+                    return Ok((Phase::DeepSeek { start }, false));
+                };
+                let call = deepseek_call(text, start, from + found)?;
+                self.scan = call.span.end;
+                out.push(call);
+                Ok((Phase::Seek, true))
+            }
+        }
+    }
+
+    /// The next opening marker of the stream's dialect (or of any dialect, before one is
+    /// known) at or after `scan`; moves `scan` past what was searched when there is none.
+    fn next_opener(&mut self) -> Option<(usize, &'static str, Dialect)> {
+        let text = self.text.as_str();
+        let rest = &text[self.scan..];
+        let found = OPENERS
+            .iter()
+            .filter(|(_, dialect)| self.detected.is_none_or(|d| d == *dialect))
+            .filter_map(|&(marker, dialect)| rest.find(marker).map(|at| (at, marker, dialect)))
+            .min_by_key(|&(at, marker, _)| (at, std::cmp::Reverse(marker.len())));
+        match found {
+            Some((at, marker, dialect)) => Some((self.scan + at, marker, dialect)),
+            None => {
+                self.scan = back_off(text, LONGEST_OPENER).max(self.scan);
+                None
+            }
+        }
+    }
+
+    fn check_call_size(&self, start: usize) -> Result<(), TextError> {
+        if self.text.len() - start > self.max_call_bytes {
+            return Err(TextError::TooLarge {
+                limit: self.max_call_bytes,
+                what: "a call",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A JSON value from `from` (after whitespace) that closes the block opened at `start`.
+fn value(start: usize, from: usize, then: Then) -> Phase {
+    Phase::Value {
+        start,
+        json: JsonEnd::new(from),
+        then,
+    }
+}
+
+/// Where a search for a marker of `len` bytes resumes so that one split across chunks is
+/// found: `len - 1` bytes back from the end, on a character boundary.
+fn back_off(text: &str, len: usize) -> usize {
+    text.floor_char_boundary(text.len().saturating_sub(len - 1))
+}
+
+/// Finds where a JSON object or array ends, reading each byte once however the text arrives.
+#[derive(Debug)]
+struct JsonEnd {
+    /// Where the value starts (whitespace before it included).
+    from: usize,
+    /// The next byte to read.
+    at: usize,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl JsonEnd {
+    fn new(from: usize) -> Self {
+        JsonEnd {
+            from,
+            at: from,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+        }
+    }
+
+    /// The end of the value once `text` holds all of it.
+    fn advance(&mut self, text: &str) -> Result<Option<usize>, TextError> {
+        let bytes = text.as_bytes();
+        while self.at < bytes.len() {
+            let byte = bytes[self.at];
+            self.at += 1;
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if byte == b'\\' {
+                    self.escaped = true;
+                } else if byte == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match byte {
+                b'"' if self.depth > 0 => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Ok(Some(self.at));
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' if self.depth == 0 => {}
+                _ if self.depth == 0 => {
+                    return Err(TextError::Invalid {
+                        at: self.at - 1,
+                        reason: "expected a call object or a list of them".into(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A streamed reply read whole: the text, its calls and prose, and which calls were not yet
+/// handed over while it streamed.
+#[derive(Debug, Clone)]
+pub struct StreamedReply {
+    text: String,
+    parsed: ParsedCalls,
+    handed: usize,
+}
+
+impl StreamedReply {
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Every call and the prose, as [`parse_calls`] reads the whole text.
+    pub fn parsed(&self) -> &ParsedCalls {
+        &self.parsed
+    }
+
+    /// The calls [`TextCallStream::push`] did not hand over (all of them for the whole-reply
+    /// dialects).
+    pub fn remaining(&self) -> &[TextCall] {
+        &self.parsed.calls()[self.handed..]
+    }
+
+    /// The prose, as text.
+    pub fn prose(&self) -> impl Iterator<Item = &str> {
+        self.parsed
+            .prose()
+            .iter()
+            .map(|range| &self.text[range.clone()])
+    }
+}
