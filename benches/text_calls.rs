@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
-use tool_core::text_calls::{Dialect, parse_calls};
+use tool_core::text_calls::{Dialect, TextCallStream, parse_calls};
 
 const SIZES: [(&str, usize); 2] = [("1KiB", 1 << 10), ("64KiB", 64 << 10)];
 
@@ -79,6 +79,44 @@ fn adversarial(size: usize) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Pushes `text` to a stream in `chunk`-byte pieces and finishes it; returns how many calls it
+/// read.
+fn streamed(text: &str, chunk: usize) -> Result<usize, tool_core::text_calls::TextError> {
+    let mut stream = TextCallStream::new(None);
+    let mut handed = 0;
+    for piece in text.as_bytes().chunks(chunk) {
+        handed += stream.push(piece)?.len();
+    }
+    Ok(handed + stream.finish()?.remaining().len())
+}
+
+/// The same replies streamed in 16-byte chunks (a few tokens each), and the adversarial ones.
+fn bench_stream(c: &mut Criterion) {
+    for dialect in Dialect::ALL {
+        let mut group = c.benchmark_group(format!("text_calls_stream/{dialect}"));
+        for (label, size) in SIZES {
+            let text = ordinary(dialect, size);
+            assert_eq!(streamed(&text, 16).ok(), Some(2), "{dialect} {label}");
+            group.throughput(Throughput::Bytes(text.len() as u64));
+            group.bench_with_input(BenchmarkId::from_parameter(label), &text, |b, text| {
+                b.iter(|| streamed(black_box(text), 16).is_ok())
+            });
+        }
+        group.finish();
+    }
+    for (label, size) in SIZES {
+        for (name, text) in adversarial(size) {
+            assert!(streamed(&text, 16).is_err(), "{name} is refused");
+            let mut group = c.benchmark_group(format!("text_calls_stream/adversarial/{name}"));
+            group.throughput(Throughput::Bytes(text.len() as u64));
+            group.bench_with_input(BenchmarkId::from_parameter(label), &text, |b, text| {
+                b.iter(|| streamed(black_box(text), 16).is_err())
+            });
+            group.finish();
+        }
+    }
+}
+
 fn bench(c: &mut Criterion) {
     for dialect in Dialect::ALL {
         let mut group = c.benchmark_group(format!("text_calls/{dialect}"));
@@ -110,5 +148,5 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, bench_stream);
 criterion_main!(benches);

@@ -19,8 +19,8 @@ use tokio::io::{
 use tokio::sync::mpsc;
 use tool_core::mcp::{McpClient, McpError, McpImport, McpServer};
 use tool_core::{
-    Argument, Code, Context, Denied, DynamicTool, Effect, Event, Registry, RegistryError, Runtime,
-    Tool, ToolDef, ToolError, ToolInfo,
+    Argument, Code, Context, Denied, DynamicTool, Effect, Event, Origin, Provenance, Registry,
+    RegistryError, Runtime, Tool, ToolDef, ToolError, ToolInfo,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -792,6 +792,38 @@ async fn annotations_decide_the_effect_only_for_tools_the_application_trusts() {
     let invoice = registry.get("create_invoice").unwrap();
     assert_eq!(invoice.effect(), Effect::NonIdempotent);
     assert!(invoice.requires_approval());
+}
+
+#[tokio::test]
+async fn imported_outputs_are_untrusted_and_named_by_their_server_unless_trusted() {
+    let client = connected(example_server()).await;
+    let server = client.server_info().unwrap().name;
+    let mut registry = Registry::new();
+    client
+        .register_tools(&mut registry, &McpImport::new().trust_output("get_weather"))
+        .await
+        .unwrap();
+    let weather = registry.get("get_weather").unwrap();
+    assert_eq!(weather.origin(), &Origin::Mcp(server.clone()));
+    assert!(weather.trusted_output());
+    let invoice = registry.get("create_invoice").unwrap();
+    assert_eq!(
+        invoice.provenance(),
+        Provenance {
+            origin: Origin::Mcp(server),
+            trusted: false
+        }
+    );
+
+    let mut registry = Registry::new();
+    client
+        .register_tools(&mut registry, &McpImport::new().server_name("billing"))
+        .await
+        .unwrap();
+    let weather = registry.get("get_weather").unwrap();
+    assert_eq!(weather.origin(), &Origin::Mcp("billing".into()));
+    assert!(!weather.trusted_output());
+    client.close().await.unwrap();
 }
 
 #[tokio::test]

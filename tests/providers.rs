@@ -741,6 +741,7 @@ fn result(call_id: &str, tool: &str, code: Option<Code>, content: &str) -> Messa
         code,
         content: content.to_owned(),
         repaired_arguments: None,
+        provenance: Default::default(),
     })
 }
 

@@ -21,6 +21,7 @@ mod call;
 mod context;
 mod observe;
 mod outcome;
+pub mod provenance;
 // The allow-list: tools with their contracts, handlers and settings.
 mod registry;
 // One call through its stages.
@@ -68,6 +69,7 @@ pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_ob
 pub use metrics::{Counts, Metrics, MetricsSnapshot};
 pub use observe::{Event, Observer, Progress};
 pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output, UnknownCode};
+pub use provenance::{Origin, Provenance};
 pub use registry::dynamic::DynamicTool;
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
 pub use repair::{

@@ -9,6 +9,8 @@ use crate::approval::PendingApproval;
 use crate::call::ToolCall;
 use crate::context::Context;
 use crate::outcome::{Code, Outcome};
+use crate::provenance::Provenance;
+use crate::registry::{Registry, ToolInfo};
 use crate::repair::RepairModel;
 
 /// Where one proposed call stands in its batch.
@@ -31,7 +33,14 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     ) -> Option<RunEnd> {
         let (slots, mut end) = self.admit(run, calls, cx);
         let outcomes = self.execute(&slots, cx).await;
-        let pending = record(run, slots, outcomes, &self.terminal_tools, &mut end);
+        let pending = record(
+            run,
+            slots,
+            outcomes,
+            self.runtime().registry(),
+            &self.terminal_tools,
+            &mut end,
+        );
         if !pending.is_empty() {
             return Some(RunEnd::AwaitingApproval(pending));
         }
@@ -164,6 +173,7 @@ fn record(
     run: &mut Run,
     slots: Vec<Slot>,
     outcomes: Vec<(Outcome, Option<String>)>,
+    registry: &Registry,
     terminal_tools: &[String],
     end: &mut Option<RunEnd>,
 ) -> Vec<PendingApproval> {
@@ -178,7 +188,7 @@ fn record(
             }
             Slot::Run(call) => match outcomes.next() {
                 Some((outcome, repaired_arguments)) => {
-                    let mut result = result_of(&call, &outcome);
+                    let mut result = result_of(&call, &outcome, registry);
                     result.repaired_arguments = repaired_arguments;
                     run.outcomes.push(outcome);
                     result
@@ -199,10 +209,27 @@ fn record(
 }
 
 /// The transcript entry for a call's outcome.
-fn result_of(call: &ToolCall, outcome: &Outcome) -> ToolResult {
-    let (code, content) = match outcome.result() {
-        Ok(output) => (None, output.as_str().to_owned()),
-        Err(failure) => (Some(failure.code()), failure.message().to_owned()),
+/// The transcript entry for a call's outcome. The output and the tool's own error carry the
+/// tool's provenance; any other failure is the runtime's message.
+fn result_of(call: &ToolCall, outcome: &Outcome, registry: &Registry) -> ToolResult {
+    let tool = || {
+        registry
+            .get(&call.name)
+            .map_or_else(Provenance::local, ToolInfo::provenance)
+    };
+    let (code, content, provenance) = match outcome.result() {
+        Ok(output) => (None, output.as_str().to_owned(), tool()),
+        Err(failure) => {
+            let provenance = match failure.code() {
+                Code::ExecutionFailed => tool(),
+                _ => Provenance::runtime(),
+            };
+            (
+                Some(failure.code()),
+                failure.message().to_owned(),
+                provenance,
+            )
+        }
     };
     ToolResult {
         call_id: call.call_id.clone(),
@@ -210,6 +237,7 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> ToolResult {
         code,
         content,
         repaired_arguments: None,
+        provenance,
     }
 }
 
@@ -220,5 +248,6 @@ fn refusal(call: &ToolCall, code: Code, message: String) -> ToolResult {
         code: Some(code),
         content: message,
         repaired_arguments: None,
+        provenance: Provenance::runtime(),
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::ToolCall;
 use crate::outcome::Code;
+use crate::provenance::Provenance;
 
 /// One entry of a run's transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +58,9 @@ pub struct ToolResult {
     /// When the repair loop fixed the proposed arguments: the arguments that ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repaired_arguments: Option<String>,
+    /// Who wrote `content` and whether it is trusted (see [`provenance`](crate::provenance)).
+    #[serde(default)]
+    pub provenance: Provenance,
 }
 
 impl ToolResult {

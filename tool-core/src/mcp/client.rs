@@ -20,6 +20,7 @@ use tokio::process::{Child, Command};
 
 use super::McpError;
 use crate::context::Context;
+use crate::provenance::Origin;
 use crate::registry::dynamic::DynamicTool;
 use crate::registry::{Effect, Registry, RegistryError, ToolDef, ToolError};
 
@@ -226,7 +227,15 @@ impl McpClient {
             async move { forward(&peer, &remote, args).await }
         };
         let trusted = import.trusted.contains(tool.name.as_ref());
-        let def = ToolDef::dynamic(dynamic, handler).effect(effect(tool, trusted));
+        let server = import
+            .server
+            .clone()
+            .or_else(|| self.server_info().map(|info| info.name))
+            .unwrap_or_else(|| "unnamed".to_owned());
+        let def = ToolDef::dynamic(dynamic, handler)
+            .effect(effect(tool, trusted))
+            .origin(Origin::Mcp(server))
+            .trusted_output(import.trusted_output.contains(tool.name.as_ref()));
         match &import.configure {
             Some(configure) => configure(tool.name.as_ref(), def),
             None => def,
@@ -354,6 +363,8 @@ fn cut(mut text: String, max: usize) -> String {
 #[derive(Clone, Default)]
 pub struct McpImport {
     trusted: HashSet<String>,
+    trusted_output: HashSet<String>,
+    server: Option<String>,
     backtracking: HashMap<String, usize>,
     prefix: String,
     configure: Option<Arc<Configure>>,
@@ -373,6 +384,21 @@ impl McpImport {
     /// the server claims.
     pub fn trust_hints(mut self, name: impl Into<String>) -> Self {
         self.trusted.insert(name.into());
+        self
+    }
+
+    /// Trusts the outputs of the tool the server calls `name`. Outputs of tools not named here
+    /// are untrusted: the model is sent them marked as data, not instructions (see
+    /// [`provenance`](crate::provenance)).
+    pub fn trust_output(mut self, name: impl Into<String>) -> Self {
+        self.trusted_output.insert(name.into());
+        self
+    }
+
+    /// The name results of these tools are recorded under ([`Origin::Mcp`]); by default the
+    /// name the server gives itself when the connection opens.
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server = Some(name.into());
         self
     }
 
@@ -408,6 +434,8 @@ impl fmt::Debug for McpImport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpImport")
             .field("trusted", &self.trusted)
+            .field("trusted_output", &self.trusted_output)
+            .field("server", &self.server)
             .field("backtracking", &self.backtracking)
             .field("prefix", &self.prefix)
             .field("configure", &self.configure.is_some())

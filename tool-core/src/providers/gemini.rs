@@ -31,6 +31,7 @@ use super::encode::{EncodeError, pair};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
+    untrusted_envelope,
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
@@ -314,6 +315,7 @@ pub fn request(
                     .into_iter()
                     .map(|(call, result)| {
                         let response = match result.code {
+                            _ if !result.provenance.trusted => untrusted_envelope(result).unwrap_or_default(),
                             None => json!({ "output": serde_json::from_str::<Value>(&result.content)
                                 .unwrap_or_else(|_| Value::from(result.content.as_str())) }),
                             Some(code) => json!({ "error": { "code": code.as_str(), "message": result.content } }),

@@ -13,6 +13,7 @@ use super::RegistryError;
 use super::kind::{AuthorizeFn, Entry, Erased, Typed};
 use crate::context::Context;
 use crate::outcome::Denied;
+use crate::provenance::{Origin, Provenance};
 use crate::{Argument, Tool};
 
 /// What a tool's handler does to the world. It decides what a stopped call means: stopping
@@ -144,6 +145,8 @@ pub(crate) struct Settings {
     pub(crate) max_calls: Option<u64>,
     pub(crate) max_input_bytes: Option<usize>,
     pub(crate) max_output_bytes: Option<usize>,
+    pub(crate) origin: Origin,
+    pub(crate) untrusted_output: bool,
 }
 
 impl ToolInfo {
@@ -180,6 +183,25 @@ impl ToolInfo {
     /// The tool's own timeout, if set (else the runtime's applies).
     pub fn timeout(&self) -> Option<Duration> {
         self.settings.timeout
+    }
+
+    /// Who writes the tool's outputs (see [`provenance`](crate::provenance)).
+    pub fn origin(&self) -> &Origin {
+        &self.settings.origin
+    }
+
+    /// Whether the application trusts the tool's outputs (see
+    /// [`provenance`](crate::provenance)).
+    pub fn trusted_output(&self) -> bool {
+        !self.settings.untrusted_output
+    }
+
+    /// The provenance of the tool's outputs and of its own errors' messages.
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            origin: self.settings.origin.clone(),
+            trusted: !self.settings.untrusted_output,
+        }
     }
 }
 
@@ -306,6 +328,21 @@ impl<A> ToolDef<A> {
     /// Declares the handler's effect (default [`Effect::NonIdempotent`]).
     pub fn effect(mut self, effect: Effect) -> Self {
         self.info.settings.effect = effect;
+        self
+    }
+
+    /// Who writes the tool's outputs (default [`Origin::Local`]); the MCP client sets
+    /// [`Origin::Mcp`] on the tools it imports.
+    pub fn origin(mut self, origin: Origin) -> Self {
+        self.info.settings.origin = origin;
+        self
+    }
+
+    /// Whether the application trusts the tool's outputs (default `true`; `false` for tools
+    /// imported from an MCP server unless the import trusts them). An untrusted output is
+    /// sent to the model marked as data, not instructions (see [`provenance`](crate::provenance)).
+    pub fn trusted_output(mut self, trusted: bool) -> Self {
+        self.info.settings.untrusted_output = !trusted;
         self
     }
 

@@ -97,10 +97,16 @@ enum Phase {
     },
     /// Hermes: the block's calls are read; its `</tool_call>` is awaited from `at`.
     Close { at: usize, calls: Vec<TextCall> },
-    /// Llama 3: after a call at `at`, a `;` and another call, or the end of the calls.
+    /// Llama 3: after a call (whitespace read up to `at`), a `;` and another call, or the end
+    /// of the calls.
     Separator { at: usize },
+    /// Llama 3: after a `;` (ending at `body`; whitespace read up to `at`), another call or
+    /// the end of the calls.
+    Semicolon { body: usize, at: usize },
     /// Mistral: after `[TOOL_CALLS]` (ending at `body`), a list of calls or `name[ARGS]`.
     Mistral { start: usize, body: usize },
+    /// Mistral: a tool name from `body` up to `[ARGS]`.
+    MistralName { start: usize, body: usize },
     /// DeepSeek: a call opened at `start`, up to its end marker.
     DeepSeek { start: usize },
     /// Nothing more is read before the end.
@@ -343,71 +349,84 @@ impl TextCallStream {
             }
             Phase::Close { at, calls } => {
                 const CLOSE: &str = "</tool_call>";
+                let at = skip_space(text, at);
                 let rest = &text[at..];
-                let gap = rest.len() - rest.trim_start().len();
-                let rest = &rest[gap..];
                 if rest.starts_with(CLOSE) {
                     out.extend(calls);
-                    self.scan = at + gap + CLOSE.len();
+                    self.scan = at + CLOSE.len();
                     Ok((Phase::Seek, true))
                 } else if rest.starts_with("<tool_call>") {
                     out.extend(calls);
-                    self.scan = at + gap;
+                    self.scan = at;
                     Ok((Phase::Seek, true))
                 } else if CLOSE.starts_with(rest) || "<tool_call>".starts_with(rest) {
                     self.check_call_size(calls.first().map_or(at, |c| c.span.start))?;
                     Ok((Phase::Close { at, calls }, false))
                 } else {
                     Err(TextError::Invalid {
-                        at: at + gap,
+                        at,
                         reason: format!("expected `{CLOSE}` after the call"),
                     })
                 }
             }
             Phase::Separator { at } => {
-                let rest = &text[at..];
-                let gap = rest.len() - rest.trim_start().len();
-                match rest[gap..].bytes().next() {
+                let at = skip_space(text, at);
+                match text.as_bytes().get(at) {
                     None => Ok((Phase::Separator { at }, false)),
-                    Some(b';') => {
-                        let body = at + gap + 1;
-                        let after = &text[body..];
-                        if after.trim_start().is_empty() {
-                            // Whitespace, or the end of the calls: decided by what comes.
-                            return Ok((Phase::Separator { at }, false));
-                        }
-                        Ok((value(body, body, Then::Separator), true))
-                    }
+                    Some(b';') => Ok((
+                        Phase::Semicolon {
+                            body: at + 1,
+                            at: at + 1,
+                        },
+                        true,
+                    )),
                     Some(_) => Ok((Phase::Rest, true)),
                 }
             }
+            Phase::Semicolon { body, at } => {
+                let at = skip_space(text, at);
+                if at == text.len() {
+                    // Whitespace, or the end of the calls: decided by what comes.
+                    return Ok((Phase::Semicolon { body, at }, false));
+                }
+                Ok((value(body, body, Then::Separator), true))
+            }
             Phase::Mistral { start, body } => {
-                let rest = &text[body..];
-                let lead = rest.trim_start();
-                match lead.bytes().next() {
-                    None => Ok((Phase::Mistral { start, body }, false)),
+                let at = skip_space(text, self.scan.max(body));
+                match text.as_bytes().get(at) {
+                    None => {
+                        self.scan = at;
+                        Ok((Phase::Mistral { start, body }, false))
+                    }
                     Some(b'[' | b'{') => Ok((value(start, body, Then::Seek), true)),
                     Some(_) => {
-                        let Some(args) = rest.find("[ARGS]") else {
-                            self.check_call_size(start)?;
-                            return Ok((Phase::Mistral { start, body }, false));
-                        };
-                        let name = rest[..args].trim();
-                        if name.is_empty()
-                            || !name.bytes().all(|c| {
-                                c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
-                            })
-                        {
-                            return Err(TextError::Invalid {
-                                at: body,
-                                reason: format!("{name:?} is not a tool name"),
-                            });
-                        }
-                        let name = name.to_owned();
-                        let args_at = body + args + "[ARGS]".len();
-                        Ok((value(start, args_at, Then::MistralArgs { name }), true))
+                        self.scan = at;
+                        Ok((Phase::MistralName { start, body }, true))
                     }
                 }
+            }
+            Phase::MistralName { start, body } => {
+                let from = self.scan.max(body);
+                let Some(found) = text[from..].find("[ARGS]") else {
+                    self.scan = back_off(text, "[ARGS]".len()).max(body);
+                    self.check_call_size(start)?;
+                    return Ok((Phase::MistralName { start, body }, false));
+                };
+                let args = from + found;
+                let name = text[body..args].trim();
+                if name.is_empty()
+                    || !name
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+                {
+                    return Err(TextError::Invalid {
+                        at: body,
+                        reason: format!("{name:?} is not a tool name"),
+                    });
+                }
+                let name = name.to_owned();
+                let args_at = args + "[ARGS]".len();
+                Ok((value(start, args_at, Then::MistralArgs { name }), true))
             }
             Phase::DeepSeek { start } => {
                 let body = start + DS_CALL_BEGIN.len();
@@ -430,6 +449,11 @@ impl TextCallStream {
     fn next_opener(&mut self) -> Option<(usize, &'static str, Dialect)> {
         let text = self.text.as_str();
         let rest = &text[self.scan..];
+        // Every opener starts with `<` or `[`: most chunks of prose have neither.
+        if !rest.bytes().any(|b| b == b'<' || b == b'[') {
+            self.scan = back_off(text, LONGEST_OPENER).max(self.scan);
+            return None;
+        }
         let found = OPENERS
             .iter()
             .filter(|(_, dialect)| self.detected.is_none_or(|d| d == *dialect))
@@ -462,6 +486,12 @@ fn value(start: usize, from: usize, then: Then) -> Phase {
         json: JsonEnd::new(from),
         then,
     }
+}
+
+/// The first byte at or after `at` that is not whitespace (or the end of `text`).
+fn skip_space(text: &str, at: usize) -> usize {
+    let rest = &text[at..];
+    at + (rest.len() - rest.trim_start().len())
 }
 
 /// Where a search for a marker of `len` bytes resumes so that one split across chunks is
