@@ -557,10 +557,14 @@ impl<'a> Reader<'a> {
     fn number(&mut self) -> Result<Value, TextError> {
         let start = self.at;
         let mut negative = false;
-        while let Some(sign @ (b'-' | b'+')) = self.peek() {
-            negative ^= sign == b'-';
+        if let Some(sign @ (b'-' | b'+')) = self.peek() {
+            negative = sign == b'-';
             self.at += 1;
             self.skip_space();
+            if matches!(self.peek(), Some(b'-' | b'+')) {
+                self.at = start;
+                return Err(self.error("a number with more than one sign is an expression"));
+            }
         }
         let b = self.bytes();
         let body_start = self.at;
@@ -578,6 +582,11 @@ impl<'a> Reader<'a> {
                 .is_some_and(|d| d.is_ascii_alphanumeric() || *d == b'_')
             {
                 self.at += 1;
+            }
+            let written = &b[digits_start..self.at];
+            if !underscores_between_digits(written, true, |d| d.is_ascii_alphanumeric()) {
+                self.at = start;
+                return Err(self.error("`_` in a number must stand between two digits"));
             }
             let digits: String = self.text[digits_start..self.at]
                 .chars()
@@ -610,6 +619,10 @@ impl<'a> Reader<'a> {
                 }
                 _ => break,
             }
+        }
+        if !underscores_between_digits(&b[body_start..self.at], false, |d| d.is_ascii_digit()) {
+            self.at = start;
+            return Err(self.error("`_` in a number must stand between two digits"));
         }
         let text: String = self.text[body_start..self.at]
             .chars()
@@ -647,6 +660,23 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Python's rule for `_` in a number: each one stands between two digits (or, after a `0x`,
+/// `0o` or `0b` prefix, may also come first).
+fn underscores_between_digits(
+    written: &[u8],
+    after_prefix: bool,
+    digit: impl Fn(&u8) -> bool,
+) -> bool {
+    written.iter().enumerate().all(|(i, c)| {
+        *c != b'_'
+            || ((if i == 0 {
+                after_prefix
+            } else {
+                digit(&written[i - 1])
+            }) && written.get(i + 1).is_some_and(&digit))
+    })
+}
+
 fn int(reader: &mut Reader<'_>, start: usize, negative: bool, n: u64) -> Result<Value, TextError> {
     if !negative {
         return Ok(Value::Number(n.into()));
@@ -680,6 +710,10 @@ mod tests {
 
     #[test]
     fn literals_become_json_exactly() {
+        assert_eq!(
+            one("f(0x_1F, -1_0.2_5, + 3)").unwrap().positional,
+            [json!(31), json!(-10.25), json!(3)]
+        );
         let call = one(r#"f(1, -2, 3.5, 1e3, 0x1F, 1_000, 'it''s', "a\tb", '''x
 y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00e9\x41")"#)
         .unwrap();
@@ -717,6 +751,12 @@ y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00
             ("f(a=float('inf'))", "not evaluated"),
             ("f(a=012)", "leading zero"),
             ("f(a={'k': 1, 'k': 2})", "twice"),
+            ("f(a=--1)", "more than one sign"),
+            ("f(a=+-1)", "more than one sign"),
+            ("f(a=1__0)", "between two digits"),
+            ("f(a=1_)", "between two digits"),
+            ("f(a=1_.5)", "between two digits"),
+            ("f(a=0x__1)", "between two digits"),
         ] {
             match one(text) {
                 Err(TextError::Invalid { reason: got, .. }) => {
