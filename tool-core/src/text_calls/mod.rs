@@ -665,35 +665,45 @@ fn mistral(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> 
                     reason: "`[ARGS]` is missing after the tool's name".into(),
                 });
             };
-            let name = text[body..body + args].trim();
-            if name.is_empty()
-                || !name
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
-            {
-                return Err(TextError::Invalid {
-                    at: body,
-                    reason: format!("{name:?} is not a tool name"),
-                });
-            }
-            let args_at = body + args + "[ARGS]".len();
-            let (raw, end) = json_value(text, args_at)?;
-            let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
-                at: args_at,
-                reason,
-            })?;
-            calls.push(TextCall {
-                name: name.to_owned(),
-                arguments,
-                positional: Vec::new(),
-                span: start..end,
-            });
+            let name = mistral_name(text, body, body + args)?;
+            let call = mistral_call(text, start, name, body + args + "[ARGS]".len())?;
+            let end = call.span.end;
+            calls.push(call);
             end
         };
         used.push(start..end);
         from = end;
     }
     Ok((calls, used))
+}
+
+/// The tool name of a Mistral `name[ARGS]` call, written from `body` to `args` (where
+/// `[ARGS]` starts).
+fn mistral_name(text: &str, body: usize, args: usize) -> Result<String, TextError> {
+    let name = text[body..args].trim();
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+    {
+        return Err(TextError::Invalid {
+            at: body,
+            reason: format!("{name:?} is not a tool name"),
+        });
+    }
+    Ok(name.to_owned())
+}
+
+/// A Mistral `name[ARGS]{…}` call opened at `start`, its arguments from `at`.
+fn mistral_call(text: &str, start: usize, name: String, at: usize) -> Result<TextCall, TextError> {
+    let (raw, end) = json_value(text, at)?;
+    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid { at, reason })?;
+    Ok(TextCall {
+        name,
+        arguments,
+        positional: Vec::new(),
+        span: start..end,
+    })
 }
 
 /// DeepSeek: `<｜tool▁call▁begin｜>[function<｜tool▁sep｜>]name` then the arguments as JSON (in

@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    DS_CALL_BEGIN, DS_CALL_END, Dialect, ParsedCalls, TextCall, TextError, arguments_text,
-    deepseek_call, json_calls, json_value, parse_calls,
+    DS_CALL_BEGIN, DS_CALL_END, Dialect, ParsedCalls, TextCall, TextError, deepseek_call,
+    json_calls, mistral_call, mistral_name, parse_calls,
 };
 
 /// The markers that open a block of calls, and the dialect each one names.
@@ -310,18 +310,7 @@ impl TextCallStream {
                 };
                 let next = match then {
                     Then::MistralArgs { name } => {
-                        let (raw, _) = json_value(text, json.from)?;
-                        let arguments =
-                            arguments_text(raw).map_err(|reason| TextError::Invalid {
-                                at: json.from,
-                                reason,
-                            })?;
-                        out.push(TextCall {
-                            name,
-                            arguments,
-                            positional: Vec::new(),
-                            span: start..end,
-                        });
+                        out.push(mistral_call(text, start, name, json.from)?);
                         self.scan = end;
                         Phase::Seek
                     }
@@ -413,18 +402,7 @@ impl TextCallStream {
                     return Ok((Phase::MistralName { start, body }, false));
                 };
                 let args = from + found;
-                let name = text[body..args].trim();
-                if name.is_empty()
-                    || !name
-                        .bytes()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
-                {
-                    return Err(TextError::Invalid {
-                        at: body,
-                        reason: format!("{name:?} is not a tool name"),
-                    });
-                }
-                let name = name.to_owned();
+                let name = mistral_name(text, body, args)?;
                 let args_at = args + "[ARGS]".len();
                 Ok((value(start, args_at, Then::MistralArgs { name }), true))
             }
