@@ -10,17 +10,12 @@
 #[path = "ledger_suite.rs"]
 mod suite;
 
-use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use examples::{CreateInvoice, create_invoice};
+use tests::workers::{Race, Scratch};
 use tool_core::ledger::{AuditKind, Claimed, Ledger, PostgresLedger, Recorded, verify};
 use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolInfo};
 
@@ -289,59 +284,11 @@ async fn an_unreachable_database_is_an_error() {
     assert!(error.message().contains("not valid"), "{error}");
 }
 
-/// A folder of its own under the system's temporary folder, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(tests::unique_name(name));
-        std::fs::create_dir_all(&dir).expect("a temporary folder");
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn worker() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger_worker"));
-    command.stdin(Stdio::null());
-    command
-}
-
-/// Runs a worker to its end; its JSON lines.
-fn run(command: &mut Command) -> Vec<Value> {
-    let out = command.output().expect("the worker starts");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{command:?} failed: {stderr}");
-    String::from_utf8(out.stdout)
-        .expect("the worker prints text")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("the worker prints JSON lines"))
-        .collect()
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => text.lines().map(str::to_owned).collect(),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(error) => panic!("cannot read {}: {error}", path.display()),
-    }
-}
-
 /// Four processes, each with its own connections, propose 10,000 calls over 2,000 ids (every
 /// id by every worker, 500 more duplicates each) under a run quota of 1,500: each id runs at
 /// most once, exactly the quota runs, and every call that ran replays its recorded outcome.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_processes_racing_run_each_call_once_within_the_quota() {
-    const WORKERS: usize = 4;
     const CALLS: u64 = 2_500;
     const UNIQUE: u64 = 2_000;
     const QUOTA: u64 = 1_500;
@@ -353,98 +300,16 @@ async fn four_processes_racing_run_each_call_once_within_the_quota() {
     let dir = Scratch::new("pg-race");
     let scope = tests::unique_name("race");
     let store = format!("postgres:{url}");
-    let logs: Vec<PathBuf> = (0..WORKERS)
-        .map(|i| dir.file(&format!("worker-{i}.log")))
-        .collect();
-
-    let mut children: Vec<_> = logs
-        .iter()
-        .enumerate()
-        .map(|(i, log)| {
-            worker()
-                .args(["race", "--store", &store, "--scope", &scope, "--log"])
-                .arg(log)
-                .args(["--worker", &i.to_string()])
-                .args([
-                    "--calls",
-                    &CALLS.to_string(),
-                    "--unique",
-                    &UNIQUE.to_string(),
-                ])
-                .args(["--quota", &QUOTA.to_string(), "--gate"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("the worker starts")
-        })
-        .collect();
-    // All start together, once each has its connections, so that they race for the same ids.
-    let mut reports: Vec<_> = children
-        .iter_mut()
-        .map(|child| {
-            let mut out = BufReader::new(child.stdout.take().expect("the worker's output"));
-            let mut ready = String::new();
-            out.read_line(&mut ready)
-                .expect("the worker says it is ready");
-            assert_eq!(ready.trim(), "ready", "the worker did not start");
-            out
-        })
-        .collect();
-    for child in &mut children {
-        writeln!(child.stdin.take().expect("the worker's input"), "go").expect("the start");
+    let total = Race {
+        bin: env!("CARGO_BIN_EXE_ledger_worker"),
+        store: &store,
+        scope: &scope,
+        workers: 4,
+        calls: CALLS,
+        unique: UNIQUE,
+        quota: QUOTA,
     }
-    let mut fresh = 0;
-    for (child, out) in children.into_iter().zip(&mut reports) {
-        let done = child.wait_with_output().expect("the worker ends");
-        let stderr = String::from_utf8_lossy(&done.stderr);
-        assert!(done.status.success(), "a worker failed: {stderr}");
-        let mut line = String::new();
-        out.read_line(&mut line).expect("the worker's report");
-        let report: Value = serde_json::from_str(&line).expect("one JSON line");
-        let codes = report["codes"].as_object().expect("the outcomes by code");
-        let counted: u64 = codes.values().filter_map(Value::as_u64).sum();
-        assert_eq!(counted, CALLS, "{report}");
-        for code in codes.keys() {
-            assert!(
-                ["ok", "budget_exhausted", "call_in_flight"].contains(&code.as_str()),
-                "unexpected outcome {code}: {report}"
-            );
-        }
-        // Every replay here is of an output: the tool never fails.
-        let ok = codes.get("ok").and_then(Value::as_u64).unwrap_or(0);
-        fresh += ok - report["replays"].as_u64().expect("the replays");
-    }
-
-    let mut executed: BTreeMap<String, u64> = BTreeMap::new();
-    for log in &logs {
-        for id in lines(log) {
-            *executed.entry(id).or_default() += 1;
-        }
-    }
-    let total: u64 = executed.values().sum();
-    let twice: Vec<_> = executed.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(
-        twice.is_empty(),
-        "{} calls executed more than once, among them {:?}",
-        twice.len(),
-        &twice[..twice.len().min(10)]
-    );
-    assert_eq!(total, UNIQUE.min(QUOTA), "executions: the quota, exactly");
-    assert_eq!(fresh, total, "each execution was reported once");
-
-    // No outcome was lost: proposing each executed call again replays it and runs nothing.
-    let replay_log = dir.file("replay.log");
-    let replays = run(worker()
-        .args(["invoke", "--store", &store, "--scope", &scope, "--log"])
-        .arg(&replay_log)
-        .args(executed.keys()));
-    assert_eq!(replays.len(), executed.len());
-    for outcome in &replays {
-        assert_eq!(outcome["code"], Value::Null, "{outcome}");
-        assert_eq!(outcome["is_replay"], true, "{outcome}");
-    }
-    assert!(lines(&replay_log).is_empty(), "a replay ran the tool");
+    .run(&dir);
 
     let ledger = ledger(&url).await;
     let trail = ledger.trail(&scope).await.expect("the trail");

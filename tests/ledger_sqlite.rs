@@ -5,9 +5,7 @@
 #[path = "ledger_suite.rs"]
 mod suite;
 
-use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::pin;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -16,38 +14,11 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tests::workers::{Race, Scratch, lines, run, worker};
 use tool_core::ledger::{
     AuditKind, ClaimKey, Claimed, Ledger, Recorded, Resolution, SqliteLedger, TrailError, verify,
 };
 use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, ToolError};
-
-/// A folder of its own under the system's temporary folder, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "tool-core-ledger-{}-{}-{name}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn open(path: &Path) -> Arc<SqliteLedger> {
     Arc::new(SqliteLedger::open(path).expect("the ledger opens"))
@@ -332,32 +303,6 @@ fn outside_a_tokio_runtime_a_call_is_an_error() {
     }
 }
 
-fn worker() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ledger_worker"));
-    command.stdin(Stdio::null());
-    command
-}
-
-/// Runs a worker to its end; its JSON lines.
-fn run(command: &mut Command) -> Vec<Value> {
-    let out = command.output().expect("the worker starts");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{command:?} failed: {stderr}");
-    String::from_utf8(out.stdout)
-        .expect("the worker prints text")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("the worker prints JSON lines"))
-        .collect()
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => text.lines().map(str::to_owned).collect(),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(error) => panic!("cannot read {}: {error}", path.display()),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_racing_run_each_call_once_within_the_quota() {
     // 10,000 calls in all, as on PostgreSQL.
@@ -368,91 +313,16 @@ async fn two_processes_racing_run_each_call_once_within_the_quota() {
     let path = dir.file("ledger.db");
     let ledger = open(&path);
     let store = format!("sqlite:{}", path.display());
-    let logs = [dir.file("worker-0.log"), dir.file("worker-1.log")];
-
-    let mut children: Vec<_> = logs
-        .iter()
-        .enumerate()
-        .map(|(i, log)| {
-            worker()
-                .args(["race", "--store", &store, "--scope", "race", "--log"])
-                .arg(log)
-                .args(["--worker", &i.to_string()])
-                .args([
-                    "--calls",
-                    &CALLS.to_string(),
-                    "--unique",
-                    &UNIQUE.to_string(),
-                ])
-                .args(["--quota", &QUOTA.to_string(), "--gate"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("the worker starts")
-        })
-        .collect();
-    // Both start together, so that they race for the same ids.
-    let mut reports: Vec<_> = children
-        .iter_mut()
-        .map(|child| {
-            let mut out = BufReader::new(child.stdout.take().unwrap());
-            let mut ready = String::new();
-            out.read_line(&mut ready).unwrap();
-            assert_eq!(ready.trim(), "ready", "the worker did not start");
-            out
-        })
-        .collect();
-    for child in &mut children {
-        writeln!(child.stdin.take().unwrap(), "go").unwrap();
+    let total = Race {
+        bin: env!("CARGO_BIN_EXE_ledger_worker"),
+        store: &store,
+        scope: "race",
+        workers: 2,
+        calls: CALLS,
+        unique: UNIQUE,
+        quota: QUOTA,
     }
-    let mut fresh = 0;
-    for (child, out) in children.into_iter().zip(&mut reports) {
-        let done = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&done.stderr);
-        assert!(done.status.success(), "a worker failed: {stderr}");
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let report: Value = serde_json::from_str(&line).expect("one JSON line");
-        let codes = report["codes"].as_object().unwrap();
-        let counted: u64 = codes.values().map(|n| n.as_u64().unwrap()).sum();
-        assert_eq!(counted, CALLS, "{report}");
-        for code in codes.keys() {
-            assert!(
-                ["ok", "budget_exhausted", "call_in_flight"].contains(&code.as_str()),
-                "unexpected outcome {code}: {report}"
-            );
-        }
-        // Every replay here is of an output: the tool never fails.
-        fresh += codes["ok"].as_u64().unwrap() - report["replays"].as_u64().unwrap();
-    }
-
-    let mut executed: BTreeMap<String, u64> = BTreeMap::new();
-    for log in &logs {
-        for id in lines(log) {
-            *executed.entry(id).or_default() += 1;
-        }
-    }
-    let total: u64 = executed.values().sum();
-    let twice: Vec<_> = executed.iter().filter(|(_, n)| **n > 1).collect();
-    assert!(twice.is_empty(), "calls executed more than once: {twice:?}");
-    assert_eq!(total, UNIQUE.min(QUOTA), "executions: the quota, exactly");
-    assert_eq!(fresh, total, "each execution was reported once");
-
-    // Every outcome was recorded: proposing each executed call again replays it.
-    let replay_log = dir.file("replay.log");
-    let replays = run(worker()
-        .args(["invoke", "--store", &store, "--scope", "race", "--log"])
-        .arg(&replay_log)
-        .args(executed.keys()));
-    assert_eq!(replays.len(), executed.len());
-    for outcome in &replays {
-        assert_eq!(outcome["code"], Value::Null, "{outcome}");
-        assert_eq!(outcome["is_replay"], true, "{outcome}");
-    }
-    assert!(lines(&replay_log).is_empty(), "a replay ran the tool");
-    let after: usize = logs.iter().map(|log| lines(log).len()).sum();
-    assert_eq!(u64::try_from(after).unwrap(), total);
+    .run(&dir);
 
     let trail = ledger.trail("race").await.unwrap();
     verify(&trail, None).expect("the trail both processes wrote verifies");
@@ -478,7 +348,7 @@ async fn a_killed_worker_leaves_its_call_in_doubt_until_reconciled() {
             .args(["--timeout-ms", "2000", "--grace-ms", "0"]);
     };
 
-    let mut hang = worker();
+    let mut hang = worker(env!("CARGO_BIN_EXE_ledger_worker"));
     hang.args(["hang", "--id", "call-1"]);
     common(&mut hang);
     let mut child = hang
@@ -521,7 +391,7 @@ async fn a_killed_worker_leaves_its_call_in_doubt_until_reconciled() {
     assert_eq!(unsettled[0].binding.tool, "charge");
 
     // A new process proposing the same call is told its outcome is unknown, and runs nothing.
-    let mut invoke = worker();
+    let mut invoke = worker(env!("CARGO_BIN_EXE_ledger_worker"));
     invoke.args(["invoke", "call-1"]);
     common(&mut invoke);
     let outcome = &run(&mut invoke)[0];

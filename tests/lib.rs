@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod workers;
+
 use serde_json::{Map, Value};
 
 /// The third-party data the tests read, vendored under `tests/data` with its licences
