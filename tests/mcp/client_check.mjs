@@ -35,7 +35,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const INSTALL = 'npm ci --prefix tests/mcp';
+import { INSTALL, Checks, sdkVersion } from './sdk_checks.mjs';
 
 let sdk;
 try {
@@ -74,34 +74,6 @@ const EXPECTED_ANNOTATIONS = {
 const INVALID_PARAMS = -32602;
 /** Where the server puts a refusal's stable code. */
 const ERROR_META = 'tool-core/error';
-
-/** The installed SDK's version, for the log. */
-function sdkVersion() {
-    try {
-        const path = new URL('node_modules/@modelcontextprotocol/sdk/package.json', HERE);
-        return JSON.parse(readFileSync(path, 'utf8')).version;
-    } catch {
-        return '(version unknown)';
-    }
-}
-
-/** Records each check; the run fails if any did. */
-class Checks {
-    constructor() {
-        this.failures = [];
-    }
-
-    check(condition, what, detail) {
-        if (condition) {
-            console.log(`ok   ${what}`);
-        } else {
-            const suffix = detail === undefined ? '' : `\n       got: ${JSON.stringify(detail)}`;
-            console.log(`FAIL ${what}${suffix}`);
-            this.failures.push(what);
-        }
-        return condition;
-    }
-}
 
 function serverParameters() {
     const binary = process.env.MCP_SERVER_BIN;

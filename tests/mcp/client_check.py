@@ -29,15 +29,13 @@ With --probe it only imports the SDK and checks its version. Exits 0 when every 
 
 from __future__ import annotations
 
-import importlib.metadata
-import itertools
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-INSTALL = 'python3 -m pip install "mcp>=1.12"'
+from sdk_checks import INSTALL, Checks, gate, sdk_version
 
 try:
     import anyio
@@ -50,30 +48,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     sys.exit(2)
 
 
-def sdk_version() -> str:
-    try:
-        return importlib.metadata.version("mcp")
-    except importlib.metadata.PackageNotFoundError:
-        return "(version unknown)"
-
-
-def too_old(version: str) -> bool:
-    """Whether `version` is before 1.12, which cannot page through tools/list."""
-    numbers = []
-    for part in version.split(".")[:2]:
-        digits = "".join(itertools.takewhile(str.isdigit, part))
-        numbers.append(int(digits) if digits else 0)
-    return tuple(numbers) < (1, 12)
-
-
-if sdk_version() != "(version unknown)" and too_old(sdk_version()):
-    print(f"client_check: the MCP Python SDK is version {sdk_version()}, older than 1.12; run: {INSTALL}",
-          file=sys.stderr)
-    sys.exit(2)
-
-if "--probe" in sys.argv[1:]:
-    print(f"client_check: mcp {sdk_version()} imports")
-    sys.exit(0)
+gate("client_check")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,22 +62,6 @@ EXPECTED_ANNOTATIONS = {
 INVALID_PARAMS = -32602
 # Where the server puts a refusal's stable code.
 ERROR_META = "tool-core/error"
-
-
-class Checks:
-    """Records each check; the run fails if any did."""
-
-    def __init__(self) -> None:
-        self.failures: list[str] = []
-
-    def check(self, condition: bool, what: str, detail: Any = None) -> bool:
-        if condition:
-            print(f"ok   {what}")
-        else:
-            suffix = "" if detail is None else f"\n       got: {detail}"
-            print(f"FAIL {what}{suffix}")
-            self.failures.append(what)
-        return condition
 
 
 def wire(model: Any) -> dict[str, Any]:

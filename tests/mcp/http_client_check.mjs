@@ -17,9 +17,7 @@
 // With --probe it only loads the SDK. Exits 0 when every check passes, 1 listing the failed
 // checks, 2 when the SDK is missing.
 
-import { readFileSync } from 'node:fs';
-
-const INSTALL = 'npm ci --prefix tests/mcp';
+import { INSTALL, Checks, sdkVersion } from './sdk_checks.mjs';
 
 let sdk;
 try {
@@ -33,38 +31,9 @@ try {
     process.exit(2);
 }
 
-const HERE = new URL('.', import.meta.url);
-
 if (process.argv.includes('--probe')) {
     console.log(`http_client_check: @modelcontextprotocol/sdk ${sdkVersion()} loads`);
     process.exit(0);
-}
-
-function sdkVersion() {
-    try {
-        const path = new URL('node_modules/@modelcontextprotocol/sdk/package.json', HERE);
-        return JSON.parse(readFileSync(path, 'utf8')).version;
-    } catch {
-        return '(version unknown)';
-    }
-}
-
-/** Records each check; the run fails if any did. */
-class Checks {
-    constructor() {
-        this.failures = [];
-    }
-
-    check(condition, what, detail) {
-        if (condition) {
-            console.log(`ok   ${what}`);
-        } else {
-            const suffix = detail === undefined ? '' : `\n       got: ${String(detail?.stack ?? JSON.stringify(detail))}`;
-            console.log(`FAIL ${what}${suffix}`);
-            this.failures.push(what);
-        }
-        return condition;
-    }
 }
 
 /**
