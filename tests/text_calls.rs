@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use tool_core::agent::{Agent, Message, RunEnd, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
-use tool_core::text_calls::{Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls};
-use tool_core::{Argument, RepairPolicy, Runtime};
+use tool_core::text_calls::{
+    Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls, render_calls,
+};
+use tool_core::{Argument, RepairPolicy, Runtime, ToolCall};
 use tool_core::{Context, Registry, Tool, ToolDef, ToolError};
 
 /// (name, arguments as a JSON value) of each call read.
@@ -459,6 +461,70 @@ proptest! {
             }
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Calls written by `render_calls` in each dialect read back as the same calls.
+    #[test]
+    fn rendered_calls_read_back_as_themselves(calls in calls()) {
+        let tool_calls: Vec<ToolCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| {
+                ToolCall::new(format!("c{i}"), name.clone(), Value::Object(args.clone()).to_string().as_str())
+            })
+            .collect();
+        for dialect in Dialect::ALL {
+            let text = render_calls(dialect, &tool_calls)
+                .map_err(|error| TestCaseError::fail(format!("{dialect}: {error}")))?;
+            let parsed = parse_calls(&text, None)
+                .map_err(|error| TestCaseError::fail(format!("{dialect}: {error}\n{text}")))?;
+            prop_assert_eq!(parsed.dialect(), Some(dialect), "{}", text);
+            let got: Vec<(String, Map<String, Value>)> = parsed
+                .calls()
+                .iter()
+                .map(|c| (c.name().to_owned(), serde_json::from_str(c.arguments()).unwrap()))
+                .collect();
+            prop_assert_eq!(&got, &calls, "{}", text);
+        }
+    }
+}
+
+#[test]
+fn calls_that_a_dialect_cannot_write_are_refused() {
+    let bad_key = [ToolCall::new("c", "f", r#"{"not an identifier": 1}"#)];
+    let not_object = [
+        ToolCall::new("c", "f", "[1, 2]"),
+        ToolCall::new("d", "f", "{} {}"),
+    ];
+    assert!(matches!(
+        render_calls(Dialect::Pythonic, &bad_key),
+        Err(TextError::Invalid { at: 0, .. })
+    ));
+    // Every other dialect writes the key as JSON.
+    assert!(render_calls(Dialect::Hermes, &bad_key).is_ok());
+    for dialect in Dialect::ALL {
+        assert!(
+            render_calls(dialect, &not_object[..1]).is_err(),
+            "{dialect}"
+        );
+        assert!(
+            render_calls(dialect, &not_object[1..]).is_err(),
+            "{dialect}"
+        );
+    }
+    let bad_name = [ToolCall::new("c", "weather-now", "{}")];
+    assert!(render_calls(Dialect::Pythonic, &bad_name).is_err());
+    // Exact text in JSON dialects: a number beyond 64 bits is carried as written.
+    let big = [ToolCall::new(
+        "c",
+        "f",
+        r#"{"n": 123456789012345678901234567890}"#,
+    )];
+    let text = render_calls(Dialect::Hermes, &big).unwrap();
+    assert!(text.contains("123456789012345678901234567890"), "{text}");
 }
 
 #[test]

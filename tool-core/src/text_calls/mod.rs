@@ -35,9 +35,11 @@ use crate::registry::{Registry, ToolInfo};
 
 mod model;
 mod python;
+mod render;
 mod stream;
 
 pub use model::TextModel;
+pub use render::render_calls;
 pub use stream::{DEFAULT_MAX_TEXT_BYTES, StreamedReply, TextCallStream};
 
 /// A format of tool calls in text.
