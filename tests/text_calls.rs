@@ -768,8 +768,9 @@ async fn a_text_model_reply_that_cannot_be_read_runs_nothing() {
 
 /// The BFCL v4 ground-truth calls (the first acceptable value of each argument; an argument
 /// whose first acceptable value is `""` is left out, as BFCL means "may be omitted"), rendered
-/// in each dialect and read back: every call set must come back exactly, except where the
-/// dialect cannot write it (Python keyword arguments must be identifiers).
+/// in each dialect and read back, whole and streamed in 7-byte chunks: every call set must come
+/// back exactly, except where the dialect cannot write it (Python keyword arguments must be
+/// identifiers).
 #[test]
 fn bfcl_ground_truth_round_trips_in_every_dialect() {
     let mut sets: Vec<Vec<(String, Map<String, Value>)>> = Vec::new();
@@ -845,6 +846,16 @@ fn bfcl_ground_truth_round_trips_in_every_dialect() {
                 })
                 .collect();
             assert_eq!(&got, calls, "{dialect}: {text}");
+            // Streamed in 7-byte chunks, the same calls.
+            let cuts: Vec<usize> = (7..text.len()).step_by(7).collect();
+            let (mut handed, reply) = stream(&text, None, &cuts)
+                .unwrap_or_else(|error| panic!("{dialect} streamed: {error}\n{text}"));
+            handed.extend_from_slice(reply.remaining());
+            assert_eq!(
+                handed.as_slice(),
+                parsed.calls(),
+                "{dialect} streamed: {text}"
+            );
             exact += 1;
         }
         report.push(format!(

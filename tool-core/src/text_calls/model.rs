@@ -18,6 +18,9 @@ use crate::repair::ModelError;
 /// - Positional Python arguments are named from the tool's declared parameter order
 ///   ([`TextCall::to_tool_call`](super::TextCall::to_tool_call)).
 /// - A turn that already carries calls is passed on as it is.
+/// - The inner model is given the transcript with calls as calls; to show a completion model
+///   its earlier calls as it wrote them, write them into its prompt with
+///   [`render_calls`](super::render_calls).
 /// - A reply whose calls cannot be read (cut off, malformed, in two dialects at once,
 ///   positional arguments that cannot be named) fails the step with a [`ModelError`] that says
 ///   why; nothing of it runs.
