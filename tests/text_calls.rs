@@ -492,6 +492,80 @@ proptest! {
     }
 }
 
+/// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,
+/// separators, multi-byte characters and names.
+fn pieces() -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        "<tool_call>",
+        "</tool_call>",
+        "<function_call>",
+        "<|tool_call|>",
+        "<|python_tag|>",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜tool▁calls▁end｜>",
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "\"",
+        "'",
+        "\\",
+        ":",
+        ",",
+        ";",
+        "=",
+        " ",
+        "\n",
+        "```json\n",
+        "```",
+        "é",
+        "\"name\"",
+        "\"arguments\"",
+        "\"parameters\"",
+        "f",
+        "get_weather",
+        "1",
+        "None",
+        "True",
+    ]);
+    prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// On any text, cut anywhere, the stream never panics, and when it finishes it agrees with
+    /// `parse_calls` on the whole text; the calls it hands over early are always the first
+    /// calls of that reading.
+    #[test]
+    fn the_stream_agrees_with_the_whole_reading_on_any_text(
+        text in pieces(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+        named in prop::option::of(prop::sample::select(Dialect::ALL.to_vec())),
+    ) {
+        let whole = parse_calls(&text, named);
+        match stream(&text, named, &cuts) {
+            Ok((handed, reply)) => {
+                let whole = whole.map_err(|error| TestCaseError::fail(format!(
+                    "streamed fine but whole: {error}: {text:?}"
+                )))?;
+                prop_assert_eq!(reply.parsed(), &whole, "{:?}", text);
+                prop_assert_eq!(&whole.calls()[..handed.len()], handed.as_slice());
+            }
+            Err(error) => {
+                prop_assert!(whole.is_err(), "streaming refused ({error}) what reads whole: {text:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn calls_that_a_dialect_cannot_write_are_refused() {
     let bad_key = [ToolCall::new("c", "f", r#"{"not an identifier": 1}"#)];

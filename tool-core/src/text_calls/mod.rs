@@ -14,7 +14,7 @@
 //! | [`Hermes`](Dialect::Hermes) | `<tool_call>{…}</tool_call>`, repeated for parallel calls (Hermes, Qwen) |
 //! | [`Llama3`](Dialect::Llama3) | `<\|python_tag\|>` then call objects separated by `;`, or a reply that is one call object with `parameters` |
 //! | [`Mistral`](Dialect::Mistral) | `[TOOL_CALLS][{…}, …]`, or `[TOOL_CALLS]name[ARGS]{…}` repeated (newer tokenizers) |
-//! | [`Granite`](Dialect::Granite) | `<function_call>{…}` repeated, or `<\|tool_call\|>[{…}, …]` |
+//! | [`Granite`](Dialect::Granite) | `<function_call>{…}` or `<\|tool_call\|>[{…}, …]`, repeated |
 //! | [`DeepSeek`](Dialect::DeepSeek) | `<｜tool▁call▁begin｜>` … `<｜tool▁call▁end｜>` blocks, the name then the arguments as JSON, with or without a fence |
 //! | [`Pythonic`](Dialect::Pythonic) | `get_weather(city="Paris")` or `[f(a=1), g(b=2)]`, keyword and positional arguments, Python literals |
 //!
@@ -358,9 +358,8 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
     };
     let (calls, used) = match dialect {
         Dialect::Json => json_reply(text)?,
-        Dialect::Hermes => tagged(text, "<tool_call>", Some("</tool_call>"))?,
-        Dialect::Granite if text.contains("<|tool_call|>") => after_marker(text, "<|tool_call|>")?,
-        Dialect::Granite => tagged(text, "<function_call>", None)?,
+        Dialect::Hermes => tagged(text, &["<tool_call>"], Some("</tool_call>"))?,
+        Dialect::Granite => tagged(text, &["<function_call>", "<|tool_call|>"], None)?,
         Dialect::Llama3 => llama3(text)?,
         Dialect::Mistral => mistral(text)?,
         Dialect::DeepSeek => deepseek(text)?,
@@ -564,17 +563,21 @@ fn arguments_text(raw: &RawValue) -> Result<String, String> {
     }
 }
 
-/// `open` … `close` blocks, each holding one call object (or a list of them); with no
-/// `close`, a block runs to the next `open` or the end.
+/// Blocks opened by any of `opens`, each holding one call object (or a list of them) and
+/// closed by `close`; with no `close`, a block ends with its JSON.
 fn tagged(
     text: &str,
-    open: &str,
+    opens: &[&str],
     close: Option<&str>,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
     let mut from = 0;
-    while let Some(found) = text[from..].find(open) {
+    while let Some((found, open)) = opens
+        .iter()
+        .filter_map(|open| text[from..].find(open).map(|at| (at, *open)))
+        .min_by_key(|&(at, _)| at)
+    {
         let start = from + found;
         let body = start + open.len();
         let (mut found_calls, end) = json_calls(text, body)?;
@@ -589,7 +592,7 @@ fn tagged(
                     at: end,
                     reason: format!("`{close}` is missing"),
                 });
-            } else if !after[gap..].starts_with(open) {
+            } else if !opens.iter().any(|open| after[gap..].starts_with(open)) {
                 return Err(TextError::Invalid {
                     at: end + gap,
                     reason: format!("expected `{close}` after the call"),
@@ -601,15 +604,6 @@ fn tagged(
         from = block_end;
     }
     Ok((calls, used))
-}
-
-/// Call objects (or a list) right after `marker`, to the end of the text.
-fn after_marker(text: &str, marker: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let Some(start) = text.find(marker) else {
-        return Ok((Vec::new(), Vec::new()));
-    };
-    let (calls, end) = json_calls(text, start + marker.len())?;
-    Ok((calls, std::iter::once(start..end).collect()))
 }
 
 /// Llama 3: `<|python_tag|>` then call objects separated by `;`; or a reply that is one call
@@ -715,9 +709,10 @@ fn deepseek(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError>
     let mut calls = Vec::new();
     let mut used = Vec::new();
     let mut from = 0;
+    // The wrapper's opening token is left out of the prose; every call block counts, before
+    // it or after it.
     if let Some(found) = text.find(DS_CALLS_BEGIN) {
         used.push(found..found + DS_CALLS_BEGIN.len());
-        from = found + DS_CALLS_BEGIN.len();
     }
     while let Some(found) = text[from..].find(DS_CALL_BEGIN) {
         let start = from + found;
@@ -736,6 +731,7 @@ fn deepseek(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError>
     if let Some(found) = text[from..].find(DS_CALLS_END) {
         used.push(from + found..from + found + DS_CALLS_END.len());
     }
+    used.sort_by_key(|range| range.start);
     Ok((calls, used))
 }
 

@@ -120,8 +120,6 @@ enum Then {
     Hermes,
     /// A call object or list, after which another block may open.
     Seek,
-    /// A call object or list, after which nothing more is read (`<|tool_call|>`).
-    Last,
     /// Llama 3's calls, separated by `;`.
     Separator,
     /// The arguments of a Mistral `name[ARGS]` call.
@@ -291,7 +289,7 @@ impl TextCallStream {
                 let next = match marker {
                     "<tool_call>" => value(at, body, Then::Hermes),
                     "<function_call>" => value(at, body, Then::Seek),
-                    "<|tool_call|>" => value(at, body, Then::Last),
+                    "<|tool_call|>" => value(at, body, Then::Seek),
                     "<|python_tag|>" => value(at, body, Then::Separator),
                     "[TOOL_CALLS]" => Phase::Mistral { start: at, body },
                     _ => Phase::DeepSeek { start: at },
@@ -322,10 +320,6 @@ impl TextCallStream {
                             Then::Separator => {
                                 out.extend(calls);
                                 Phase::Separator { at: end }
-                            }
-                            Then::Last => {
-                                out.extend(calls);
-                                Phase::Rest
                             }
                             _ => {
                                 out.extend(calls);
