@@ -421,23 +421,23 @@ impl TextCallStream {
     fn next_opener(&mut self) -> Option<(usize, &'static str, Dialect)> {
         let text = self.text.as_str();
         let rest = &text[self.scan..];
-        // Every opener starts with `<` or `[`: most chunks of prose have neither.
-        if !rest.bytes().any(|b| b == b'<' || b == b'[') {
-            self.scan = back_off(text, LONGEST_OPENER).max(self.scan);
-            return None;
-        }
-        let found = OPENERS
+        // Every opener starts with `<` or `[`: only there is each one tried.
+        let mut from = 0;
+        while let Some(found) = rest.as_bytes()[from..]
             .iter()
-            .filter(|(_, dialect)| self.detected.is_none_or(|d| d == *dialect))
-            .filter_map(|&(marker, dialect)| rest.find(marker).map(|at| (at, marker, dialect)))
-            .min_by_key(|&(at, marker, _)| (at, std::cmp::Reverse(marker.len())));
-        match found {
-            Some((at, marker, dialect)) => Some((self.scan + at, marker, dialect)),
-            None => {
-                self.scan = back_off(text, LONGEST_OPENER).max(self.scan);
-                None
+            .position(|&b| b == b'<' || b == b'[')
+        {
+            let at = from + found;
+            let here = &rest[at..];
+            if let Some(&(marker, dialect)) = OPENERS.iter().find(|(marker, dialect)| {
+                self.detected.is_none_or(|d| d == *dialect) && here.starts_with(marker)
+            }) {
+                return Some((self.scan + at, marker, dialect));
             }
+            from = at + 1;
         }
+        self.scan = back_off(text, LONGEST_OPENER).max(self.scan);
+        None
     }
 
     fn check_call_size(&self, start: usize) -> Result<(), TextError> {
