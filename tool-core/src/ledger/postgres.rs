@@ -527,17 +527,7 @@ impl PostgresLedger {
                 let released: bool = row.try_get(8)?;
                 let passed: bool = row.try_get(9)?;
                 match decide(claim, &binding, outcome, released, passed) {
-                    Some(answer) => {
-                        let event = claim_event(claim, &answer);
-                        append_in(
-                            &tx,
-                            &claim.scope,
-                            claim.audit.iter().cloned().chain([event]),
-                        )
-                        .await?;
-                        tx.commit().await?;
-                        return Ok(answer);
-                    }
+                    Some(answer) => return answer_claim(tx, claim, answer).await,
                     None => (attempt_of(row.try_get(0)?)?.saturating_add(1), true),
                 }
             }
@@ -590,15 +580,7 @@ impl PostgresLedger {
                 Claimed::New { attempt }
             }
         };
-        let event = claim_event(claim, &answer);
-        append_in(
-            &tx,
-            &claim.scope,
-            claim.audit.iter().cloned().chain([event]),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(answer)
+        answer_claim(tx, claim, answer).await
     }
 
     async fn settle_once(
@@ -815,6 +797,23 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
 
 /// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
 /// until `tx` ends.
+/// Writes the claim's audit records, its answer last, and commits.
+async fn answer_claim(
+    tx: Transaction<'_>,
+    claim: &Claim,
+    answer: Claimed,
+) -> Result<Claimed, Fault> {
+    let event = claim_event(claim, &answer);
+    append_in(
+        &tx,
+        &claim.scope,
+        claim.audit.iter().cloned().chain([event]),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(answer)
+}
+
 async fn append_in(
     tx: &Transaction<'_>,
     scope: &str,
