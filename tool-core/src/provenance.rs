@@ -8,7 +8,7 @@
 //!   with [`ToolDef::trusted_output(false)`](crate::ToolDef::trusted_output) (a handler that
 //!   returns web pages or e-mails, say).
 //! - [`Origin::Mcp`]: a tool of an MCP server, named by the server. Untrusted unless the import
-//!   trusts that tool ([`McpImport::trust_output`](crate::mcp::McpImport::trust_output)).
+//!   trusts that tool (`McpImport::trust_output`, feature `mcp`).
 //! - [`Origin::Runtime`]: a refusal written by the runtime or the agent loop (unknown tool,
 //!   invalid arguments, a guard). Always trusted.
 //!
