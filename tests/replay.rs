@@ -94,7 +94,13 @@ impl Expect {
         self
     }
 
-    fn problems(&self, method: &str, path_and_query: &str, headers: &HeaderMap, body: &[u8]) -> Vec<String> {
+    fn problems(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Vec<String> {
         let mut problems = Vec::new();
         if method != "POST" {
             problems.push(format!("method is {method}, expected POST"));
@@ -230,7 +236,9 @@ impl Reply {
             Reply::Dropped(bytes) => {
                 let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
                     Ok(Bytes::from(bytes)),
-                    Err(std::io::Error::other("connection dropped by the replay server")),
+                    Err(std::io::Error::other(
+                        "connection dropped by the replay server",
+                    )),
                 ];
                 build(
                     200,
@@ -362,7 +370,9 @@ impl Drop for ReplayServer {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 async fn handle(state: &State, request: Request) -> Response {
@@ -385,7 +395,8 @@ async fn handle(state: &State, request: Request) -> Response {
         received.len()
     };
     let Some(exchange) = lock(&state.script).pop_front() else {
-        let problem = format!("request {number} ({method} {path_and_query}) came after the script ended");
+        let problem =
+            format!("request {number} ({method} {path_and_query}) came after the script ended");
         lock(&state.problems).push(problem.clone());
         return Reply::error(400, &problem).into_response();
     };
@@ -449,16 +460,31 @@ pub fn openai_chat_answer(text: &str, input: u64, output: u64) -> Vec<u8> {
 /// `anthropic/*.sse.txt`).
 pub fn anthropic_answer(text: &str, input: u64, output: u64) -> Vec<u8> {
     let events = [
-        ("message_start", json!({"type": "message_start", "message": {"id": "msg_replay", "type": "message",
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_replay", "type": "message",
             "role": "assistant", "content": [], "model": "replay", "stop_reason": null,
-            "usage": {"input_tokens": input, "output_tokens": 1}}})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 0,
-            "content_block": {"type": "text", "text": ""}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": text}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-            "usage": {"output_tokens": output}})),
+            "usage": {"input_tokens": input, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": output}}),
+        ),
         ("message_stop", json!({"type": "message_stop"})),
     ];
     let mut body = String::new();
@@ -479,7 +505,9 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
         Exchange::new(
             Expect::post(Api::OpenAi, "/v1/chat/completions", key)
                 .check("asks for a stream", |body| {
-                    (body["stream"] == true).then_some(()).ok_or_else(|| "stream is not true".into())
+                    (body["stream"] == true)
+                        .then_some(())
+                        .ok_or_else(|| "stream is not true".into())
                 })
                 .check("offers get_weather", |body| {
                     let names: Vec<&Value> = body["tools"]
@@ -494,7 +522,10 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
                         .ok_or_else(|| format!("tools are {names:?}"))
                 })
                 .check("starts with the user's words", |body| {
-                    (body["messages"].as_array().and_then(|m| m.last()).map(|m| &m["role"])
+                    (body["messages"]
+                        .as_array()
+                        .and_then(|m| m.last())
+                        .map(|m| &m["role"])
                         == Some(&json!("user")))
                     .then_some(())
                     .ok_or_else(|| "the last message is not the user's".into())
@@ -506,9 +537,9 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
                 "answers the call",
                 move |body| {
                     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-                    let asked = messages.iter().any(|m| {
-                        m["role"] == "assistant" && m["tool_calls"][0]["id"] == call_id
-                    });
+                    let asked = messages
+                        .iter()
+                        .any(|m| m["role"] == "assistant" && m["tool_calls"][0]["id"] == call_id);
                     let answered = messages
                         .iter()
                         .any(|m| m["role"] == "tool" && m["tool_call_id"] == call_id);
@@ -517,11 +548,7 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
                         .ok_or_else(|| format!("no call and result for {call_id} in {messages:?}"))
                 },
             ),
-            Reply::Sse(openai_chat_answer(
-                "San Francisco is mild today.",
-                120,
-                9,
-            )),
+            Reply::Sse(openai_chat_answer("San Francisco is mild today.", 120, 9)),
         ),
     ]
 }
