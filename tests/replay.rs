@@ -355,6 +355,11 @@ impl ReplayServer {
         lock(&self.state.problems).clone()
     }
 
+    /// Adds `exchange` to the end of the script.
+    pub fn push(&self, exchange: Exchange) {
+        lock(&self.state.script).push_back(exchange);
+    }
+
     /// Exchanges not yet played.
     pub fn remaining(&self) -> usize {
         lock(&self.state.script).len()

@@ -451,7 +451,7 @@ enum BodyError {
 
 /// Statuses that may succeed later.
 fn retryable(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
+    matches!(status.as_u16(), 408 | 429) || status.is_server_error()
 }
 
 /// A whole body, at most `limit` bytes.

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 /// How a failed request is retried. A request is retried when it may succeed later and no
-/// call has been acted on: on HTTP 408, 409, 429 and 5xx, a connection that failed, a timed-out
+/// call has been acted on: on HTTP 408, 429 and 5xx, a connection that failed, a timed-out
 /// attempt, a stream that broke off before its end, or an error event in the stream. Other
 /// statuses (400, 401, 403, 404, …) are reported at once.
 ///
