@@ -585,7 +585,7 @@ async fn a_stream_closed_before_its_end_is_retried() {
     let cut = stream[..cut].rfind("data:").unwrap();
     let mut script = vec![Exchange::new(
         chat_expect(),
-        Reply::Sse(stream[..cut].as_bytes().to_vec()),
+        Reply::Sse(stream.as_bytes()[..cut].to_vec()),
     )];
     script.extend(weather_then_answer());
     let server = ReplayServer::start(script).await;

@@ -82,7 +82,7 @@ const MAX_ERROR_CHARS: usize = 600;
 ///     .api_key(ApiKey::new("sk-ant-…"))
 ///     .options(RequestOptions::new().setting("max_tokens", json!(1024)))
 ///     .retry(RetryPolicy::new(3));
-/// assert_eq!(format!("{claude:?}").contains("sk-ant"), false);
+/// assert!(!format!("{claude:?}").contains("sk-ant"));
 /// # Ok::<(), tool_core::ModelError>(())
 /// ```
 #[derive(Debug, Clone)]
