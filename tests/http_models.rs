@@ -538,6 +538,97 @@ async fn rate_limited_request_waits_for_retry_after_then_succeeds() {
 }
 
 #[tokio::test]
+async fn retry_after_may_be_an_http_date() {
+    let at = std::time::SystemTime::now() + Duration::from_secs(2);
+    let mut script = vec![Exchange::new(
+        chat_expect(),
+        Reply::rate_limited(&httpdate::fmt_http_date(at)),
+    )];
+    script.extend(weather_then_answer());
+    let server = ReplayServer::start(script).await;
+    let (runtime, _) = weather_runtime();
+    let started = Instant::now();
+    let report = Agent::new(runtime, chat(&server))
+        .max_steps(4)
+        .run(user("Weather in SF?"), &cx())
+        .await;
+    assert_no_problems(&server);
+    assert_eq!(report.end, RunEnd::Answered);
+    // The date has whole seconds: at least one of the two is left when the 429 arrives.
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_retried() {
+    // Anthropic reports overload inside a stream that has begun.
+    let overloaded = "event: message_start\ndata: {\"type\": \"message_start\", \"message\": {\"id\": \"msg_1\", \"content\": [], \"usage\": {\"input_tokens\": 3, \"output_tokens\": 1}}}\n\n\
+        event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n";
+    let expect = || Expect::post(Api::Anthropic, "/v1/messages", KEY);
+    let server = ReplayServer::start(vec![
+        Exchange::new(expect(), Reply::Sse(overloaded.as_bytes().to_vec())),
+        Exchange::new(expect(), Reply::Sse(anthropic_answer("Hello.", 3, 2))),
+    ])
+    .await;
+    let (runtime, _) = weather_runtime();
+    let claude = model(Provider::Anthropic, "claude", &server, "/v1");
+    let report = Agent::new(runtime, claude)
+        .max_steps(2)
+        .run(user("Hi"), &cx())
+        .await;
+    assert_no_problems(&server);
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(
+        report.usage,
+        Usage {
+            input_tokens: 3,
+            output_tokens: 2
+        }
+    );
+
+    // When every attempt is overloaded, the provider's message is the error.
+    let server = ReplayServer::start(
+        (0..2)
+            .map(|_| Exchange::new(expect(), Reply::Sse(overloaded.as_bytes().to_vec())))
+            .collect(),
+    )
+    .await;
+    let (runtime, _) = weather_runtime();
+    let claude = model(Provider::Anthropic, "claude", &server, "/v1").retry(fast_retries(2));
+    let report = Agent::new(runtime, claude)
+        .max_steps(2)
+        .run(user("Hi"), &cx())
+        .await;
+    let error = failure(&report);
+    assert!(
+        error.contains("gave up after 2 attempts") && error.contains("Overloaded"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_a_key_sends_no_authentication() {
+    let server =
+        ReplayServer::start(vec![Exchange::new(chat_expect(), Reply::Sse(Vec::new()))]).await;
+    let (runtime, _) = weather_runtime();
+    let model = chat(&server).without_api_key();
+    let report = Agent::new(runtime, model)
+        .max_steps(1)
+        .run(user("Hi"), &cx())
+        .await;
+    failure(&report);
+    assert_eq!(server.problems().len(), 1);
+    assert!(
+        server.problems()[0].contains("header authorization is missing"),
+        "{:?}",
+        server.problems()
+    );
+}
+
+#[tokio::test]
 async fn retry_after_is_capped() {
     let mut script = vec![Exchange::new(chat_expect(), Reply::rate_limited("3600"))];
     script.extend(weather_then_answer());
