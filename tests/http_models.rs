@@ -760,6 +760,27 @@ async fn client_errors_are_not_retried() {
 }
 
 #[tokio::test]
+async fn a_base_url_that_is_no_url_fails_at_once() {
+    let model = HttpModel::new(Provider::OpenAiChat, "gpt-4o")
+        .unwrap()
+        .base_url("not a url")
+        .api_key(ApiKey::new(KEY))
+        .retry(RetryPolicy::new(4).base_delay(Duration::from_secs(5)));
+    let (runtime, _) = weather_runtime();
+    let started = Instant::now();
+    let report = Agent::new(runtime, model)
+        .max_steps(1)
+        .run(user("Hi"), &cx())
+        .await;
+    let error = failure(&report);
+    assert!(
+        error.starts_with("OpenAI Chat: cannot send a request to not a url/chat/completions"),
+        "{error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
 async fn a_long_error_body_is_cut_short() {
     let body = "x".repeat(100_000);
     let script = vec![Exchange::new(

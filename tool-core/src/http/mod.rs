@@ -299,7 +299,16 @@ impl HttpModel {
             builder = builder.header(name, value);
         }
         let mut response = builder.send().await.map_err(|error| {
-            Failure::Retry(format!("the request failed: {}", describe(&error)), None)
+            if error.is_builder() {
+                // A URL that is not one: no attempt can succeed.
+                Failure::Fatal(self.error(format_args!(
+                    "cannot send a request to {}: {}",
+                    self.endpoint(),
+                    describe(&error)
+                )))
+            } else {
+                Failure::Retry(format!("the request failed: {}", describe(&error)), None)
+            }
         })?;
         let status = response.status();
         if !status.is_success() {
@@ -496,7 +505,9 @@ fn error_message(body: &str) -> String {
 /// A client error without its URL's query, and with its causes.
 fn describe(error: &reqwest::Error) -> String {
     use std::error::Error as _;
-    let mut text = if error.is_connect() {
+    let mut text = if error.is_builder() {
+        "invalid request".to_owned()
+    } else if error.is_connect() {
         "could not connect".to_owned()
     } else if error.is_timeout() {
         "timed out".to_owned()
