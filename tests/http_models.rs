@@ -781,6 +781,31 @@ async fn a_base_url_that_is_no_url_fails_at_once() {
 }
 
 #[tokio::test]
+async fn tls_to_a_server_without_it_fails_cleanly() {
+    // The client's TLS is set up and used: the handshake meets a plain HTTP server.
+    let server = ReplayServer::start(Vec::new()).await;
+    let url = format!("https://{}/v1", server.addr());
+    let model = HttpModel::new(Provider::OpenAiChat, "gpt-4o")
+        .unwrap()
+        .base_url(url)
+        .api_key(ApiKey::new(KEY))
+        .retry(RetryPolicy::never());
+    let (runtime, _) = weather_runtime();
+    let report = Agent::new(runtime, model)
+        .max_steps(1)
+        .run(user("Hi"), &cx())
+        .await;
+    let error = failure(&report);
+    assert!(
+        error.starts_with("OpenAI Chat: the request failed: could not connect"),
+        "{error}"
+    );
+    // rustls's word for a plain HTTP answer to its hello.
+    assert!(error.contains("corrupt message"), "{error}");
+    assert!(!error.contains(KEY));
+}
+
+#[tokio::test]
 async fn a_long_error_body_is_cut_short() {
     let body = "x".repeat(100_000);
     let script = vec![Exchange::new(

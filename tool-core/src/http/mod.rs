@@ -106,15 +106,16 @@ impl HttpModel {
     /// with the key of its [environment variable](Provider::key_variable) when it is set,
     /// streaming, with the default [timeout](DEFAULT_TIMEOUT) and [`RetryPolicy`].
     ///
-    /// Fails only when no HTTP client can be made (no TLS configuration). TLS uses rustls
-    /// with the process's default crypto provider, or ring when none is installed.
+    /// Fails only when no HTTP client can be made (no TLS configuration). TLS is rustls with
+    /// the process's default crypto provider, or ring when none is installed (nothing is
+    /// installed process-wide), and certificates are checked by the operating system's
+    /// verifier.
     pub fn new(provider: Provider, model: impl Into<String>) -> Result<Self, ModelError> {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Another thread may have installed one meanwhile; either is fine.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        let tls = tls_config()
+            .map_err(|error| ModelError::new(format!("cannot configure TLS: {error}")))?;
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
+            .tls_backend_preconfigured(tls)
             .build()
             .map_err(|error| ModelError::new(format!("cannot make an HTTP client: {error}")))?;
         Ok(HttpModel {
@@ -456,6 +457,21 @@ enum BodyError {
     TooLarge(usize),
     Read(String),
     NotText,
+}
+
+/// TLS for the client: the process's crypto provider (ring when it has none), the platform's
+/// certificate verifier, HTTP/1.1.
+fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_platform_verifier()?
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
 }
 
 /// Statuses that may succeed later.
