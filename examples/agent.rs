@@ -3,6 +3,18 @@
 //!
 //! Run with `cargo run --example agent`. Swap `ScriptedTurns` for a real model adapter and
 //! `ScriptedModel` for a real repair adapter to run the same loop against a provider.
+//!
+//! With the `http` feature, the same agent asks a real model over HTTP instead (the key from
+//! `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY`):
+//!
+//! ```sh
+//! cargo run --example agent --features http -- --provider openai --model gpt-4.1-mini
+//! cargo run --example agent --features http -- --provider anthropic --model claude-haiku-4-5
+//! cargo run --example agent --features http -- --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen3:8b
+//! ```
+//!
+//! `--provider` is `openai`, `openai-responses`, `anthropic` or `gemini`; `--base-url` points
+//! it at another server (an OpenAI-compatible one, or the test suite's replay server).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +27,13 @@ use tool_core::{Approvals, Code, Context, Effect, Registry, RepairPolicy, Runtim
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    if let Err(error) = run().await {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = if args.is_empty() {
+        run().await
+    } else {
+        run_http(&args).await
+    };
+    if let Err(error) = result {
         eprintln!("error: {error}");
         std::process::exit(1);
     }
@@ -129,6 +147,77 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let resumed = agent.run(serde_json::from_str(&stored)?, &cx).await;
     print_run(&resumed, shown);
     Ok(())
+}
+
+/// The agent against a model over HTTP: `--provider`, `--base-url`, `--model`.
+#[cfg(feature = "http")]
+async fn run_http(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use tool_core::http::{HttpModel, Provider};
+    use tool_core::providers::RequestOptions;
+
+    let mut provider = None;
+    let mut base_url = None;
+    let mut model = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{arg} needs a value"))?;
+        match arg.as_str() {
+            "--provider" => {
+                provider = Some(match value.as_str() {
+                    "openai" => Provider::OpenAiChat,
+                    "openai-responses" => Provider::OpenAiResponses,
+                    "anthropic" => Provider::Anthropic,
+                    "gemini" => Provider::Gemini,
+                    other => return Err(format!("unknown provider {other:?}").into()),
+                });
+            }
+            "--base-url" => base_url = Some(value.clone()),
+            "--model" => model = Some(value.clone()),
+            other => return Err(format!("unknown argument {other:?}").into()),
+        }
+    }
+    let provider = provider.ok_or("--provider is required")?;
+    let model = model.unwrap_or_else(|| {
+        match provider {
+            Provider::Anthropic => "claude-haiku-4-5",
+            Provider::Gemini => "gemini-2.5-flash",
+            _ => "gpt-4.1-mini",
+        }
+        .to_owned()
+    });
+    let mut http = HttpModel::new(provider, model)?.options(
+        RequestOptions::new().system("Answer briefly. Use the tools for facts about the weather."),
+    );
+    if let Some(url) = base_url {
+        http = http.base_url(url);
+    }
+    println!("asking {} at {}", provider.name(), http.endpoint());
+
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(get_weather).effect(Effect::ReadOnly))?;
+    let agent = Agent::new(Runtime::new(registry), http)
+        .max_steps(6)
+        .max_identical_calls(2)
+        .wrap_up(true);
+    let cx = Context::builder("alice")
+        .timeout(Duration::from_secs(120))
+        .build();
+    let start = vec![Message::User {
+        text: "What's the weather in Paris, in celsius?".into(),
+    }];
+    let report = agent.run(start, &cx).await;
+    print_run(&report, 0);
+    match report.end {
+        RunEnd::ModelFailed(error) => Err(format!("the model failed: {error}").into()),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(not(feature = "http"))]
+async fn run_http(_: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    Err("running against a provider needs the http feature: \
+         cargo run --example agent --features http -- --provider openai"
+        .into())
 }
 
 fn print_run(report: &RunReport, skip: usize) {

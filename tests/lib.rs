@@ -1,5 +1,7 @@
 //! Integration tests live in this package; this library holds what several of them share.
 
+pub mod replay;
+
 use std::path::{Path, PathBuf};
 
 pub mod workers;

@@ -37,7 +37,10 @@ mod extract;
 mod metrics;
 mod repair;
 pub mod text_calls;
-// Where calls come from and results go: provider wire formats, MCP.
+// Where calls come from and results go: provider wire formats, models over HTTP, MCP.
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;

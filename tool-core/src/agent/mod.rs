@@ -7,6 +7,7 @@
 //! (see [`Agent::wrap_up`]) is not counted.
 
 mod batch;
+mod cost;
 mod model;
 mod stored;
 mod transcript;
@@ -14,6 +15,7 @@ mod transcript;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use cost::Prices;
 pub use model::{Model, ModelRequest};
 pub use stored::{load_run, remove_run, store_run};
 pub use transcript::{Message, ProviderState, ToolResult, Turn, Usage, Wire};
@@ -43,6 +45,14 @@ pub enum Guard {
         limit: u64,
         /// Tokens used.
         used: u64,
+    },
+    /// The money budget was used up: the run's tokens, priced with the agent's [`Prices`],
+    /// came to at least the budget. Amounts are in millionths of the prices' currency unit.
+    CostBudget {
+        /// The budget.
+        limit_micros: u64,
+        /// What the run's tokens cost.
+        spent_micros: u64,
     },
     /// The model proposed the same call (tool and canonical arguments) too many times.
     RepeatedCall {
@@ -169,6 +179,7 @@ pub struct Agent<M, R = NoRepair> {
     max_tool_calls: Option<u32>,
     tool_quotas: HashMap<String, u32>,
     token_budget: Option<u64>,
+    cost_budget: Option<(u64, Prices)>,
     max_identical_calls: Option<u32>,
     terminal_tools: Vec<String>,
     wrap_up: bool,
@@ -190,6 +201,7 @@ impl<M: Model> Agent<M, NoRepair> {
             max_tool_calls: None,
             tool_quotas: HashMap::new(),
             token_budget: None,
+            cost_budget: None,
             max_identical_calls: None,
             terminal_tools: Vec::new(),
             wrap_up: false,
@@ -212,6 +224,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             max_tool_calls: self.max_tool_calls,
             tool_quotas: self.tool_quotas,
             token_budget: self.token_budget,
+            cost_budget: self.cost_budget,
             max_identical_calls: self.max_identical_calls,
             terminal_tools: self.terminal_tools,
             wrap_up: self.wrap_up,
@@ -246,6 +259,23 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     /// No model call starts once the run has used `tokens` tokens.
     pub fn token_budget(mut self, tokens: u64) -> Self {
         self.token_budget = Some(tokens);
+        self
+    }
+
+    /// No model call starts once the run's tokens, priced with `prices`, cost `limit_micros`
+    /// (millionths of the prices' currency unit: `2_500_000` is 2.50) or more. The tokens are
+    /// the ones each turn reports ([`Turn::usage`]).
+    ///
+    /// ```
+    /// use tool_core::agent::{Agent, Prices};
+    /// # use tool_core::{Registry, Runtime};
+    /// # let model = tool_core::testing::ScriptedTurns::new();
+    /// // $2.50 per million input tokens, $10 per million output tokens; stop at $1.
+    /// let prices = Prices::per_million(2.50, 10.0);
+    /// let agent = Agent::new(Runtime::new(Registry::new()), model).cost_budget(1_000_000, prices);
+    /// ```
+    pub fn cost_budget(mut self, limit_micros: u64, prices: Prices) -> Self {
+        self.cost_budget = Some((limit_micros, prices));
         self
     }
 
@@ -333,6 +363,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                     transcript: &run.transcript,
                     tools: self.runtime().registry().tools().collect(),
                     step,
+                    context: Some(cx),
                 };
                 cx.bounded(self.model.respond(&request)).await
             };
@@ -393,6 +424,15 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             let used = run.usage.total();
             return Some(RunEnd::Guard(Guard::TokenBudget { limit, used }));
         }
+        if let Some((limit, prices)) = self.cost_budget {
+            let spent = prices.cost_micros(run.usage);
+            if spent >= limit {
+                return Some(RunEnd::Guard(Guard::CostBudget {
+                    limit_micros: limit,
+                    spent_micros: spent,
+                }));
+            }
+        }
         None
     }
 
@@ -401,6 +441,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             transcript: &run.transcript,
             tools: Vec::new(),
             step: run.steps + 1,
+            context: Some(cx),
         };
         // Bounded by the run like every model call: a stopped run gets no wrap-up text.
         if let Ok(Ok(turn)) = cx.bounded(self.model.respond(&request)).await {

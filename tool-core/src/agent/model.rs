@@ -3,6 +3,7 @@
 use std::future::Future;
 
 use super::transcript::{Message, Turn};
+use crate::context::Context;
 use crate::registry::ToolInfo;
 use crate::repair::ModelError;
 
@@ -22,6 +23,7 @@ pub struct ModelRequest<'a> {
     pub(crate) transcript: &'a [Message],
     pub(crate) tools: Vec<&'a ToolInfo>,
     pub(crate) step: u32,
+    pub(crate) context: Option<&'a Context>,
 }
 
 impl<'a> ModelRequest<'a> {
@@ -39,5 +41,12 @@ impl<'a> ModelRequest<'a> {
     /// The step number: 1 for the first model call of the run.
     pub fn step(&self) -> u32 {
         self.step
+    }
+
+    /// The run's context: its deadline and cancellation bound the model call too (the agent
+    /// stops waiting for a model at either; a model that makes requests of its own should
+    /// end them there). `None` outside a run.
+    pub fn context(&self) -> Option<&'a Context> {
+        self.context
     }
 }

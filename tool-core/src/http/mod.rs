@@ -1,0 +1,560 @@
+//! Models over HTTP: [`HttpModel`] implements the agent's [`Model`] for OpenAI Chat Completions
+//! (and the servers that speak it: vLLM, llama.cpp, Ollama), OpenAI Responses, Anthropic
+//! Messages and Gemini `generateContent`.
+//!
+//! One step is one request: the transcript written with the provider's request builder
+//! ([`providers::openai_chat::request`](crate::providers::openai_chat::request) and the like),
+//! the tools advertised in the provider's dialect, the answer streamed over server-sent events
+//! through the provider's `Stream` accumulator, and returned as a [`Turn`]: text, calls, token
+//! usage and the [`ProviderState`](crate::agent::ProviderState) the next request sends back.
+//! A turn's calls are returned only once the provider has said the turn is complete, so a
+//! request that fails part-way has had none of its calls acted on, and is retried under the
+//! [`RetryPolicy`].
+//!
+//! Each request ends at its own timeout ([`HttpModel::timeout`]) and, inside an agent run, when
+//! the run's deadline passes or it is cancelled ([`ModelRequest::context`]). Failures are
+//! [`ModelError`]s whose text says what went wrong: the provider's own error message for a
+//! refused request, the status, or what was wrong with the response. The API key
+//! ([`ApiKey`]) never appears in them, nor in `Debug` output.
+//!
+//! ```no_run
+//! use tool_core::agent::{Agent, Message};
+//! use tool_core::http::{HttpModel, Provider};
+//! use tool_core::providers::RequestOptions;
+//! use tool_core::{Context, Registry, Runtime};
+//!
+//! # async fn run() -> Result<(), tool_core::ModelError> {
+//! // The key from OPENAI_API_KEY; the model and a system prompt.
+//! let model = HttpModel::new(Provider::OpenAiChat, "gpt-4.1-mini")?
+//!     .options(RequestOptions::new().system("You are terse."));
+//! let agent = Agent::new(Runtime::new(Registry::new()), model).max_steps(8);
+//! let start = vec![Message::User { text: "Hello".into() }];
+//! let report = agent.run(start, &Context::builder("user-1").build()).await;
+//! println!("{:?}", report.end);
+//! # Ok(())
+//! # }
+//! ```
+
+mod key;
+mod retry;
+mod wire;
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use serde_json::Value;
+use tokio::time::Instant;
+
+pub use key::ApiKey;
+pub use retry::RetryPolicy;
+pub use wire::{ANTHROPIC_VERSION, Provider};
+
+use crate::agent::{Model, ModelRequest, Turn};
+use crate::context::Stopped;
+use crate::providers::{NameMap, RequestOptions, SseDecoder, Target, advertise};
+use crate::repair::ModelError;
+use wire::{Accumulator, EventError};
+
+/// The default cap on a response body, streamed or whole: 16 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 << 20;
+
+/// The default timeout of one request, from sending it to the end of its response: 10 minutes.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The most bytes of a refused request's body quoted in an error.
+const MAX_ERROR_CHARS: usize = 600;
+
+/// A model behind a provider's HTTP API. See the [module documentation](self).
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_core::http::{ApiKey, HttpModel, Provider, RetryPolicy};
+/// use tool_core::providers::RequestOptions;
+/// use serde_json::json;
+///
+/// // A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs no key.
+/// let local = HttpModel::new(Provider::OpenAiChat, "qwen3:8b")?
+///     .base_url("http://127.0.0.1:11434/v1")
+///     .timeout(Duration::from_secs(120));
+/// let claude = HttpModel::new(Provider::Anthropic, "claude-haiku-4-5")?
+///     .api_key(ApiKey::new("sk-ant-…"))
+///     .options(RequestOptions::new().setting("max_tokens", json!(1024)))
+///     .retry(RetryPolicy::new(3));
+/// assert!(!format!("{claude:?}").contains("sk-ant"));
+/// # Ok::<(), tool_core::ModelError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpModel {
+    provider: Provider,
+    model: String,
+    base_url: String,
+    key: Option<ApiKey>,
+    options: RequestOptions,
+    target: Target,
+    stream: bool,
+    timeout: Duration,
+    retry: RetryPolicy,
+    max_response_bytes: usize,
+    max_call_bytes: usize,
+    client: reqwest::Client,
+}
+
+impl HttpModel {
+    /// `model` behind `provider`'s API at its [default base URL](Provider::default_base_url),
+    /// with the key of its [environment variable](Provider::key_variable) when it is set,
+    /// streaming, with the default [timeout](DEFAULT_TIMEOUT) and [`RetryPolicy`].
+    ///
+    /// Fails only when no HTTP client can be made (no TLS configuration). TLS is rustls with
+    /// the process's default crypto provider, or ring when none is installed (nothing is
+    /// installed process-wide), and certificates are checked by the operating system's
+    /// verifier.
+    pub fn new(provider: Provider, model: impl Into<String>) -> Result<Self, ModelError> {
+        let tls = tls_config()
+            .map_err(|error| ModelError::new(format!("cannot configure TLS: {error}")))?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .tls_backend_preconfigured(tls)
+            .build()
+            .map_err(|error| ModelError::new(format!("cannot make an HTTP client: {error}")))?;
+        Ok(HttpModel {
+            provider,
+            model: model.into(),
+            base_url: provider.default_base_url().to_owned(),
+            key: ApiKey::from_env(provider.key_variable()),
+            options: RequestOptions::new(),
+            target: provider.default_target(),
+            stream: true,
+            timeout: DEFAULT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
+            client,
+        })
+    }
+
+    /// Sends requests to `url` instead (`http://127.0.0.1:8080/v1` for a local server; the
+    /// paths of [`Provider`] are added to it).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// Uses `key` rather than the environment's.
+    pub fn api_key(mut self, key: ApiKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Sends no key (a local server that needs none).
+    pub fn without_api_key(mut self) -> Self {
+        self.key = None;
+        self
+    }
+
+    /// The system prompt and the provider's settings (`max_tokens`, `temperature`,
+    /// `tool_choice`, `generationConfig`, …). `model` and `stream` are set by the model unless
+    /// the options set `model` themselves.
+    pub fn options(mut self, options: RequestOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Advertises tools in `target`'s dialect (a strict one, say). It must be one of the
+    /// provider's; a request for another fails.
+    pub fn target(mut self, target: Target) -> Self {
+        self.target = target;
+        self
+    }
+
+    /// Whether responses are streamed (the default) or asked for whole.
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// The most time one request may take, from sending it to the end of its response
+    /// (each retry has its own).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How failed requests are retried.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The most bytes a response body may have; a larger one fails the request.
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// The most bytes one call's streamed arguments may have (see
+    /// [`StreamError::TooLarge`](crate::providers::StreamError::TooLarge)).
+    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+        self.max_call_bytes = bytes;
+        self
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The model's name.
+    pub fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    /// The URL one step is sent to.
+    pub fn endpoint(&self) -> String {
+        format!(
+            "{}{}",
+            self.base_url,
+            self.provider.path(&self.model, self.stream)
+        )
+    }
+
+    fn error(&self, message: impl fmt::Display) -> ModelError {
+        let text = format!("{}: {message}", self.provider.name());
+        ModelError::new(match &self.key {
+            Some(key) => key.redact(text),
+            None => text,
+        })
+    }
+
+    async fn respond_inner(&self, request: &ModelRequest<'_>) -> Result<Turn, ModelError> {
+        let advertised = advertise(request.tools().iter().copied(), self.target)
+            .map_err(|error| self.error(format_args!("cannot advertise the tools: {error}")))?;
+        let body = self
+            .provider
+            .body(
+                request.transcript(),
+                &advertised,
+                &self.options,
+                &self.model,
+                self.stream,
+            )
+            .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
+        let body = serde_json::to_vec(&body)
+            .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
+        let deadline = request.context().and_then(crate::Context::deadline);
+        let mut waited = Duration::ZERO;
+        let mut attempt = 1;
+        loop {
+            let (error, retry_after) = match self.attempt(&body, advertised.names()).await {
+                Ok(turn) => return Ok(turn),
+                Err(Failure::Fatal(error)) => return Err(error),
+                Err(Failure::Retry(error, retry_after)) => (error, retry_after),
+            };
+            if attempt >= self.retry.attempts() {
+                return Err(self.gave_up(attempt, &error));
+            }
+            let wait = self.retry.wait(attempt, retry_after);
+            waited += wait;
+            let past_deadline = deadline.is_some_and(|d| Instant::now() + wait >= d);
+            if waited > self.retry.max_total() || past_deadline {
+                return Err(self.gave_up(attempt, &error));
+            }
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    fn gave_up(&self, attempts: u32, last: &str) -> ModelError {
+        if attempts == 1 {
+            return self.error(last);
+        }
+        self.error(format_args!("gave up after {attempts} attempts: {last}"))
+    }
+
+    /// One request, under the per-request timeout.
+    async fn attempt(&self, body: &[u8], names: &NameMap) -> Result<Turn, Failure> {
+        match tokio::time::timeout(self.timeout, self.exchange(body, names)).await {
+            Ok(result) => result,
+            Err(_) => Err(Failure::Retry(
+                format!(
+                    "the request timed out after {} ms",
+                    self.timeout.as_millis()
+                ),
+                None,
+            )),
+        }
+    }
+
+    async fn exchange(&self, body: &[u8], names: &NameMap) -> Result<Turn, Failure> {
+        let mut builder = self
+            .client
+            .post(self.endpoint())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        for (name, value) in self.provider.headers(self.key.as_ref()) {
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                Failure::Fatal(self.error("the API key is not a valid HTTP header value"))
+            })?;
+            value.set_sensitive(true);
+            builder = builder.header(name, value);
+        }
+        let mut response = builder.send().await.map_err(|error| {
+            if error.is_builder() {
+                // A URL that is not one: no attempt can succeed.
+                Failure::Fatal(self.error(format_args!(
+                    "cannot send a request to {}: {}",
+                    self.endpoint(),
+                    describe(&error)
+                )))
+            } else {
+                Failure::Retry(format!("the request failed: {}", describe(&error)), None)
+            }
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(retry::parse_retry_after);
+            let text = read_capped(&mut response, 64 << 10)
+                .await
+                .unwrap_or_default();
+            let message = format!("HTTP {status}: {}", error_message(&text));
+            return Err(if retryable(status) {
+                Failure::Retry(message, retry_after)
+            } else {
+                Failure::Fatal(self.error(message))
+            });
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let expected = if self.stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        if !content_type.starts_with(expected) {
+            let shown = if content_type.is_empty() {
+                "none"
+            } else {
+                &content_type
+            };
+            return Err(Failure::Fatal(self.error(format_args!(
+                "expected a {expected} response, got content type {shown}"
+            ))));
+        }
+        if self.stream {
+            self.read_stream(response, names).await
+        } else {
+            let text = read_capped(&mut response, self.max_response_bytes)
+                .await
+                .map_err(|error| self.body_failure(error))?;
+            let value: Value = serde_json::from_str(&text).map_err(|error| {
+                Failure::Fatal(self.error(format_args!("the response is not JSON: {error}")))
+            })?;
+            self.provider
+                .parse_turn(&value, names)
+                .map_err(|error| Failure::Fatal(self.error(error)))
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        names: &NameMap,
+    ) -> Result<Turn, Failure> {
+        let mut decoder = SseDecoder::new();
+        let mut turn = Accumulator::new(self.provider, names, self.max_call_bytes);
+        let mut received = 0usize;
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => {
+                    return Err(Failure::Retry(
+                        format!("the stream broke off: {}", describe(&error)),
+                        None,
+                    ));
+                }
+            };
+            received += chunk.len();
+            if received > self.max_response_bytes {
+                return Err(self.body_failure(BodyError::TooLarge(self.max_response_bytes)));
+            }
+            for event in decoder.push(&chunk) {
+                self.take(&mut turn, &event)?;
+            }
+        }
+        if let Some(event) = decoder.finish() {
+            self.take(&mut turn, &event)?;
+        }
+        if !turn.ended() {
+            return Err(Failure::Retry(
+                "the stream ended before the provider finished the turn".to_owned(),
+                None,
+            ));
+        }
+        turn.finish()
+            .map_err(|error| Failure::Fatal(self.error(error)))
+    }
+
+    fn take(
+        &self,
+        turn: &mut Accumulator,
+        event: &crate::providers::SseEvent,
+    ) -> Result<(), Failure> {
+        turn.event(event).map_err(|error| match error {
+            EventError::Malformed(reason) => {
+                Failure::Fatal(self.error(format_args!("malformed stream event: {reason}")))
+            }
+            // An error event: the provider failed mid-turn (overloaded, say).
+            EventError::Stream(error @ crate::providers::StreamError::Provider { .. }) => {
+                Failure::Retry(error.to_string(), None)
+            }
+            EventError::Stream(error) => Failure::Fatal(self.error(error)),
+        })
+    }
+
+    fn body_failure(&self, error: BodyError) -> Failure {
+        match error {
+            BodyError::TooLarge(limit) => Failure::Fatal(
+                self.error(format_args!("the response is larger than {limit} bytes")),
+            ),
+            BodyError::Read(reason) => {
+                Failure::Retry(format!("the response broke off: {reason}"), None)
+            }
+            BodyError::NotText => Failure::Fatal(self.error("the response is not UTF-8 text")),
+        }
+    }
+}
+
+impl Model for HttpModel {
+    async fn respond(&self, request: &ModelRequest<'_>) -> Result<Turn, ModelError> {
+        match request.context() {
+            Some(cx) => match cx.bounded(self.respond_inner(request)).await {
+                Ok(result) => result,
+                Err(Stopped::Cancelled) => Err(self.error("the run was cancelled")),
+                Err(Stopped::Deadline) => Err(self.error("the run's deadline passed")),
+            },
+            None => self.respond_inner(request).await,
+        }
+    }
+}
+
+/// How an attempt failed: worth another try (with the provider's `Retry-After`), or not.
+enum Failure {
+    Retry(String, Option<Duration>),
+    Fatal(ModelError),
+}
+
+enum BodyError {
+    TooLarge(usize),
+    Read(String),
+    NotText,
+}
+
+/// TLS for the client: the process's crypto provider (ring when it has none), the platform's
+/// certificate verifier, HTTP/1.1.
+fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_platform_verifier()?
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Statuses that may succeed later.
+fn retryable(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 429) || status.is_server_error()
+}
+
+/// A whole body, at most `limit` bytes.
+async fn read_capped(response: &mut reqwest::Response, limit: usize) -> Result<String, BodyError> {
+    let mut bytes = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if bytes.len() + chunk.len() > limit {
+                    return Err(BodyError::TooLarge(limit));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(error) => return Err(BodyError::Read(describe(&error))),
+        }
+    }
+    String::from_utf8(bytes).map_err(|_| BodyError::NotText)
+}
+
+/// The provider's message in an error body (`{"error": {"message": …}}` for all four), or
+/// the start of the body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|value| {
+        value["error"]["message"]
+            .as_str()
+            .or(value["message"].as_str())
+            .or(value["error"].as_str())
+    });
+    let text = message.unwrap_or(body).trim();
+    if text.is_empty() {
+        return "(no message)".to_owned();
+    }
+    let mut shown: String = text.chars().take(MAX_ERROR_CHARS).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// A client error without its URL's query, and with its causes.
+fn describe(error: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut text = if error.is_builder() {
+        "invalid request".to_owned()
+    } else if error.is_connect() {
+        "could not connect".to_owned()
+    } else if error.is_timeout() {
+        "timed out".to_owned()
+    } else {
+        "connection error".to_owned()
+    };
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_are_the_providers_and_capped() {
+        assert_eq!(
+            error_message(r#"{"error": {"message": "Invalid model", "type": "x"}}"#),
+            "Invalid model"
+        );
+        assert_eq!(
+            error_message("<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+        let long = "x".repeat(5000);
+        assert_eq!(error_message(&long).chars().count(), MAX_ERROR_CHARS + 1);
+        assert_eq!(error_message(""), "(no message)");
+    }
+}

@@ -1,0 +1,346 @@
+//! What differs between the providers on the wire: endpoints, authentication, the request
+//! body, and how one streamed event adds to the turn (through each provider's `Stream`).
+
+use serde_json::{Map, Value};
+
+use super::ApiKey;
+use crate::ToolCall;
+use crate::agent::{Message, Turn, Usage};
+use crate::providers::{
+    Advertised, NameMap, ParseError, RequestError, RequestOptions, SseEvent, StreamError, Target,
+    anthropic, gemini, openai_chat, openai_responses,
+};
+
+/// The API an [`HttpModel`](super::HttpModel) speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI Chat Completions (`POST {base}/chat/completions`), and the servers that speak
+    /// it: vLLM, llama.cpp's server, Ollama, … Key from `OPENAI_API_KEY`, sent as
+    /// `Authorization: Bearer`; a model without a key sends no `Authorization` (local servers).
+    OpenAiChat,
+    /// OpenAI Responses (`POST {base}/responses`). Key from `OPENAI_API_KEY`.
+    OpenAiResponses,
+    /// Anthropic Messages (`POST {base}/messages`). Key from `ANTHROPIC_API_KEY`, sent as
+    /// `x-api-key` with `anthropic-version: 2023-06-01`.
+    Anthropic,
+    /// Gemini `generateContent` (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
+    /// Key from `GEMINI_API_KEY`, sent as `x-goog-api-key`.
+    Gemini,
+}
+
+/// The `anthropic-version` header sent with every Anthropic request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+impl Provider {
+    /// Every provider.
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ];
+
+    /// The provider's name in messages (`"OpenAI Chat"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat => "OpenAI Chat",
+            Provider::OpenAiResponses => "OpenAI Responses",
+            Provider::Anthropic => "Anthropic",
+            Provider::Gemini => "Gemini",
+        }
+    }
+
+    /// The base URL requests go to unless another is given.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat | Provider::OpenAiResponses => "https://api.openai.com/v1",
+            Provider::Anthropic => "https://api.anthropic.com/v1",
+            Provider::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+        }
+    }
+
+    /// The environment variable the key is read from unless one is given.
+    pub fn key_variable(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat | Provider::OpenAiResponses => "OPENAI_API_KEY",
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+            Provider::Gemini => "GEMINI_API_KEY",
+        }
+    }
+
+    /// The schema dialect tools are advertised in unless another is chosen (each provider's
+    /// non-strict form).
+    pub fn default_target(self) -> Target {
+        match self {
+            Provider::OpenAiChat => Target::OpenAiChat,
+            Provider::OpenAiResponses => Target::OpenAiResponses,
+            Provider::Anthropic => Target::Anthropic,
+            Provider::Gemini => Target::GeminiJsonSchema,
+        }
+    }
+
+    /// The path of the request, after the base URL.
+    pub(super) fn path(self, model: &str, stream: bool) -> String {
+        match self {
+            Provider::OpenAiChat => "/chat/completions".to_owned(),
+            Provider::OpenAiResponses => "/responses".to_owned(),
+            Provider::Anthropic => "/messages".to_owned(),
+            Provider::Gemini if stream => format!("/models/{model}:streamGenerateContent?alt=sse"),
+            Provider::Gemini => format!("/models/{model}:generateContent"),
+        }
+    }
+
+    /// The authentication (and version) headers.
+    pub(super) fn headers(self, key: Option<&ApiKey>) -> Vec<(&'static str, String)> {
+        let mut headers = Vec::new();
+        if let Some(key) = key {
+            match self {
+                Provider::OpenAiChat | Provider::OpenAiResponses => {
+                    headers.push(("authorization", format!("Bearer {}", key.expose())));
+                }
+                Provider::Anthropic => headers.push(("x-api-key", key.expose().to_owned())),
+                Provider::Gemini => headers.push(("x-goog-api-key", key.expose().to_owned())),
+            }
+        }
+        if self == Provider::Anthropic {
+            headers.push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
+        }
+        headers
+    }
+
+    /// The request body: the provider's builder, then the model, the `stream` flag and what
+    /// the provider needs that the options did not say.
+    pub(super) fn body(
+        self,
+        transcript: &[Message],
+        tools: &Advertised,
+        options: &RequestOptions,
+        model: &str,
+        stream: bool,
+    ) -> Result<Value, RequestError> {
+        let mut body = match self {
+            Provider::OpenAiChat => openai_chat::request(transcript, tools, options)?,
+            Provider::OpenAiResponses => openai_responses::request(transcript, tools, options)?,
+            Provider::Anthropic => anthropic::request(transcript, tools, options)?,
+            Provider::Gemini => gemini::request(transcript, tools, options)?,
+        };
+        let Value::Object(map) = &mut body else {
+            return Ok(body);
+        };
+        let default = |map: &mut Map<String, Value>, key: &str, value: Value| {
+            map.entry(key.to_owned()).or_insert(value);
+        };
+        if self != Provider::Gemini {
+            default(map, "model", Value::from(model));
+            map.insert("stream".to_owned(), Value::Bool(stream));
+        }
+        if self == Provider::OpenAiChat && stream {
+            // Without it the stream carries no token counts.
+            default(
+                map,
+                "stream_options",
+                serde_json::json!({"include_usage": true}),
+            );
+        }
+        if self == Provider::Anthropic {
+            default(map, "max_tokens", Value::from(4096));
+        }
+        Ok(body)
+    }
+
+    /// A whole (not streamed) response as a turn.
+    pub(super) fn parse_turn(self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+        match self {
+            Provider::OpenAiChat => openai_chat::parse_turn(body, names),
+            Provider::OpenAiResponses => openai_responses::parse_turn(body, names),
+            Provider::Anthropic => anthropic::parse_turn(body, names),
+            Provider::Gemini => gemini::parse_turn(body, names),
+        }
+    }
+}
+
+/// Why a streamed event could not be taken.
+#[derive(Debug)]
+pub(super) enum EventError {
+    /// The event's data is not JSON.
+    Malformed(String),
+    /// The provider's stream accumulator refused it.
+    Stream(StreamError),
+}
+
+/// One streamed turn being put together: the provider's accumulator, the calls it has
+/// completed, the token counts and whether the provider said the turn is over.
+#[derive(Debug)]
+pub(super) struct Accumulator {
+    stream: Streams,
+    calls: Vec<ToolCall>,
+    usage: Usage,
+    ended: bool,
+}
+
+#[derive(Debug)]
+enum Streams {
+    OpenAiChat(openai_chat::Stream),
+    OpenAiResponses(openai_responses::Stream),
+    Anthropic(anthropic::Stream),
+    Gemini(gemini::Stream),
+}
+
+impl Accumulator {
+    pub(super) fn new(provider: Provider, names: &NameMap, max_call_bytes: usize) -> Self {
+        let stream = match provider {
+            Provider::OpenAiChat => {
+                Streams::OpenAiChat(openai_chat::Stream::new(names).max_call_bytes(max_call_bytes))
+            }
+            Provider::OpenAiResponses => Streams::OpenAiResponses(
+                openai_responses::Stream::new(names).max_call_bytes(max_call_bytes),
+            ),
+            Provider::Anthropic => {
+                Streams::Anthropic(anthropic::Stream::new(names).max_call_bytes(max_call_bytes))
+            }
+            Provider::Gemini => {
+                Streams::Gemini(gemini::Stream::new(names).max_call_bytes(max_call_bytes))
+            }
+        };
+        Accumulator {
+            stream,
+            calls: Vec::new(),
+            usage: Usage::default(),
+            ended: false,
+        }
+    }
+
+    /// Whether the provider has said the turn is complete (`[DONE]`, `response.completed`,
+    /// `message_stop`, a `finishReason`); a stream that closes before is cut off.
+    pub(super) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    pub(super) fn event(&mut self, event: &SseEvent) -> Result<(), EventError> {
+        if event.data.trim().is_empty() {
+            return Ok(());
+        }
+        if event.is_done() {
+            self.ended = true;
+            return Ok(());
+        }
+        let value: Value = serde_json::from_str(&event.data)
+            .map_err(|error| EventError::Malformed(error.to_string()))?;
+        if !value.is_object() {
+            return Err(EventError::Malformed(
+                "the event is not a JSON object".into(),
+            ));
+        }
+        let count = |value: &Value| value.as_u64();
+        let calls = match &mut self.stream {
+            Streams::OpenAiChat(stream) => {
+                let usage = &value["usage"];
+                if let (Some(input), Some(output)) = (
+                    count(&usage["prompt_tokens"]),
+                    count(&usage["completion_tokens"]),
+                ) {
+                    self.usage = Usage {
+                        input_tokens: input,
+                        output_tokens: output,
+                    };
+                }
+                let calls = stream.push(&value);
+                if value["choices"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|choice| !choice["finish_reason"].is_null())
+                {
+                    self.ended = true;
+                }
+                calls
+            }
+            Streams::OpenAiResponses(stream) => {
+                let kind = value["type"].as_str().unwrap_or_default();
+                if matches!(kind, "response.completed" | "response.incomplete") {
+                    self.ended = true;
+                    let usage = &value["response"]["usage"];
+                    self.usage = Usage {
+                        input_tokens: count(&usage["input_tokens"]).unwrap_or(0),
+                        output_tokens: count(&usage["output_tokens"]).unwrap_or(0),
+                    };
+                }
+                if kind == "response.failed" {
+                    let error = &value["response"]["error"];
+                    let message = error["message"]
+                        .as_str()
+                        .or(error["code"].as_str())
+                        .unwrap_or("the response failed");
+                    return Err(EventError::Stream(StreamError::Provider {
+                        message: message.to_owned(),
+                    }));
+                }
+                stream.push(&value)
+            }
+            Streams::Anthropic(stream) => {
+                let usage = match value["type"].as_str() {
+                    Some("message_start") => &value["message"]["usage"],
+                    Some("message_delta") => &value["usage"],
+                    Some("message_stop") => {
+                        self.ended = true;
+                        &Value::Null
+                    }
+                    _ => &Value::Null,
+                };
+                // Counts are cumulative: the latest of each is the turn's.
+                if let Some(input) = count(&usage["input_tokens"]) {
+                    self.usage.input_tokens = input;
+                }
+                if let Some(output) = count(&usage["output_tokens"]) {
+                    self.usage.output_tokens = output;
+                }
+                stream.push(&value)
+            }
+            Streams::Gemini(stream) => {
+                let usage = &value["usageMetadata"];
+                if usage.is_object() {
+                    self.usage = Usage {
+                        input_tokens: count(&usage["promptTokenCount"]).unwrap_or(0),
+                        output_tokens: count(&usage["candidatesTokenCount"])
+                            .unwrap_or(0)
+                            .saturating_add(count(&usage["thoughtsTokenCount"]).unwrap_or(0)),
+                    };
+                }
+                if value["candidates"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|candidate| candidate["finishReason"].is_string())
+                {
+                    self.ended = true;
+                }
+                stream.push(&value)
+            }
+        };
+        self.calls.extend(calls.map_err(EventError::Stream)?);
+        Ok(())
+    }
+
+    /// The turn, once the stream is over.
+    pub(super) fn finish(self) -> Result<Turn, StreamError> {
+        let (text, provider) = match &self.stream {
+            Streams::OpenAiChat(stream) => (stream.text().to_owned(), None),
+            Streams::OpenAiResponses(stream) => (stream.text().to_owned(), stream.provider_state()),
+            Streams::Anthropic(stream) => (stream.text().to_owned(), stream.provider_state()),
+            Streams::Gemini(stream) => (stream.text().to_owned(), stream.provider_state()),
+        };
+        match self.stream {
+            Streams::OpenAiChat(stream) => stream.finish()?,
+            Streams::OpenAiResponses(stream) => stream.finish()?,
+            Streams::Anthropic(stream) => stream.finish()?,
+            Streams::Gemini(stream) => stream.finish()?,
+        }
+        Ok(Turn {
+            text: (!text.is_empty()).then_some(text),
+            calls: self.calls,
+            usage: self.usage,
+            provider,
+        })
+    }
+}
