@@ -80,6 +80,14 @@ fn user(text: &str) -> Vec<Message> {
     vec![Message::User { text: text.into() }]
 }
 
+/// An agent of at most 4 steps on `runtime` and `model`, asked `question`.
+async fn run(runtime: Runtime, model: HttpModel, question: &str) -> RunReport {
+    Agent::new(runtime, model)
+        .max_steps(4)
+        .run(user(question), &cx())
+        .await
+}
+
 fn cx() -> Context {
     Context::builder("tester")
         .timeout(Duration::from_secs(30))
@@ -170,10 +178,7 @@ async fn openai_chat_recorded_run_round_trips() {
                 .setting("n", json!(1))
                 .setting("tool_choice", json!("auto")),
         );
-    let report = Agent::new(runtime, model)
-        .max_steps(4)
-        .run(user("What is the temperature in Tokyo?"), &cx())
-        .await;
+    let report = run(runtime, model, "What is the temperature in Tokyo?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -231,10 +236,7 @@ async fn openai_chat_streamed_run_sends_the_result_back() {
     ];
     let server = ReplayServer::start(script).await;
     let (runtime, runs) = weather_runtime();
-    let report = Agent::new(runtime, chat(&server))
-        .max_steps(4)
-        .run(user("Weather in SF?"), &cx())
-        .await;
+    let report = run(runtime, chat(&server), "Weather in SF?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -296,10 +298,7 @@ async fn openai_responses_recorded_stream_round_trips() {
                 .system("")
                 .setting("tool_choice", json!("auto")),
         );
-    let report = Agent::new(runtime, model)
-        .max_steps(4)
-        .run(user("What is the capital of France?"), &cx())
-        .await;
+    let report = run(runtime, model, "What is the capital of France?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -423,10 +422,7 @@ async fn anthropic_recorded_stream_then_answer() {
         json!({"sky": "sunny"}),
     );
     let model = model(Provider::Anthropic, "claude-sonnet-4", &server, "/v1");
-    let report = Agent::new(runtime, model)
-        .max_steps(4)
-        .run(user("Weather in Paris?"), &cx())
-        .await;
+    let report = run(runtime, model, "Weather in Paris?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -528,10 +524,7 @@ async fn rate_limited_request_waits_for_retry_after_then_succeeds() {
     let server = ReplayServer::start(script).await;
     let (runtime, runs) = weather_runtime();
     let started = Instant::now();
-    let report = Agent::new(runtime, chat(&server))
-        .max_steps(4)
-        .run(user("Weather in SF?"), &cx())
-        .await;
+    let report = run(runtime, chat(&server), "Weather in SF?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -555,10 +548,7 @@ async fn retry_after_may_be_an_http_date() {
     let server = ReplayServer::start(script).await;
     let (runtime, _) = weather_runtime();
     let started = Instant::now();
-    let report = Agent::new(runtime, chat(&server))
-        .max_steps(4)
-        .run(user("Weather in SF?"), &cx())
-        .await;
+    let report = run(runtime, chat(&server), "Weather in SF?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     // The date has whole seconds: at least one of the two is left when the 429 arrives.
@@ -643,10 +633,7 @@ async fn retry_after_is_capped() {
     let (runtime, _) = weather_runtime();
     let model = chat(&server).retry(fast_retries(3).max_retry_after(Duration::from_millis(50)));
     let started = Instant::now();
-    let report = Agent::new(runtime, model)
-        .max_steps(4)
-        .run(user("Weather in SF?"), &cx())
-        .await;
+    let report = run(runtime, model, "Weather in SF?").await;
     assert_eq!(report.end, RunEnd::Answered);
     assert!(started.elapsed() < Duration::from_secs(5));
 }
@@ -663,10 +650,12 @@ async fn server_errors_and_dropped_streams_are_retried() {
     script.extend(weather_then_answer());
     let server = ReplayServer::start(script).await;
     let (runtime, runs) = weather_runtime();
-    let report = Agent::new(runtime, chat(&server).retry(fast_retries(4)))
-        .max_steps(4)
-        .run(user("Weather in SF?"), &cx())
-        .await;
+    let report = run(
+        runtime,
+        chat(&server).retry(fast_retries(4)),
+        "Weather in SF?",
+    )
+    .await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     // The call of the dropped stream was never run; the one of the whole stream once.
@@ -688,10 +677,7 @@ async fn a_stream_closed_before_its_end_is_retried() {
     script.extend(weather_then_answer());
     let server = ReplayServer::start(script).await;
     let (runtime, runs) = weather_runtime();
-    let report = Agent::new(runtime, chat(&server))
-        .max_steps(4)
-        .run(user("Weather?"), &cx())
-        .await;
+    let report = run(runtime, chat(&server), "Weather?").await;
     assert_no_problems(&server);
     assert_eq!(report.end, RunEnd::Answered);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -704,10 +690,7 @@ async fn attempts_are_bounded() {
         .collect();
     let server = ReplayServer::start(script).await;
     let (runtime, runs) = weather_runtime();
-    let report = Agent::new(runtime, chat(&server).retry(fast_retries(3)))
-        .max_steps(4)
-        .run(user("Weather?"), &cx())
-        .await;
+    let report = run(runtime, chat(&server).retry(fast_retries(3)), "Weather?").await;
     assert_no_problems(&server);
     let error = failure(&report);
     assert!(error.contains("gave up after 3 attempts"), "{error}");
@@ -728,10 +711,7 @@ async fn total_wait_is_bounded() {
     let (runtime, _) = weather_runtime();
     let policy = fast_retries(10).max_total_wait(Duration::from_secs(3));
     let started = Instant::now();
-    let report = Agent::new(runtime, chat(&server).retry(policy))
-        .max_steps(4)
-        .run(user("Weather?"), &cx())
-        .await;
+    let report = run(runtime, chat(&server).retry(policy), "Weather?").await;
     let error = failure(&report);
     assert!(
         error.contains("gave up after 2 attempts") && error.contains("429"),
@@ -750,10 +730,7 @@ async fn client_errors_are_not_retried() {
         )];
         let server = ReplayServer::start(script).await;
         let (runtime, _) = weather_runtime();
-        let report = Agent::new(runtime, chat(&server))
-            .max_steps(4)
-            .run(user("Hi"), &cx())
-            .await;
+        let report = run(runtime, chat(&server), "Hi").await;
         let error = failure(&report);
         assert!(error.starts_with("OpenAI Chat: HTTP "), "{error}");
         assert!(error.contains(&status.to_string()), "{error}");
@@ -826,10 +803,7 @@ async fn a_long_error_body_is_cut_short() {
     )];
     let server = ReplayServer::start(script).await;
     let (runtime, _) = weather_runtime();
-    let report = Agent::new(runtime, chat(&server))
-        .max_steps(4)
-        .run(user("Hi"), &cx())
-        .await;
+    let report = run(runtime, chat(&server), "Hi").await;
     let error = failure(&report);
     assert!(error.len() < 1000, "{} bytes", error.len());
 }
@@ -838,10 +812,7 @@ async fn a_long_error_body_is_cut_short() {
 async fn fails_without_running(reply: Reply, model: impl FnOnce(HttpModel) -> HttpModel) -> String {
     let server = ReplayServer::start(vec![Exchange::new(chat_expect(), reply)]).await;
     let (runtime, runs) = weather_runtime();
-    let report = Agent::new(runtime, model(chat(&server)))
-        .max_steps(4)
-        .run(user("Weather?"), &cx())
-        .await;
+    let report = run(runtime, model(chat(&server)), "Weather?").await;
     assert_no_problems(&server);
     assert_eq!(runs.load(Ordering::SeqCst), 0, "a call ran");
     assert_eq!(server.received().len(), 1, "the request was retried");
@@ -879,10 +850,7 @@ async fn an_event_that_breaks_the_protocol_fails_the_step() {
     .await;
     let (runtime, runs) = weather_runtime();
     let model = model(Provider::Anthropic, "claude", &server, "/v1");
-    let report = Agent::new(runtime, model)
-        .max_steps(4)
-        .run(user("Hi"), &cx())
-        .await;
+    let report = run(runtime, model, "Hi").await;
     let error = failure(&report);
     assert!(error.contains("stream protocol error"), "{error}");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -988,10 +956,7 @@ async fn a_request_past_its_own_timeout_is_retried_then_fails() {
     let model = chat(&server)
         .timeout(Duration::from_millis(200))
         .retry(fast_retries(2));
-    let report = Agent::new(runtime, model)
-        .max_steps(4)
-        .run(user("Hi"), &cx())
-        .await;
+    let report = run(runtime, model, "Hi").await;
     let error = failure(&report);
     assert!(
         error.contains("gave up after 2 attempts: the request timed out after 200 ms"),
