@@ -300,6 +300,10 @@ async fn a_terminal_tool_ends_the_run_and_wrap_up_gets_no_tools() {
         seen[1].tools.is_empty(),
         "the wrap-up turn is offered no tools"
     );
+    assert!(!seen[0].answer_only && seen[1].answer_only);
+    // The tools stay declared, for providers that need them to read the earlier calls.
+    assert_eq!(seen[1].declared, seen[0].tools);
+    assert!(!seen[1].declared.is_empty());
     assert!(matches!(
         report.transcript.last(),
         Some(Message::Assistant { text: Some(text), .. }) if text == "Invoice created."

@@ -441,6 +441,79 @@ async fn anthropic_recorded_stream_then_answer() {
     assert_eq!(report.usage.total(), 377 + 65 + 507);
 }
 
+/// The wrap-up turn after a guard: the tools stay declared (Anthropic refuses a conversation
+/// with `tool_use` blocks and no tools) and calls are forbidden, in each provider's words.
+#[tokio::test]
+async fn the_wrap_up_turn_declares_the_tools_and_forbids_calls() {
+    let anthropic =
+        |server: &ReplayServer| model(Provider::Anthropic, "claude-sonnet-4", server, "/v1");
+    let anthropic_expect = || Expect::post(Api::Anthropic, "/v1/messages", KEY);
+    let script = vec![
+        Exchange::new(
+            anthropic_expect().check("no tool choice", |body| match body.get("tool_choice") {
+                None => Ok(()),
+                Some(choice) => Err(format!("is {choice}")),
+            }),
+            Reply::Sse(
+                tests::read_data("providers/anthropic/text-then-tool-use.sse.txt").into_bytes(),
+            ),
+        ),
+        Exchange::new(
+            anthropic_expect()
+                .equal("/tool_choice", json!({"type": "none"}))
+                .equal("/tools/0/name", json!("get_weather"))
+                .equal("/messages/2/content/0/type", json!("tool_result")),
+            Reply::Sse(anthropic_answer("Sunny in Paris.", 500, 7)),
+        ),
+    ];
+    let server = ReplayServer::start(script).await;
+    let (runtime, runs) = runtime(
+        "get_weather",
+        "The weather.",
+        json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
+        json!({"sky": "sunny"}),
+    );
+    let report = Agent::new(runtime, anthropic(&server))
+        .max_steps(1)
+        .wrap_up(true)
+        .run(user("Weather in Paris?"), &cx())
+        .await;
+    assert_no_problems(&server);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert!(
+        matches!(report.end, RunEnd::Guard(Guard::MaxSteps(1))),
+        "{:?}",
+        report.end
+    );
+    let Some(Message::Assistant { text, .. }) = report.transcript.last() else {
+        panic!("no wrap-up turn: {:?}", report.transcript);
+    };
+    assert_eq!(text.as_deref(), Some("Sunny in Paris."));
+
+    // OpenAI Chat: `tool_choice: "none"`, the tools still listed.
+    let script = vec![
+        Exchange::new(chat_expect(), Reply::Sse(strict_tool_stream())),
+        Exchange::new(
+            chat_expect()
+                .equal("/tool_choice", json!("none"))
+                .check("the tools listed", |body| match body["tools"].as_array() {
+                    Some(tools) if !tools.is_empty() => Ok(()),
+                    _ => Err(format!("are {}", body["tools"])),
+                }),
+            Reply::Sse(openai_chat_answer("18 degrees.", 100, 5)),
+        ),
+    ];
+    let server = ReplayServer::start(script).await;
+    let (runtime, _) = weather_runtime();
+    let report = Agent::new(runtime, chat(&server))
+        .max_steps(1)
+        .wrap_up(true)
+        .run(user("Weather in SF?"), &cx())
+        .await;
+    assert_no_problems(&server);
+    assert!(matches!(report.end, RunEnd::Guard(Guard::MaxSteps(1))));
+}
+
 #[tokio::test]
 async fn gemini_recorded_stream_round_trips() {
     let recorded =

@@ -120,6 +120,10 @@ pub struct SeenStep {
     pub transcript_len: usize,
     /// The names of the tools it was offered.
     pub tools: Vec<String>,
+    /// Whether it was the wrap-up turn ([`ModelRequest::answer_only`]).
+    pub answer_only: bool,
+    /// The names of the tools declared ([`ModelRequest::declared_tools`]).
+    pub declared: Vec<String>,
 }
 
 /// A [`Model`] that plays queued turns in order and records what it was asked: for tests,
@@ -189,6 +193,12 @@ impl Model for ScriptedTurns {
             transcript_len: request.transcript().len(),
             tools: request
                 .tools()
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect(),
+            answer_only: request.answer_only(),
+            declared: request
+                .declared_tools()
                 .iter()
                 .map(|t| t.name().to_owned())
                 .collect(),

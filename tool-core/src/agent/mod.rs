@@ -359,9 +359,12 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             }
             let step = run.steps + 1;
             let turn = {
+                let tools: Vec<_> = self.runtime().registry().tools().collect();
                 let request = ModelRequest {
                     transcript: &run.transcript,
-                    tools: self.runtime().registry().tools().collect(),
+                    tools: tools.clone(),
+                    declared: tools,
+                    answer_only: false,
                     step,
                     context: Some(cx),
                 };
@@ -440,6 +443,8 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
         let request = ModelRequest {
             transcript: &run.transcript,
             tools: Vec::new(),
+            declared: self.runtime().registry().tools().collect(),
+            answer_only: true,
             step: run.steps + 1,
             context: Some(cx),
         };

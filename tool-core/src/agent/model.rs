@@ -22,6 +22,8 @@ pub trait Model: Send + Sync {
 pub struct ModelRequest<'a> {
     pub(crate) transcript: &'a [Message],
     pub(crate) tools: Vec<&'a ToolInfo>,
+    pub(crate) declared: Vec<&'a ToolInfo>,
+    pub(crate) answer_only: bool,
     pub(crate) step: u32,
     pub(crate) context: Option<&'a Context>,
 }
@@ -36,6 +38,19 @@ impl<'a> ModelRequest<'a> {
     /// the run.
     pub fn tools(&self) -> &[&'a ToolInfo] {
         &self.tools
+    }
+
+    /// Whether this is the wrap-up turn after a guard ended the run: the model is to answer in
+    /// text, and calls it proposes are dropped.
+    pub fn answer_only(&self) -> bool {
+        self.answer_only
+    }
+
+    /// Every tool of the runtime, on the wrap-up turn too. A provider that must see the tools
+    /// the transcript's calls used (Anthropic refuses `tool_use` blocks in a request that
+    /// defines no tools) declares these and forbids calls instead of leaving them out.
+    pub fn declared_tools(&self) -> &[&'a ToolInfo] {
+        &self.declared
     }
 
     /// The step number: 1 for the first model call of the run.

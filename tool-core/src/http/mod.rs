@@ -228,9 +228,16 @@ impl HttpModel {
     }
 
     async fn respond_inner(&self, request: &ModelRequest<'_>) -> Result<Turn, ModelError> {
-        let advertised = advertise(request.tools().iter().copied(), self.target)
+        // On the wrap-up turn the tools stay declared (Anthropic refuses earlier `tool_use`
+        // blocks without them) and calls are forbidden instead.
+        let tools = if request.answer_only() {
+            request.declared_tools()
+        } else {
+            request.tools()
+        };
+        let advertised = advertise(tools.iter().copied(), self.target)
             .map_err(|error| self.error(format_args!("cannot advertise the tools: {error}")))?;
-        let body = self
+        let mut body = self
             .provider
             .body(
                 request.transcript(),
@@ -240,6 +247,9 @@ impl HttpModel {
                 self.stream,
             )
             .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
+        if request.answer_only() && !tools.is_empty() {
+            self.provider.forbid_calls(&mut body);
+        }
         let body = serde_json::to_vec(&body)
             .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
         let deadline = request.context().and_then(crate::Context::deadline);

@@ -149,6 +149,31 @@ impl Provider {
         Ok(body)
     }
 
+    /// Tells the model to answer in text: the provider's "no tool calls" choice, replacing any
+    /// the options set.
+    pub(super) fn forbid_calls(self, body: &mut Value) {
+        let Value::Object(map) = body else {
+            return;
+        };
+        match self {
+            Provider::OpenAiChat | Provider::OpenAiResponses => {
+                map.insert("tool_choice".to_owned(), Value::from("none"));
+            }
+            Provider::Anthropic => {
+                map.insert(
+                    "tool_choice".to_owned(),
+                    serde_json::json!({"type": "none"}),
+                );
+            }
+            Provider::Gemini => {
+                map.insert(
+                    "toolConfig".to_owned(),
+                    serde_json::json!({"functionCallingConfig": {"mode": "NONE"}}),
+                );
+            }
+        }
+    }
+
     /// A whole (not streamed) response as a turn.
     pub(super) fn parse_turn(self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
         match self {
