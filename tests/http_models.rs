@@ -441,6 +441,45 @@ async fn anthropic_recorded_stream_then_answer() {
     assert_eq!(report.usage.total(), 377 + 65 + 507);
 }
 
+/// Anthropic counts prompt tokens served from or written to its cache apart from
+/// `input_tokens`; the turn's input count holds all three, streamed or whole.
+#[tokio::test]
+async fn anthropic_cache_tokens_count_as_input() {
+    let sse = String::from_utf8(anthropic_answer("Hi.", 12, 7))
+        .unwrap()
+        .replace(
+            r#""input_tokens":12"#,
+            r#""input_tokens":12,"cache_creation_input_tokens":300,"cache_read_input_tokens":2000"#,
+        );
+    assert!(sse.contains("cache_read_input_tokens"), "{sse}");
+    let expect = || Expect::post(Api::Anthropic, "/v1/messages", KEY);
+    let whole = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "cache_creation_input_tokens": 300,
+            "cache_read_input_tokens": 2000, "output_tokens": 7}});
+    let script = vec![
+        Exchange::new(expect(), Reply::Sse(sse.into_bytes())),
+        Exchange::new(expect(), Reply::Json(whole)),
+    ];
+    let server = ReplayServer::start(script).await;
+    for streaming in [true, false] {
+        let (runtime, _) = weather_runtime();
+        let model =
+            model(Provider::Anthropic, "claude-sonnet-4", &server, "/v1").streaming(streaming);
+        let report = run(runtime, model, "Hi").await;
+        assert_eq!(report.end, RunEnd::Answered, "streaming {streaming}");
+        assert_eq!(
+            report.usage,
+            Usage {
+                input_tokens: 2312,
+                output_tokens: 7
+            },
+            "streaming {streaming}"
+        );
+    }
+    assert_no_problems(&server);
+}
+
 /// The wrap-up turn after a guard: the tools stay declared (Anthropic refuses a conversation
 /// with `tool_use` blocks and no tools) and calls are forbidden, in each provider's words.
 #[tokio::test]

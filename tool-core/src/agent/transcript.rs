@@ -97,7 +97,9 @@ mod result_code {
 /// Token counts reported by the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, those served from a prompt cache included (Anthropic's cache reads and
+    /// writes are added to its `input_tokens`; OpenAI's and Gemini's prompt counts already
+    /// hold them), so a budget on them is never short.
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,

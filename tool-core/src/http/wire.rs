@@ -201,6 +201,9 @@ pub(super) struct Accumulator {
     stream: Streams,
     calls: Vec<ToolCall>,
     usage: Usage,
+    /// Anthropic's prompt counts as last reported: uncached, written to the cache, read from
+    /// it (each cumulative, each reported on its own).
+    anthropic_input: [u64; 3],
     ended: bool,
 }
 
@@ -232,6 +235,7 @@ impl Accumulator {
             stream,
             calls: Vec::new(),
             usage: Usage::default(),
+            anthropic_input: [0; 3],
             ended: false,
         }
     }
@@ -313,10 +317,22 @@ impl Accumulator {
                     }
                     _ => &Value::Null,
                 };
-                // Counts are cumulative: the latest of each is the turn's.
-                if let Some(input) = count(&usage["input_tokens"]) {
-                    self.usage.input_tokens = input;
+                // Counts are cumulative: the latest of each is the turn's. Prompt tokens read
+                // from or written to the cache are counted apart from `input_tokens`.
+                let keys = [
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                ];
+                for (slot, key) in self.anthropic_input.iter_mut().zip(keys) {
+                    if let Some(n) = count(&usage[key]) {
+                        *slot = n;
+                    }
                 }
+                self.usage.input_tokens = self
+                    .anthropic_input
+                    .iter()
+                    .fold(0u64, |sum, n| sum.saturating_add(*n));
                 if let Some(output) = count(&usage["output_tokens"]) {
                     self.usage.output_tokens = output;
                 }

@@ -440,7 +440,10 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
         text: (!texts.is_empty()).then(|| texts.concat()),
         calls,
         usage: Usage {
-            input_tokens: usage("input_tokens"),
+            // Anthropic counts prompt tokens read from or written to its cache apart.
+            input_tokens: usage("input_tokens")
+                .saturating_add(usage("cache_creation_input_tokens"))
+                .saturating_add(usage("cache_read_input_tokens")),
             output_tokens: usage("output_tokens"),
         },
         provider: state,
