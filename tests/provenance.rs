@@ -240,3 +240,56 @@ async fn every_provider_sends_untrusted_results_as_marked_data_in_the_result_slo
         }
     }
 }
+
+/// The encoders that answer a turn straight from outcomes mark untrusted ones the same way.
+#[tokio::test]
+async fn outcomes_carry_their_provenance_into_every_encoder() {
+    let runtime = Runtime::new(registry());
+    let cx = Context::builder("user:1").build();
+    let calls = [
+        ToolCall::new("c1", "fetch_page", r#"{"url": "https://example.com"}"#),
+        ToolCall::new("c2", "clock", "{}"),
+        ToolCall::new("c3", "no_such_tool", "{}"),
+    ];
+    let mut outcomes = Vec::new();
+    for call in &calls {
+        let arguments = call.arguments_text();
+        outcomes.push(
+            runtime
+                .invoke(call.call_id(), call.name(), arguments.as_ref(), &cx)
+                .await,
+        );
+    }
+    let provenance: Vec<Provenance> = outcomes.iter().map(|o| o.provenance()).collect();
+    assert_eq!(
+        provenance,
+        [
+            Provenance {
+                origin: Origin::Local,
+                trusted: false
+            },
+            Provenance::local(),
+            Provenance::runtime(),
+        ]
+    );
+    let page = json!({ "url": "https://example.com", "text": HOSTILE });
+
+    let chat = openai_chat::tool_messages(&calls, &outcomes).unwrap();
+    assert_eq!(envelope(&chat[0]["content"]), page);
+    assert_eq!(chat[1]["content"], "{\"time\":\"12:00\"}");
+    let responses = openai_responses::output_items(&calls, &outcomes).unwrap();
+    assert_eq!(envelope(&responses[0]["output"]), page);
+    let anthropic = anthropic::tool_results(&calls, &outcomes).unwrap();
+    assert_eq!(envelope(&anthropic["content"][0]["content"]), page);
+    assert_eq!(anthropic["content"][0]["is_error"], false);
+    assert_eq!(anthropic["content"][2]["is_error"], true);
+    let gemini = gemini::function_responses(&calls, &outcomes).unwrap();
+    assert_eq!(
+        envelope(&gemini["parts"][0]["functionResponse"]["response"]),
+        page
+    );
+    assert_eq!(
+        gemini["parts"][1]["functionResponse"]["response"],
+        json!({"output": {"time": "12:00"}})
+    );
+}

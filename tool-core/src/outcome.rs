@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::ArgumentErrors;
+use crate::provenance::Provenance;
 
 /// Why a call ended without an output. The string forms ([`as_str`](Self::as_str)) are stable
 /// and safe to match on in logs, metrics and provider messages.
@@ -300,9 +301,21 @@ pub struct Outcome {
     pub(crate) result: Result<Output, Failure>,
     pub(crate) elapsed: Duration,
     pub(crate) replayed: bool,
+    /// The tool's provenance (the runtime's when the name is not a registered tool).
+    pub(crate) source: Provenance,
 }
 
 impl Outcome {
+    /// Who wrote what this outcome says and whether it is trusted: the tool's provenance for
+    /// its output and for its own error ([`Code::ExecutionFailed`]), the runtime's for every
+    /// other failure (see [`provenance`](crate::provenance)).
+    pub fn provenance(&self) -> Provenance {
+        match &self.result {
+            Err(failure) if failure.code() != Code::ExecutionFailed => Provenance::runtime(),
+            _ => self.source.clone(),
+        }
+    }
+
     /// The runtime's id for this invocation (the correlation id of operator logs).
     pub fn id(&self) -> InvocationId {
         self.id

@@ -10,7 +10,6 @@ use crate::call::ToolCall;
 use crate::context::Context;
 use crate::outcome::{Code, Outcome};
 use crate::provenance::Provenance;
-use crate::registry::{Registry, ToolInfo};
 use crate::repair::RepairModel;
 
 /// Where one proposed call stands in its batch.
@@ -33,14 +32,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     ) -> Option<RunEnd> {
         let (slots, mut end) = self.admit(run, calls, cx);
         let outcomes = self.execute(&slots, cx).await;
-        let pending = record(
-            run,
-            slots,
-            outcomes,
-            self.runtime().registry(),
-            &self.terminal_tools,
-            &mut end,
-        );
+        let pending = record(run, slots, outcomes, &self.terminal_tools, &mut end);
         if !pending.is_empty() {
             return Some(RunEnd::AwaitingApproval(pending));
         }
@@ -173,7 +165,6 @@ fn record(
     run: &mut Run,
     slots: Vec<Slot>,
     outcomes: Vec<(Outcome, Option<String>)>,
-    registry: &Registry,
     terminal_tools: &[String],
     end: &mut Option<RunEnd>,
 ) -> Vec<PendingApproval> {
@@ -188,7 +179,7 @@ fn record(
             }
             Slot::Run(call) => match outcomes.next() {
                 Some((outcome, repaired_arguments)) => {
-                    let mut result = result_of(&call, &outcome, registry);
+                    let mut result = result_of(&call, &outcome);
                     result.repaired_arguments = repaired_arguments;
                     run.outcomes.push(outcome);
                     result
@@ -209,27 +200,12 @@ fn record(
 }
 
 /// The transcript entry for a call's outcome.
-/// The transcript entry for a call's outcome. The output and the tool's own error carry the
-/// tool's provenance; any other failure is the runtime's message.
-fn result_of(call: &ToolCall, outcome: &Outcome, registry: &Registry) -> ToolResult {
-    let tool = || {
-        registry
-            .get(&call.name)
-            .map_or_else(Provenance::local, ToolInfo::provenance)
-    };
-    let (code, content, provenance) = match outcome.result() {
-        Ok(output) => (None, output.as_str().to_owned(), tool()),
-        Err(failure) => {
-            let provenance = match failure.code() {
-                Code::ExecutionFailed => tool(),
-                _ => Provenance::runtime(),
-            };
-            (
-                Some(failure.code()),
-                failure.message().to_owned(),
-                provenance,
-            )
-        }
+/// The transcript entry for a call's outcome, with its provenance
+/// ([`Outcome::provenance`]).
+fn result_of(call: &ToolCall, outcome: &Outcome) -> ToolResult {
+    let (code, content) = match outcome.result() {
+        Ok(output) => (None, output.as_str().to_owned()),
+        Err(failure) => (Some(failure.code()), failure.message().to_owned()),
     };
     ToolResult {
         call_id: call.call_id.clone(),
@@ -237,7 +213,7 @@ fn result_of(call: &ToolCall, outcome: &Outcome, registry: &Registry) -> ToolRes
         code,
         content,
         repaired_arguments: None,
-        provenance,
+        provenance: outcome.provenance(),
     }
 }
 

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
-use super::encode::{EncodeError, failure_text, pair};
+use super::encode::{EncodeError, outcome_text, pair};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, check_ids, entries,
@@ -84,10 +84,7 @@ pub fn tool_results(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, E
     let blocks: Vec<Value> = pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let (content, is_error) = match outcome.result() {
-                Ok(output) => (output.as_str().to_owned(), false),
-                Err(failure) => (failure_text(failure), true),
-            };
+            let (content, is_error) = (outcome_text(outcome), outcome.result().is_err());
             json!({
                 "type": "tool_result",
                 "tool_use_id": call.call_id(),

@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
-use super::encode::{EncodeError, pair};
+use super::encode::{EncodeError, outcome_envelope, pair};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
@@ -192,6 +192,7 @@ pub fn function_responses(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Va
         .into_iter()
         .map(|(call, outcome)| {
             let response = match outcome.result() {
+                _ if !outcome.provenance().trusted => outcome_envelope(outcome).unwrap_or_default(),
                 Ok(output) => json!({ "output": output.to_value() }),
                 Err(failure) => json!({ "error": { "code": failure.code().as_str(), "message": failure.message() } }),
             };

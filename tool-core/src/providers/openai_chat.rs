@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
-use super::encode::{EncodeError, failure_text, pair};
+use super::encode::{EncodeError, outcome_text, pair};
 use super::names::NameMap;
 use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_text};
 use super::stream::{self, Caps, StreamError};
@@ -116,10 +116,7 @@ pub fn tool_messages(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Val
     Ok(pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let content = match outcome.result() {
-                Ok(output) => output.as_str().to_owned(),
-                Err(failure) => failure_text(failure),
-            };
+            let content = outcome_text(outcome);
             json!({ "role": "tool", "tool_call_id": call.call_id(), "content": content })
         })
         .collect())

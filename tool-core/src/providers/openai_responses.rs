@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall};
-use super::encode::{EncodeError, failure_text, pair};
+use super::encode::{EncodeError, outcome_text, pair};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, bad_state, check_ids, entries, result_text,
@@ -79,10 +79,7 @@ pub fn output_items(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Valu
     Ok(pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let output = match outcome.result() {
-                Ok(output) => output.as_str().to_owned(),
-                Err(failure) => failure_text(failure),
-            };
+            let output = outcome_text(outcome);
             json!({ "type": "function_call_output", "call_id": call.call_id(), "output": output })
         })
         .collect())

@@ -71,6 +71,7 @@ use crate::contract::arguments::Arguments;
 use crate::ledger::{AuditKind, Ledger};
 use crate::observe::{Event, Observer};
 use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
+use crate::provenance::Provenance;
 use crate::recent::Recent;
 use crate::registry::kind::Policy;
 use crate::registry::{Refusal, Registry, ToolInfo};
@@ -271,9 +272,12 @@ impl Runtime {
             )
             .instrument(span.clone())
             .await;
-        let tool = match index {
-            Some(index) => Arc::clone(&shared.registry.at(index).info().name),
-            None => Arc::from(tool),
+        let (tool, source) = match index {
+            Some(index) => {
+                let info = shared.registry.at(index).info();
+                (Arc::clone(&info.name), info.provenance())
+            }
+            None => (Arc::from(tool), Provenance::runtime()),
         };
         let outcome = Outcome {
             id,
@@ -282,6 +286,7 @@ impl Runtime {
             result,
             elapsed: started.elapsed(),
             replayed,
+            source,
         };
         record::record(&span, &outcome);
         if let Some(observer) = &shared.observer {
