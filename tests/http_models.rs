@@ -718,6 +718,43 @@ async fn an_error_event_mid_stream_is_retried() {
     );
 }
 
+/// An error event that names a request error (not an overload, a rate limit or a server
+/// error) fails the step at once: another attempt would meet it again.
+#[tokio::test]
+async fn an_error_event_that_refuses_the_request_is_not_retried() {
+    let cases = [
+        (
+            Provider::Anthropic,
+            Api::Anthropic,
+            "/v1/messages",
+            "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"prompt is too long\"}}\n\n",
+            "invalid_request_error",
+        ),
+        (
+            Provider::OpenAiResponses,
+            Api::OpenAi,
+            "/v1/responses",
+            "event: response.failed\ndata: {\"type\": \"response.failed\", \"response\": {\"error\": {\"code\": \"invalid_prompt\", \"message\": \"flagged\"}}}\n\n",
+            "invalid_prompt",
+        ),
+    ];
+    for (provider, api, path, body, kind) in cases {
+        let server = ReplayServer::start(vec![Exchange::new(
+            Expect::post(api, path, KEY),
+            Reply::Sse(body.as_bytes().to_vec()),
+        )])
+        .await;
+        let (runtime, _) = weather_runtime();
+        let report = run(runtime, model(provider, "m", &server, "/v1"), "Hi").await;
+        let error = failure(&report);
+        assert!(
+            error.contains(&format!("refused the request ({kind})")) && !error.contains("gave up"),
+            "{provider:?}: {error}"
+        );
+        assert_eq!(server.received().len(), 1, "{provider:?}: not retried");
+    }
+}
+
 #[tokio::test]
 async fn a_model_without_a_key_sends_no_authentication() {
     let server =

@@ -428,6 +428,7 @@ impl HttpModel {
                 Failure::Retry(error.to_string(), None)
             }
             EventError::Stream(error) => Failure::Fatal(self.error(error)),
+            EventError::Refused(message) => Failure::Fatal(self.error(message)),
         })
     }
 

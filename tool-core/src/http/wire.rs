@@ -192,6 +192,9 @@ pub(super) enum EventError {
     Malformed(String),
     /// The provider's stream accumulator refused it.
     Stream(StreamError),
+    /// The provider reported an error that another attempt would meet again (a request it
+    /// refuses), with its message.
+    Refused(String),
 }
 
 /// One streamed turn being put together: the provider's accumulator, the calls it has
@@ -246,6 +249,15 @@ impl Accumulator {
         self.ended
     }
 
+    fn provider(&self) -> Provider {
+        match self.stream {
+            Streams::OpenAiChat(_) => Provider::OpenAiChat,
+            Streams::OpenAiResponses(_) => Provider::OpenAiResponses,
+            Streams::Anthropic(_) => Provider::Anthropic,
+            Streams::Gemini(_) => Provider::Gemini,
+        }
+    }
+
     pub(super) fn event(&mut self, event: &SseEvent) -> Result<(), EventError> {
         if event.data.trim().is_empty() {
             return Ok(());
@@ -260,6 +272,9 @@ impl Accumulator {
             return Err(EventError::Malformed(
                 "the event is not a JSON object".into(),
             ));
+        }
+        if let Some(message) = refused(self.provider(), &value) {
+            return Err(EventError::Refused(message));
         }
         let count = |value: &Value| value.as_u64();
         let calls = match &mut self.stream {
@@ -384,4 +399,51 @@ impl Accumulator {
             provider,
         })
     }
+}
+
+/// The message of an error event whose error another attempt would meet again: one that names
+/// its kind, and a kind that is not a passing one (overload, rate limit, server error, timeout).
+/// Error events that name no kind are taken as passing.
+fn refused(provider: Provider, value: &Value) -> Option<String> {
+    let (kind, message) = match provider {
+        // `{"type": "error", "code", "message"}` or `response.failed` with `response.error`.
+        Provider::OpenAiResponses => match value["type"].as_str() {
+            Some("error") => (&value["code"], &value["message"]),
+            Some("response.failed") => (
+                &value["response"]["error"]["code"],
+                &value["response"]["error"]["message"],
+            ),
+            _ => return None,
+        },
+        // `{"type": "error", "error": {"type", "message"}}`.
+        Provider::Anthropic if value["type"] == "error" => {
+            (&value["error"]["type"], &value["error"]["message"])
+        }
+        // `{"error": {"type" | "status", "message"}}` as an event's data.
+        Provider::OpenAiChat => (&value["error"]["type"], &value["error"]["message"]),
+        Provider::Gemini => (&value["error"]["status"], &value["error"]["message"]),
+        Provider::Anthropic => return None,
+    };
+    let kind = kind.as_str()?;
+    let passing = matches!(
+        kind.to_ascii_lowercase().as_str(),
+        "server_error"
+            | "rate_limit_exceeded"
+            | "rate_limit_error"
+            | "overloaded_error"
+            | "api_error"
+            | "timeout_error"
+            | "vector_store_timeout"
+            | "internal"
+            | "unavailable"
+            | "resource_exhausted"
+            | "deadline_exceeded"
+    );
+    if passing {
+        return None;
+    }
+    let message = message.as_str().unwrap_or("(no message)");
+    Some(format!(
+        "the provider refused the request ({kind}): {message}"
+    ))
 }
