@@ -5,8 +5,9 @@ use std::time::{Duration, SystemTime};
 
 /// How a failed request is retried. A request is retried when it may succeed later and no
 /// call has been acted on: on HTTP 408, 429 and 5xx, a connection that failed, a timed-out
-/// attempt, a stream that broke off before its end, or an error event in the stream. Other
-/// statuses (400, 401, 403, 404, …) are reported at once.
+/// attempt, a stream that broke off before its end, or an error event in the stream that names
+/// no error or a passing one (overloaded, rate limited, server error, timeout). Other statuses
+/// (400, 401, 403, 404, …) and error events that name a request error are reported at once.
 ///
 /// The wait before attempt `n + 1` is drawn at random between half and all of
 /// `base_delay × 2^(n-1)`, at most `max_delay`; a `Retry-After` header (seconds or an HTTP
