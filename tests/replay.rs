@@ -553,7 +553,13 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
                         .ok_or_else(|| format!("no call and result for {call_id} in {messages:?}"))
                 },
             ),
-            Reply::Sse(openai_chat_answer("San Francisco is mild today.", 120, 9)),
+            // The recorded call was made against another schema (`state`, no `units`), so it
+            // is refused; the answer says so.
+            Reply::Sse(openai_chat_answer(
+                "My weather lookup was refused (its arguments did not fit the tool), so I cannot say.",
+                120,
+                19,
+            )),
         ),
     ]
 }
