@@ -195,7 +195,9 @@ async fn run_http(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
 
     let mut registry = Registry::new();
     registry.register(ToolDef::new(get_weather).effect(Effect::ReadOnly))?;
-    let agent = Agent::new(Runtime::new(registry), http)
+    // The same model fixes refused arguments, told which fields were wrong.
+    let agent = Agent::new(Runtime::new(registry), http.clone())
+        .repair(http, RepairPolicy::new(2)?)
         .max_steps(6)
         .max_identical_calls(2)
         .wrap_up(true);

@@ -18,7 +18,7 @@ use tests::replay::{
 use tool_core::agent::{Agent, Guard, Message, Prices, RunEnd, RunReport, Usage};
 use tool_core::http::{ApiKey, HttpModel, Provider, RetryPolicy};
 use tool_core::providers::{RequestOptions, Target};
-use tool_core::{Context, DynamicTool, Registry, Runtime, ToolDef, ToolError};
+use tool_core::{Context, DynamicTool, Registry, RepairPolicy, Runtime, ToolDef, ToolError};
 
 /// Distinctive, so that a leak anywhere is found by a plain substring search.
 const KEY: &str = "sk-replay-LEAKCHECK-5a0d2c7e91";
@@ -439,6 +439,69 @@ async fn anthropic_recorded_stream_then_answer() {
         }
     );
     assert_eq!(report.usage.total(), 377 + 65 + 507);
+}
+
+/// The same model over HTTP repairs refused arguments: it is asked with the schema, the refused
+/// arguments and the field-level feedback, and the JSON object in its answer is tried again.
+#[tokio::test]
+async fn the_model_over_http_repairs_refused_arguments() {
+    let call_id = "call_CTf1nWJLqSeRgDqaCG27xZ74";
+    let script = vec![
+        // The recorded call names `state`, which this tool does not have.
+        Exchange::new(chat_expect(), Reply::Sse(strict_tool_stream())),
+        Exchange::new(
+            chat_expect()
+                .check("offers no tools", |body| match body.get("tools") {
+                    None => Ok(()),
+                    Some(tools) if tools.as_array().is_some_and(Vec::is_empty) => Ok(()),
+                    Some(tools) => Err(format!("are {tools}")),
+                })
+                .check("asks for a repair", |body| {
+                    let last = body["messages"].as_array().and_then(|m| m.last());
+                    let text = last.and_then(|m| m["content"].as_str()).unwrap_or_default();
+                    (text.contains("`get_weather` was refused")
+                        && text.contains("\"units\"")
+                        && text.contains("/state: unknown field")
+                        && text.contains(r#"{"city":"San Francisco","state":"CA"}"#))
+                    .then_some(())
+                    .ok_or_else(|| format!("the message is {text:?}"))
+                }),
+            Reply::Sse(openai_chat_answer(
+                "Sorry. Corrected:\n```json\n{\"city\": \"San Francisco\", \"units\": \"celsius\"}\n```",
+                80,
+                14,
+            )),
+        ),
+        Exchange::new(
+            chat_expect().equal("/messages/2/tool_call_id", json!(call_id)),
+            Reply::Sse(openai_chat_answer("18 degrees in San Francisco.", 100, 7)),
+        ),
+    ];
+    let server = ReplayServer::start(script).await;
+    let (runtime, runs) = runtime(
+        "get_weather",
+        "The weather in a city.",
+        json!({"type": "object", "properties": {"city": {"type": "string"},
+               "units": {"enum": ["celsius", "fahrenheit"]}},
+               "required": ["city", "units"], "additionalProperties": false}),
+        json!({"temperature": 18}),
+    );
+    let report = Agent::new(runtime, chat(&server))
+        .repair(chat(&server), RepairPolicy::new(2).unwrap())
+        .max_steps(3)
+        .run(user("Weather in SF?"), &cx())
+        .await;
+    assert_no_problems(&server);
+    assert_eq!(report.end, RunEnd::Answered, "{:?}", report.transcript);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let repaired = report.transcript.iter().find_map(|m| match m {
+        Message::Tool(result) => result.repaired_arguments.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        repaired.as_deref(),
+        Some(r#"{"city": "San Francisco", "units": "celsius"}"#)
+    );
 }
 
 /// Anthropic counts prompt tokens served from or written to its cache apart from

@@ -501,8 +501,8 @@ pub fn anthropic_answer(text: &str, input: u64, output: u64) -> Vec<u8> {
 
 /// The script the `replay_server` binary plays for the agent example
 /// (`cargo run -p examples --example agent --features http -- --provider openai`): the
-/// recorded `get_weather` call of `openai-chat/strict-tool.sse.txt`, then an answer, each
-/// request checked (the second must carry the call's result).
+/// recorded `get_weather` call of `openai-chat/strict-tool.sse.txt`, the repair of its refused
+/// arguments, then an answer, each request checked (the last must carry the call's result).
 pub fn agent_example_script(key: &str) -> Vec<Exchange> {
     let call = crate::read_data("providers/openai-chat/strict-tool.sse.txt");
     let call_id = "call_CTf1nWJLqSeRgDqaCG27xZ74";
@@ -537,6 +537,25 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
                 }),
             Reply::Sse(call.into_bytes()),
         ),
+        // The recorded call was made against another schema (`state`, no `units`): the
+        // runtime refuses it and the repair loop asks the same model for new arguments.
+        Exchange::new(
+            Expect::post(Api::OpenAi, "/v1/chat/completions", key).check(
+                "asks for a repair",
+                |body| {
+                    let last = body["messages"].as_array().and_then(|m| m.last());
+                    let text = last.and_then(|m| m["content"].as_str()).unwrap_or_default();
+                    (body.get("tools").is_none() && text.contains("`get_weather` was refused"))
+                        .then_some(())
+                        .ok_or_else(|| format!("not a repair request: {body}"))
+                },
+            ),
+            Reply::Sse(openai_chat_answer(
+                r#"{"city": "San Francisco", "units": "celsius"}"#,
+                90,
+                12,
+            )),
+        ),
         Exchange::new(
             Expect::post(Api::OpenAi, "/v1/chat/completions", key).check(
                 "answers the call",
@@ -545,20 +564,22 @@ pub fn agent_example_script(key: &str) -> Vec<Exchange> {
                     let asked = messages
                         .iter()
                         .any(|m| m["role"] == "assistant" && m["tool_calls"][0]["id"] == call_id);
-                    let answered = messages
-                        .iter()
-                        .any(|m| m["role"] == "tool" && m["tool_call_id"] == call_id);
+                    let answered = messages.iter().any(|m| {
+                        m["role"] == "tool"
+                            && m["tool_call_id"] == call_id
+                            && m["content"]
+                                .as_str()
+                                .is_some_and(|c| c.contains("temperature"))
+                    });
                     (asked && answered)
                         .then_some(())
                         .ok_or_else(|| format!("no call and result for {call_id} in {messages:?}"))
                 },
             ),
-            // The recorded call was made against another schema (`state`, no `units`), so it
-            // is refused; the answer says so.
             Reply::Sse(openai_chat_answer(
-                "My weather lookup was refused (its arguments did not fit the tool), so I cannot say.",
+                "The weather tool answered for San Francisco: 17.5 °C.",
                 120,
-                19,
+                14,
             )),
         ),
     ]

@@ -51,10 +51,10 @@ pub use key::ApiKey;
 pub use retry::RetryPolicy;
 pub use wire::{ANTHROPIC_VERSION, Provider};
 
-use crate::agent::{Model, ModelRequest, Turn};
+use crate::agent::{Message, Model, ModelRequest, Turn};
 use crate::context::Stopped;
 use crate::providers::{NameMap, RequestOptions, SseDecoder, Target, advertise};
-use crate::repair::ModelError;
+use crate::repair::{ModelError, RepairModel, RepairRequest};
 use wire::{Accumulator, EventError};
 
 /// The default cap on a response body, streamed or whole: 16 MiB.
@@ -455,6 +455,41 @@ impl Model for HttpModel {
             },
             None => self.respond_inner(request).await,
         }
+    }
+}
+
+/// The same model fixes refused arguments for the repair loop: it is sent one user message
+/// holding the tool's name, its input schema, the refused arguments and the field-level
+/// feedback, with no tools offered, and the one JSON object in its answer (bare, in a Markdown
+/// fence or in prose: [`extract_json_object`](crate::extract_json_object)) is the new
+/// arguments. An answer with no single object is passed on as it is, for the repair loop to
+/// refuse with its reason.
+impl RepairModel for HttpModel {
+    async fn repair(&self, request: &RepairRequest<'_>) -> Result<String, ModelError> {
+        let schema = serde_json::to_string(request.schema())
+            .map_err(|error| self.error(format_args!("cannot write the schema: {error}")))?;
+        let text = format!(
+            "Your call to the tool `{}` was refused.\nThe tool's input schema: {schema}\n\
+             Your arguments: {}\n{}",
+            request.tool(),
+            request.previous(),
+            request.feedback()
+        );
+        let transcript = [Message::User { text }];
+        let model_request = ModelRequest {
+            transcript: &transcript,
+            tools: Vec::new(),
+            declared: Vec::new(),
+            answer_only: false,
+            step: request.attempt(),
+            context: None,
+        };
+        let turn = self.respond_inner(&model_request).await?;
+        let answer = turn.text.unwrap_or_default();
+        Ok(match crate::extract_json_object(&answer) {
+            Ok(found) => found.json().to_owned(),
+            Err(_) => answer,
+        })
     }
 }
 
