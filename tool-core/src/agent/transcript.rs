@@ -99,7 +99,7 @@ mod result_code {
 pub struct Usage {
     /// Prompt tokens, those served from a prompt cache included (Anthropic's cache reads and
     /// writes are added to its `input_tokens`; OpenAI's and Gemini's prompt counts already
-    /// hold them), so a budget on them is never short.
+    /// hold them), so no prompt token of a turn goes uncounted.
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
