@@ -49,6 +49,16 @@ fn runtime(
     (Runtime::new(registry), runs)
 }
 
+/// `get_weather` of the recorded Anthropic streams, taking a `location`.
+fn location_runtime() -> (Runtime, Arc<AtomicUsize>) {
+    runtime(
+        "get_weather",
+        "The weather.",
+        json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
+        json!({"sky": "sunny"}),
+    )
+}
+
 /// `get_weather` of the recorded `openai-chat/strict-tool.sse.txt`.
 fn weather_runtime() -> (Runtime, Arc<AtomicUsize>) {
     runtime(
@@ -415,12 +425,7 @@ async fn anthropic_recorded_stream_then_answer() {
         ),
     ];
     let server = ReplayServer::start(script).await;
-    let (runtime, runs) = runtime(
-        "get_weather",
-        "The weather.",
-        json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
-        json!({"sky": "sunny"}),
-    );
+    let (runtime, runs) = location_runtime();
     let model = model(Provider::Anthropic, "claude-sonnet-4", &server, "/v1");
     let report = run(runtime, model, "Weather in Paris?").await;
     assert_no_problems(&server);
@@ -569,12 +574,7 @@ async fn the_wrap_up_turn_declares_the_tools_and_forbids_calls() {
         ),
     ];
     let server = ReplayServer::start(script).await;
-    let (runtime, runs) = runtime(
-        "get_weather",
-        "The weather.",
-        json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}),
-        json!({"sky": "sunny"}),
-    );
+    let (runtime, runs) = location_runtime();
     let report = Agent::new(runtime, anthropic(&server))
         .max_steps(1)
         .wrap_up(true)

@@ -28,6 +28,17 @@ fn read(text: &str, dialect: Option<Dialect>) -> (Option<Dialect>, Vec<(String, 
     (parsed.dialect(), calls)
 }
 
+/// Each call's name and arguments, as the generators write them.
+fn names_and_arguments(calls: &[TextCall]) -> Vec<(String, Map<String, Value>)> {
+    calls
+        .iter()
+        .map(|c| {
+            let arguments = serde_json::from_str(c.arguments()).expect("arguments are an object");
+            (c.name().to_owned(), arguments)
+        })
+        .collect()
+}
+
 fn weather(city: &str) -> (String, Value) {
     ("get_weather".to_owned(), json!({ "city": city }))
 }
@@ -363,11 +374,7 @@ proptest! {
                 let parsed = parse_calls(&text, named)
                     .map_err(|error| TestCaseError::fail(format!("{dialect}: {error}\n{text}")))?;
                 prop_assert_eq!(parsed.dialect(), Some(dialect), "{}", text);
-                let got: Vec<(String, Map<String, Value>)> = parsed
-                    .calls()
-                    .iter()
-                    .map(|c| (c.name().to_owned(), serde_json::from_str(c.arguments()).unwrap()))
-                    .collect();
+                let got = names_and_arguments(parsed.calls());
                 prop_assert_eq!(&got, &calls, "{}", text);
             }
         }
@@ -482,11 +489,7 @@ proptest! {
             let parsed = parse_calls(&text, None)
                 .map_err(|error| TestCaseError::fail(format!("{dialect}: {error}\n{text}")))?;
             prop_assert_eq!(parsed.dialect(), Some(dialect), "{}", text);
-            let got: Vec<(String, Map<String, Value>)> = parsed
-                .calls()
-                .iter()
-                .map(|c| (c.name().to_owned(), serde_json::from_str(c.arguments()).unwrap()))
-                .collect();
+            let got = names_and_arguments(parsed.calls());
             prop_assert_eq!(&got, &calls, "{}", text);
         }
     }
@@ -909,16 +912,7 @@ fn bfcl_ground_truth_round_trips_in_every_dialect() {
             let text = render(dialect, calls, "Sure.", "Done.");
             let parsed = parse_calls(&text, None)
                 .unwrap_or_else(|error| panic!("{dialect}: {error}\n{text}"));
-            let got: Vec<(String, Map<String, Value>)> = parsed
-                .calls()
-                .iter()
-                .map(|c| {
-                    (
-                        c.name().to_owned(),
-                        serde_json::from_str(c.arguments()).unwrap(),
-                    )
-                })
-                .collect();
+            let got = names_and_arguments(parsed.calls());
             assert_eq!(&got, calls, "{dialect}: {text}");
             // Streamed in 7-byte chunks, the same calls.
             let cuts: Vec<usize> = (7..text.len()).step_by(7).collect();
