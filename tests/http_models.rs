@@ -507,6 +507,16 @@ async fn the_model_over_http_repairs_refused_arguments() {
         repaired.as_deref(),
         Some(r#"{"city": "San Francisco", "units": "celsius"}"#)
     );
+    // The repair's tokens (80 in, 14 out) count in the run's usage with the turns'.
+    let turns: u64 = report
+        .transcript
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { usage, .. } => Some(usage.total()),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(report.usage.total(), turns + 80 + 14);
 }
 
 /// Anthropic counts prompt tokens served from or written to its cache apart from

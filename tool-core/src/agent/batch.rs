@@ -32,6 +32,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     ) -> Option<RunEnd> {
         let (slots, mut end) = self.admit(run, calls, cx);
         let outcomes = self.execute(&slots, cx).await;
+        run.usage += self.repair.model().take_usage();
         let pending = record(run, slots, outcomes, &self.terminal_tools, &mut end);
         if !pending.is_empty() {
             return Some(RunEnd::AwaitingApproval(pending));

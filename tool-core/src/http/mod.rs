@@ -40,6 +40,7 @@ mod retry;
 mod wire;
 
 use std::fmt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -51,10 +52,11 @@ pub use key::ApiKey;
 pub use retry::RetryPolicy;
 pub use wire::{ANTHROPIC_VERSION, Provider};
 
-use crate::agent::{Message, Model, ModelRequest, Turn};
+use crate::agent::{Message, Model, ModelRequest, Turn, Usage};
 use crate::context::Stopped;
 use crate::providers::{NameMap, RequestOptions, SseDecoder, Target, advertise};
 use crate::repair::{ModelError, RepairModel, RepairRequest};
+use crate::sync::lock;
 use wire::{Accumulator, EventError};
 
 /// The default cap on a response body, streamed or whole: 16 MiB.
@@ -99,6 +101,8 @@ pub struct HttpModel {
     max_response_bytes: usize,
     max_call_bytes: usize,
     client: reqwest::Client,
+    /// Tokens spent on repairs, not yet taken by the agent loop (shared by clones).
+    repair_usage: Arc<Mutex<Usage>>,
 }
 
 impl HttpModel {
@@ -131,6 +135,7 @@ impl HttpModel {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
             client,
+            repair_usage: Arc::default(),
         })
     }
 
@@ -463,7 +468,9 @@ impl Model for HttpModel {
 /// feedback, with no tools offered, and the one JSON object in its answer (bare, in a Markdown
 /// fence or in prose: [`extract_json_object`](crate::extract_json_object)) is the new
 /// arguments. An answer with no single object is passed on as it is, for the repair loop to
-/// refuse with its reason.
+/// refuse with its reason. The tokens it spends are reported by
+/// [`take_usage`](RepairModel::take_usage), and so counted in the run's usage and budgets
+/// (clones share the count).
 impl RepairModel for HttpModel {
     async fn repair(&self, request: &RepairRequest<'_>) -> Result<String, ModelError> {
         let schema = serde_json::to_string(request.schema())
@@ -485,11 +492,16 @@ impl RepairModel for HttpModel {
             context: None,
         };
         let turn = self.respond_inner(&model_request).await?;
+        *lock(&self.repair_usage) += turn.usage;
         let answer = turn.text.unwrap_or_default();
         Ok(match crate::extract_json_object(&answer) {
             Ok(found) => found.json().to_owned(),
             Err(_) => answer,
         })
+    }
+
+    fn take_usage(&self) -> Usage {
+        std::mem::take(&mut *lock(&self.repair_usage))
     }
 }
 

@@ -7,6 +7,7 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::ArgumentErrors;
+use crate::agent::Usage;
 
 /// The model side of the repair loop: given what was wrong, return new argument text.
 ///
@@ -21,6 +22,13 @@ pub trait RepairModel: Send + Sync {
         &self,
         request: &RepairRequest<'_>,
     ) -> impl Future<Output = Result<String, ModelError>> + Send;
+
+    /// The tokens the model has spent on repairs since this was last called, taken so that
+    /// each is counted once. The agent loop adds them to the run's usage after each batch, so
+    /// its token and cost budgets count repairs too. The default reports none.
+    fn take_usage(&self) -> Usage {
+        Usage::default()
+    }
 }
 
 /// What the model is asked to fix.
@@ -110,5 +118,9 @@ impl<M: RepairModel> RepairModel for std::sync::Arc<M> {
         request: &RepairRequest<'_>,
     ) -> impl Future<Output = Result<String, ModelError>> + Send {
         (**self).repair(request)
+    }
+
+    fn take_usage(&self) -> Usage {
+        (**self).take_usage()
     }
 }
