@@ -4,15 +4,17 @@
 Sources:
   - the string literals of tests/*.rs, examples/*.rs and tool-core/src/**/*.rs (argument texts,
     model replies, JSON-RPC lines),
-  - the provider recordings in ../shared/fixtures/providers (SSE bodies, JSON-lines chunks, cassettes,
-    whole responses), written in the provider targets' input layout (see fuzz/src/lib.rs),
-  - the JSON-Schema-Test-Suite in ../shared/corpora (schema + instance pairs for dynamic tools).
+  - the provider recordings vendored in tests/data/providers (SSE bodies, JSON-lines chunks,
+    cassettes, whole responses), written in the provider targets' input layout (see
+    fuzz/src/lib.rs),
+  - the JSON-Schema-Test-Suite vendored in tests/data/json-schema-test-suite (schema + instance
+    pairs for dynamic tools).
 
 Usage (from the repository root or from fuzz/):
-    python3 fuzz/make-seeds.py [--shared PATH]
+    python3 fuzz/make-seeds.py [--data PATH]
 
-PATH defaults to the `shared` folder next to the repository (as the tests read it). Missing
-shared data is reported and skipped: the literals from the repository alone still make seeds.
+PATH defaults to the repository's tests/data, which holds everything; another folder of the same
+layout (`providers/`, `json-schema-test-suite/`) may be given instead.
 The output is deterministic (file names are content hashes), so rerunning it changes nothing
 unless the test data changed.
 """
@@ -174,11 +176,10 @@ PROVIDERS = {
 }
 
 
-def from_fixtures(seeds, shared):
-    root = shared / "fixtures" / "providers"
+def from_fixtures(seeds, data):
+    root = data / "providers"
     if not root.is_dir():
-        print(f"no provider fixtures at {root}: skipped", file=sys.stderr)
-        return
+        sys.exit(f"make-seeds: no provider recordings at {root}")
     import yaml  # only needed for the cassettes
 
     for folder, target in PROVIDERS.items():
@@ -289,11 +290,10 @@ def assembled(target, body):
     return None
 
 
-def from_schema_suite(seeds, shared):
-    root = shared / "corpora" / "json-schema-test-suite" / "tests" / "draft2020-12"
+def from_schema_suite(seeds, data):
+    root = data / "json-schema-test-suite" / "tests" / "draft2020-12"
     if not root.is_dir():
-        print(f"no JSON-Schema-Test-Suite at {root}: skipped", file=sys.stderr)
-        return
+        sys.exit(f"make-seeds: no JSON-Schema-Test-Suite at {root}")
     for path in sorted(root.glob("*.json")):
         for group in json.loads(path.read_text()):
             schema = json.dumps(group["schema"]).encode()
@@ -334,12 +334,12 @@ def mcp_lines(seeds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shared", type=pathlib.Path, default=REPO.parent / "shared")
+    parser.add_argument("--data", type=pathlib.Path, default=REPO / "tests" / "data")
     args = parser.parse_args()
     seeds = Seeds()
     from_repository(seeds)
-    from_fixtures(seeds, args.shared)
-    from_schema_suite(seeds, args.shared)
+    from_fixtures(seeds, args.data)
+    from_schema_suite(seeds, args.data)
     mcp_lines(seeds)
     seeds.write()
 
