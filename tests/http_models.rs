@@ -456,6 +456,10 @@ async fn the_model_over_http_repairs_refused_arguments() {
         Exchange::new(chat_expect(), Reply::Sse(strict_tool_stream())),
         Exchange::new(
             chat_expect()
+                .check("no tool settings", |body| match body.get("tool_choice") {
+                    None => Ok(()),
+                    Some(choice) => Err(format!("tool_choice is {choice}")),
+                })
                 .check("offers no tools", |body| match body.get("tools") {
                     None => Ok(()),
                     Some(tools) if tools.as_array().is_some_and(Vec::is_empty) => Ok(()),
@@ -491,8 +495,12 @@ async fn the_model_over_http_repairs_refused_arguments() {
                "required": ["city", "units"], "additionalProperties": false}),
         json!({"temperature": 18}),
     );
-    let report = Agent::new(runtime, chat(&server))
-        .repair(chat(&server), RepairPolicy::new(2).unwrap())
+    // An agent that requires a call each step: the setting must not reach the repair request,
+    // which offers no tools.
+    let model =
+        chat(&server).options(RequestOptions::new().setting("tool_choice", json!("required")));
+    let report = Agent::new(runtime, model.clone())
+        .repair(model, RepairPolicy::new(2).unwrap())
         .max_steps(3)
         .run(user("Weather in SF?"), &cx())
         .await;
@@ -1122,6 +1130,88 @@ async fn a_call_over_the_argument_cap_fails_the_step() {
     let error =
         fails_without_running(Reply::Sse(strict_tool_stream()), |m| m.max_call_bytes(8)).await;
     assert!(error.contains("exceed 8 bytes"), "{error}");
+}
+
+/// A stream that goes silent is given up after the idle timeout and retried; every attempt
+/// silent, the step fails saying so.
+#[tokio::test]
+async fn a_silent_stream_is_given_up_after_the_idle_timeout() {
+    let server = ReplayServer::start(
+        (0..2)
+            .map(|_| {
+                Exchange::new(
+                    chat_expect(),
+                    Reply::Stall(b"data: {\"choices\": []}\n\n".to_vec()),
+                )
+            })
+            .collect(),
+    )
+    .await;
+    let (runtime, _) = weather_runtime();
+    let model = chat(&server)
+        .idle_timeout(Duration::from_millis(100))
+        .retry(fast_retries(2));
+    let report = run(runtime, model, "Hi").await;
+    let error = failure(&report);
+    assert!(
+        error.contains("gave up after 2 attempts") && error.contains("sent nothing for 100 ms"),
+        "{error}"
+    );
+    assert_eq!(server.received().len(), 2);
+}
+
+/// A redirect is not followed: it would carry the key to another host.
+#[tokio::test]
+async fn a_redirect_is_an_error_and_the_key_stays_home() {
+    let elsewhere = ReplayServer::start(Vec::new()).await;
+    let location = elsewhere.url("/v1/messages");
+    let server = ReplayServer::start(vec![Exchange::new(
+        Expect::post(Api::Anthropic, "/v1/messages", KEY),
+        Reply::Raw {
+            status: 307,
+            content_type: "text/plain".to_owned(),
+            headers: vec![("location".to_owned(), location)],
+            body: b"moved".to_vec(),
+        },
+    )])
+    .await;
+    let (runtime, _) = weather_runtime();
+    let report = run(
+        runtime,
+        model(Provider::Anthropic, "m", &server, "/v1"),
+        "Hi",
+    )
+    .await;
+    let error = failure(&report);
+    assert!(error.contains("HTTP 307"), "{error}");
+    assert_eq!(server.received().len(), 1, "not retried");
+    assert!(elsewhere.received().is_empty(), "the redirect was followed");
+}
+
+/// OpenAI Chat sends an error as a chunk with an `error` member (vLLM and proxies follow it
+/// with `[DONE]`): the attempt ends there and is retried, never returned as a finished turn.
+#[tokio::test]
+async fn an_error_chunk_in_a_chat_stream_ends_the_attempt() {
+    let broken = "data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"Part\"}, \"finish_reason\": null}]}\n\n\
+        data: {\"error\": {\"message\": \"upstream overloaded\", \"type\": \"server_error\"}}\n\n\
+        data: [DONE]\n\n";
+    let server = ReplayServer::start(vec![
+        Exchange::new(chat_expect(), Reply::Sse(broken.as_bytes().to_vec())),
+        Exchange::new(
+            chat_expect(),
+            Reply::Sse(openai_chat_answer("Whole answer.", 10, 3)),
+        ),
+    ])
+    .await;
+    let (runtime, _) = weather_runtime();
+    let report = run(runtime, chat(&server), "Hi").await;
+    assert_no_problems(&server);
+    assert_eq!(report.end, RunEnd::Answered);
+    let Some(Message::Assistant { text, .. }) = report.transcript.last() else {
+        panic!("{:?}", report.transcript);
+    };
+    assert_eq!(text.as_deref(), Some("Whole answer."));
+    assert_eq!(server.received().len(), 2);
 }
 
 #[tokio::test]

@@ -65,6 +65,10 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 << 20;
 /// The default timeout of one request, from sending it to the end of its response: 10 minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The default longest silence of a streamed response: 5 minutes (a reasoning model may think
+/// for minutes before its first token).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The most bytes of a refused request's body quoted in an error.
 const MAX_ERROR_CHARS: usize = 600;
 
@@ -97,6 +101,7 @@ pub struct HttpModel {
     target: Target,
     stream: bool,
     timeout: Duration,
+    idle_timeout: Duration,
     retry: RetryPolicy,
     max_response_bytes: usize,
     max_call_bytes: usize,
@@ -119,6 +124,9 @@ impl HttpModel {
             .map_err(|error| ModelError::new(format!("cannot configure TLS: {error}")))?;
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
+            // No provider API redirects, and a redirect would carry `x-api-key` or
+            // `x-goog-api-key` to the new host: a 3xx is an error.
+            .redirect(reqwest::redirect::Policy::none())
             .tls_backend_preconfigured(tls)
             .build()
             .map_err(|error| ModelError::new(format!("cannot make an HTTP client: {error}")))?;
@@ -131,6 +139,7 @@ impl HttpModel {
             target: provider.default_target(),
             stream: true,
             timeout: DEFAULT_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             retry: RetryPolicy::default(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
@@ -183,6 +192,13 @@ impl HttpModel {
     /// (each retry has its own).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// The longest a streamed response may go without sending a byte before the attempt is
+    /// given up (and retried); default [`DEFAULT_IDLE_TIMEOUT`].
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
         self
     }
 
@@ -388,7 +404,16 @@ impl HttpModel {
         let mut turn = Accumulator::new(self.provider, names, self.max_call_bytes);
         let mut received = 0usize;
         loop {
-            let chunk = match response.chunk().await {
+            let Ok(read) = tokio::time::timeout(self.idle_timeout, response.chunk()).await else {
+                return Err(Failure::Retry(
+                    format!(
+                        "the stream sent nothing for {} ms",
+                        self.idle_timeout.as_millis()
+                    ),
+                    None,
+                ));
+            };
+            let chunk = match read {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 Err(error) => {

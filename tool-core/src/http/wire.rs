@@ -128,6 +128,13 @@ impl Provider {
         let Value::Object(map) = &mut body else {
             return Ok(body);
         };
+        if tools.tools().is_empty() {
+            // Settings about tools (a `tool_choice` of "required", say) make a request with no
+            // tools one the provider refuses: a repair request, or a registry with none.
+            for key in ["tool_choice", "parallel_tool_calls", "toolConfig"] {
+                map.remove(key);
+            }
+        }
         let default = |map: &mut Map<String, Value>, key: &str, value: Value| {
             map.entry(key.to_owned()).or_insert(value);
         };
@@ -275,6 +282,18 @@ impl Accumulator {
         }
         if let Some(message) = refused(self.provider(), &value) {
             return Err(EventError::Refused(message));
+        }
+        // Chat and Gemini streams carry an error as a chunk with an `error` member, which their
+        // accumulators would pass over as a chunk with nothing in it: it ends the attempt.
+        if matches!(self.provider(), Provider::OpenAiChat | Provider::Gemini)
+            && value["error"].is_object()
+        {
+            let message = value["error"]["message"]
+                .as_str()
+                .unwrap_or("an error event with no message");
+            return Err(EventError::Stream(StreamError::Provider {
+                message: message.to_owned(),
+            }));
         }
         let count = |value: &Value| value.as_u64();
         let calls = match &mut self.stream {
