@@ -1373,8 +1373,6 @@ async fn the_api_key_is_never_shown() {
             .run(user("Hi"), &cx())
             .await;
         outputs.push(format!("{report:?}"));
-        // The replay server answers with its problems, which quote no header values.
-        assert!(!server.problems().iter().any(|p| p.contains(KEY)));
     }
     for output in &outputs {
         assert!(!output.contains(KEY), "the key leaked into: {output}");

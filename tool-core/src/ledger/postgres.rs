@@ -795,8 +795,6 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
     Ok(None)
 }
 
-/// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
-/// until `tx` ends.
 /// Writes the claim's audit records, its answer last, and commits.
 async fn answer_claim(
     tx: Transaction<'_>,
@@ -814,6 +812,8 @@ async fn answer_claim(
     Ok(answer)
 }
 
+/// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
+/// until `tx` ends.
 async fn append_in(
     tx: &Transaction<'_>,
     scope: &str,
