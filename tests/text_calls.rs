@@ -119,6 +119,43 @@ fn each_dialect_reads_its_documented_format() {
 }
 
 #[test]
+fn answers_and_variants_that_detection_must_not_misread() {
+    // An answer written as JSON, with no dialect named, is prose; a call object cut short or
+    // missing its arguments is still refused.
+    for answer in [
+        r#"{"summary": "all good", "score": 3}"#,
+        r#"[{"city": "Paris"}]"#,
+        "```json\n[1, 2]\n```",
+    ] {
+        let parsed = parse_calls(answer, None).unwrap();
+        assert_eq!(
+            (parsed.dialect(), parsed.calls().len()),
+            (None, 0),
+            "{answer}"
+        );
+    }
+    assert!(parse_calls(r#"{"name": "f"}"#, None).is_err());
+    assert!(parse_calls(r#"{"summary": "x"}"#, Some(Dialect::Json)).is_err());
+    // Fences in any case, with CRLF.
+    let fenced = "```JSON\r\n{\"name\": \"f\", \"arguments\": {}}\r\n```";
+    assert_eq!(parse_calls(fenced, None).unwrap().calls().len(), 1);
+    // Llama 4's python markers name the dialect; the prose before them is kept.
+    let text = "Let me look. <|python_start|>[f(a=1)]<|python_end|>";
+    let parsed = parse_calls(text, None).unwrap();
+    assert_eq!(parsed.dialect(), Some(Dialect::Pythonic));
+    assert_eq!(parsed.calls().len(), 1);
+    assert_eq!(&text[parsed.prose()[0].clone()], "Let me look.");
+    // DeepSeek's wrapper opened and nothing after it: cut off, not an empty answer.
+    assert!(matches!(
+        parse_calls("<｜tool▁calls▁begin｜>", None),
+        Err(TextError::Unterminated { .. })
+    ));
+    // Many Granite blocks of one opener (each opener is searched for once per block).
+    let many = "<function_call> {\"name\": \"f\", \"arguments\": {}}\n".repeat(20_000);
+    assert_eq!(parse_calls(&many, None).unwrap().calls().len(), 20_000);
+}
+
+#[test]
 fn prose_around_the_calls_is_kept_as_text() {
     let text = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\nI'll report back.";
     let parsed = parse_calls(text, None).unwrap();
@@ -511,6 +548,10 @@ fn pieces() -> impl Strategy<Value = String> {
         "<｜tool▁sep｜>",
         "<｜tool▁call▁end｜>",
         "<｜tool▁calls▁end｜>",
+        "<|python_start|>",
+        "<|python_end|>",
+        "\u{a0}",
+        "\u{3000}",
         "{",
         "}",
         "[",
@@ -594,6 +635,18 @@ fn calls_that_a_dialect_cannot_write_are_refused() {
     }
     let bad_name = [ToolCall::new("c", "weather-now", "{}")];
     assert!(render_calls(Dialect::Pythonic, &bad_name).is_err());
+    // A marker inside an argument would read back as a call, or as two dialects.
+    let marker = [ToolCall::new(
+        "c",
+        "f",
+        r#"{"note": "see <tool_call> below"}"#,
+    )];
+    for dialect in Dialect::ALL {
+        assert!(render_calls(dialect, &marker).is_err(), "{dialect}");
+        // No calls: the empty text, which reads back as no calls.
+        let empty = render_calls(dialect, &[]).unwrap();
+        assert!(parse_calls(&empty, None).unwrap().calls().is_empty());
+    }
     // Exact text in JSON dialects: a number beyond 64 bits is carried as written.
     let big = [ToolCall::new(
         "c",

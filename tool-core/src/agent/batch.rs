@@ -200,7 +200,6 @@ fn record(
     pending
 }
 
-/// The transcript entry for a call's outcome.
 /// The transcript entry for a call's outcome, with its provenance
 /// ([`Outcome::provenance`]).
 fn result_of(call: &ToolCall, outcome: &Outcome) -> ToolResult {

@@ -95,7 +95,8 @@ impl Dialect {
             Dialect::Mistral => &["[TOOL_CALLS]"],
             Dialect::Granite => &["<function_call>", "<|tool_call|>"],
             Dialect::DeepSeek => &[DS_CALLS_BEGIN, DS_CALL_BEGIN],
-            Dialect::Json | Dialect::Pythonic => &[],
+            Dialect::Pythonic => &["<|python_start|>"],
+            Dialect::Json => &[],
         }
     }
 }
@@ -323,7 +324,8 @@ impl std::error::Error for TextError {}
 /// ambiguous); without markers, a reply that is wholly a call object or a list of them (bare
 /// or in one Markdown `json` fence) is [`Json`](Dialect::Json), one that is wholly a Python
 /// call or a list of them is [`Pythonic`](Dialect::Pythonic), and anything else is prose with
-/// no calls. A reply that starts like a call but does not finish is
+/// no calls. A reply guessed to be JSON whose value is no call object (an answer written as
+/// JSON, `{"summary": …}`) is prose too. A reply that starts like a call but does not finish is
 /// [`Unterminated`](TextError::Unterminated), never prose.
 ///
 /// ```
@@ -343,6 +345,7 @@ impl std::error::Error for TextError {}
 /// assert!(parse_calls("get_weather(city='Par", None).is_err());
 /// ```
 pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, TextError> {
+    let named = dialect;
     let dialect = match dialect {
         Some(dialect) => dialect,
         None => match detect(text)? {
@@ -357,6 +360,18 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
         },
     };
     let (calls, used) = match dialect {
+        // A reply guessed to be JSON (no dialect named) whose first value is no call object at
+        // all, `{"summary": …}` say, is an answer in JSON: prose, not a broken call.
+        Dialect::Json if named.is_none() => match json_reply(text) {
+            Err(TextError::Invalid { .. }) if !call_shaped(text) => {
+                return Ok(ParsedCalls {
+                    dialect: None,
+                    calls: Vec::new(),
+                    prose: prose(text, &[]),
+                });
+            }
+            result => result?,
+        },
         Dialect::Json => json_reply(text)?,
         Dialect::Hermes => tagged(text, &["<tool_call>"], Some("</tool_call>"))?,
         Dialect::Granite => tagged(text, &["<function_call>", "<|tool_call|>"], None)?,
@@ -404,6 +419,22 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
     }
 }
 
+/// Whether the reply's first JSON value looks meant as calls: an object with a `name`, or a
+/// list holding one.
+fn call_shaped(text: &str) -> bool {
+    let body = unfenced(text).0.trim_start();
+    let first = serde_json::Deserializer::from_str(body)
+        .into_iter::<Value>()
+        .next();
+    let named = |value: &Value| value.get("name").is_some();
+    match first {
+        Some(Ok(Value::Object(object))) => object.contains_key("name"),
+        Some(Ok(Value::Array(items))) => items.is_empty() || items.iter().any(named),
+        // Not one whole JSON value: it may be a call cut short or written wrong.
+        _ => true,
+    }
+}
+
 /// Whether `text` starts with `name(` (the name possibly dotted).
 fn python_call_start(text: &str) -> bool {
     let b = text.as_bytes();
@@ -432,15 +463,21 @@ fn looks_whole_call(text: &str) -> bool {
 fn unfenced(text: &str) -> (&str, usize) {
     let trimmed = text.trim();
     let start = text.len() - text.trim_start().len();
-    for open in ["```json\n", "```python\n", "```\n"] {
-        if let Some(rest) = trimmed.strip_prefix(open)
-            && let Some(body) = rest.strip_suffix("```")
-            && !body.contains("```")
-        {
-            return (body, start + open.len());
-        }
+    let Some(rest) = trimmed.strip_prefix("```") else {
+        return (text, 0);
+    };
+    let Some(line) = rest.find('\n') else {
+        return (text, 0);
+    };
+    let label = rest[..line].trim_end_matches('\r').trim();
+    let known = ["", "json", "python"]
+        .iter()
+        .any(|name| label.eq_ignore_ascii_case(name));
+    let open = 3 + line + 1;
+    match trimmed[open..].strip_suffix("```") {
+        Some(body) if known && !body.contains("```") => (body, start + open),
+        _ => (text, 0),
     }
-    (text, 0)
 }
 
 /// The whole reply as call objects (one, or a list).
@@ -482,7 +519,8 @@ fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError
 /// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.
 fn json_value(text: &str, at: usize) -> Result<(&RawValue, usize), TextError> {
     let rest = &text[at..];
-    let lead = rest.len() - rest.trim_start().len();
+    // JSON's own whitespace, as the stream's reader skips it.
+    let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
     let mut stream = serde_json::Deserializer::from_str(&rest[lead..]).into_iter::<&RawValue>();
     match stream.next() {
         Some(Ok(raw)) => Ok((raw, at + lead + stream.byte_offset())),
@@ -573,12 +611,23 @@ fn tagged(
     let mut calls = Vec::new();
     let mut used = Vec::new();
     let mut from = 0;
-    while let Some((found, open)) = opens
-        .iter()
-        .filter_map(|open| text[from..].find(open).map(|at| (at, *open)))
-        .min_by_key(|&(at, _)| at)
-    {
-        let start = from + found;
+    // Where each opener next occurs at or after `from` (`None`: nowhere), searched again only
+    // once `from` has passed it, so that an opener the reply never uses is looked for once.
+    let mut next: Vec<Option<usize>> = opens.iter().map(|open| text.find(open)).collect();
+    loop {
+        for (slot, open) in next.iter_mut().zip(opens) {
+            if slot.is_some_and(|at| at < from) {
+                *slot = text[from..].find(open).map(|at| from + at);
+            }
+        }
+        let Some((start, open)) = next
+            .iter()
+            .zip(opens)
+            .filter_map(|(at, open)| at.map(|at| (at, *open)))
+            .min_by_key(|&(at, _)| at)
+        else {
+            break;
+        };
         let body = start + open.len();
         let (mut found_calls, end) = json_calls(text, body)?;
         let mut block_end = end;
@@ -728,8 +777,15 @@ fn deepseek(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError>
         from = call.span.end;
         calls.push(call);
     }
-    if let Some(found) = text[from..].find(DS_CALLS_END) {
-        used.push(from + found..from + found + DS_CALLS_END.len());
+    match text[from..].find(DS_CALLS_END) {
+        Some(found) => used.push(from + found..from + found + DS_CALLS_END.len()),
+        None if calls.is_empty() && !used.is_empty() => {
+            return Err(TextError::Unterminated {
+                at: text.len(),
+                reason: format!("`{DS_CALLS_END}` is missing"),
+            });
+        }
+        None => {}
     }
     used.sort_by_key(|range| range.start);
     Ok((calls, used))
@@ -791,7 +847,9 @@ fn deepseek_call(text: &str, start: usize, close: usize) -> Result<TextCall, Tex
 /// between `<|python_start|>` and `<|python_end|>`.
 fn pythonic(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let (mut body, mut offset) = unfenced(text);
+    let mut used_from = 0;
     if let Some(start) = body.find("<|python_start|>") {
+        used_from = offset + start;
         let inner = start + "<|python_start|>".len();
         let end = body[inner..]
             .find("<|python_end|>")
@@ -820,7 +878,7 @@ fn pythonic(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError>
             span: call.span,
         })
         .collect();
-    Ok((calls, std::iter::once(0..text.len()).collect()))
+    Ok((calls, std::iter::once(used_from..text.len()).collect()))
 }
 
 /// The parts of `text` outside `used`, trimmed, non-empty.

@@ -1,6 +1,5 @@
 //! A model that writes its calls as text, made into one the agent loop can run.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Dialect, parse_calls};
@@ -93,8 +92,10 @@ impl<M: Model> Model for TextModel<M> {
             return Ok(turn);
         }
         for call in parsed.calls() {
+            // The declared tools: on the wrap-up turn none are offered, but a call there still
+            // needs its parameters named before the loop drops it.
             let info = request
-                .tools()
+                .declared_tools()
                 .iter()
                 .find(|tool| tool.name() == call.name())
                 .copied();
@@ -103,6 +104,8 @@ impl<M: Model> Model for TextModel<M> {
                 .map_err(|error| ModelError::new(format!("the model's reply: {error}")))?;
             turn.calls.push(call);
         }
+        // What the provider sent with the text is not the turn the transcript now holds.
+        turn.provider = None;
         let prose: Vec<&str> = parsed
             .prose()
             .iter()
@@ -125,10 +128,5 @@ fn call_id() -> String {
         bytes[..8].copy_from_slice(&now.to_le_bytes());
         bytes[8..].copy_from_slice(&(COUNTER.fetch_add(1, Ordering::Relaxed) as u32).to_le_bytes());
     }
-    let mut id = String::with_capacity(29);
-    id.push_str("call_");
-    for byte in bytes {
-        let _ = write!(id, "{byte:02x}");
-    }
-    id
+    format!("call_{}", crate::ledger::hex(&bytes))
 }

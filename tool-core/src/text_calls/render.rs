@@ -24,9 +24,11 @@ use crate::call::ToolCall;
 /// | [`Pythonic`](Dialect::Pythonic) | `[name(key=literal, …), …]` |
 ///
 /// JSON dialects carry each call's arguments as their exact text. Python calls need keyword
-/// names that are identifiers and tool names that are dotted identifiers; otherwise (or when a
-/// call's arguments are not a JSON object) the call is refused as
-/// [`Invalid`](TextError::Invalid), with `at` the index of the call. Integers beyond 64 bits
+/// names that are identifiers and tool names that are dotted identifiers. A call whose name or
+/// arguments hold any dialect's marker (`<tool_call>` in a string, say) is refused, since a
+/// reader would take it for a call. Refusals, and arguments that are not a JSON object, are
+/// [`Invalid`](TextError::Invalid) with `at` the index of the call (not a byte offset). No calls
+/// render as the empty text. Integers beyond 64 bits
 /// are written as floats in Python, as JSON readers without arbitrary precision hold them.
 ///
 /// ```
@@ -41,6 +43,24 @@ use crate::call::ToolCall;
 /// ```
 pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, TextError> {
     let mut out = String::new();
+    if calls.is_empty() {
+        return Ok(out);
+    }
+    for (i, call) in calls.iter().enumerate() {
+        let arguments = call.arguments_text();
+        if let Some(marker) = MARKERS
+            .iter()
+            .find(|m| call.name().contains(*m) || arguments.contains(*m))
+        {
+            return Err(refuse(
+                i,
+                format!(
+                    "`{}` holds {marker:?}, which a reader would take for a call",
+                    call.name()
+                ),
+            ));
+        }
+    }
     match dialect {
         Dialect::Json | Dialect::Mistral => {
             if dialect == Dialect::Mistral {
@@ -87,7 +107,7 @@ pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, Text
             out.push_str(DS_CALLS_BEGIN);
             for (i, call) in calls.iter().enumerate() {
                 let name = call.name();
-                if name.is_empty() || name.contains(['\n', '<']) {
+                if name.is_empty() || name.contains(['\n', '<']) || name.trim() != name {
                     return Err(refuse(
                         i,
                         format!("{name:?} cannot be written as a tool name"),
@@ -117,6 +137,22 @@ pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, Text
     }
     Ok(out)
 }
+
+/// Every dialect's markers: in a call's name or arguments, one would be read as a call (or make
+/// the reply ambiguous).
+const MARKERS: [&str; 11] = [
+    "<tool_call>",
+    "</tool_call>",
+    "<|python_tag|>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "<function_call>",
+    "<|tool_call|>",
+    "<|python_start|>",
+    DS_CALLS_BEGIN,
+    DS_CALL_BEGIN,
+    DS_CALL_END,
+];
 
 fn refuse(index: usize, reason: String) -> TextError {
     TextError::Invalid { at: index, reason }
