@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-use tool_core::agent::{Agent, Message, RunEnd, Turn};
+use tool_core::agent::{Agent, Message, ProviderState, RunEnd, Turn, Wire};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::text_calls::{
     Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls, render_calls,
@@ -869,6 +869,39 @@ async fn a_text_model_runs_in_the_agent_loop_with_repair() {
         repaired.as_deref(),
         Some(r#"{"city": "Rome", "unit": "celsius"}"#)
     );
+}
+
+/// Read into calls, a turn no longer is what its provider sent: the provider state is dropped
+/// (sent back, it would not match the calls). Plain text keeps it.
+#[tokio::test]
+async fn a_text_model_drops_provider_state_from_turns_it_reads_into_calls() {
+    let state = || {
+        Some(ProviderState::new(
+            Wire::Anthropic,
+            json!([{"type": "text", "text": "x"}]),
+        ))
+    };
+    let turns = ScriptedTurns::new()
+        .turn(Turn::answer("[get_weather('Rome')]").with_provider(state()))
+        .turn(Turn::answer("Mild.").with_provider(state()));
+    let agent = Agent::new(
+        Runtime::new(weather_registry()),
+        TextModel::new(turns, None),
+    );
+    let start = vec![Message::User {
+        text: "Weather?".into(),
+    }];
+    let report = agent.run(start, &Context::builder("user:1").build()).await;
+    assert_eq!(report.end, RunEnd::Answered);
+    let providers: Vec<bool> = report
+        .transcript
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { provider, .. } => Some(provider.is_some()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(providers, [false, true]);
 }
 
 #[tokio::test]
