@@ -1417,3 +1417,130 @@ async fn each_provider_authenticates_its_own_way() {
         assert!(!problems[0].contains("path"), "{provider:?}: {problems:?}");
     }
 }
+
+#[tokio::test]
+async fn a_restarted_agent_with_a_durable_ledger_runs_the_same_id_less_gemini_turn_again() {
+    // Gemini sends no call id. Two processes, one after the other, share a ledger and each
+    // reads the same recorded turn: the second call is a new call, not the first's replay.
+    let recorded =
+        cassette("providers/gemini/streamed-call-with-signature-then-answer.cassette.yaml");
+    let path = "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse";
+    let ledger = Arc::new(tool_core::ledger::MemoryLedger::new());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut ids = Vec::new();
+    for _process in 0..2 {
+        let script = (0..2)
+            .map(|i| {
+                Exchange::new(
+                    Expect::post(Api::Gemini, path, KEY),
+                    recorded_reply(&recorded, i),
+                )
+            })
+            .collect();
+        let server = ReplayServer::start(script).await;
+        let counter = Arc::clone(&runs);
+        let handler = move |_: Value, _: &Context| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async move { Ok::<Value, ToolError>(json!("Mexico")) }
+        };
+        let mut registry = Registry::new();
+        let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        registry
+            .register(ToolDef::dynamic(
+                DynamicTool::new("get_country", "", schema),
+                handler,
+            ))
+            .unwrap();
+        let runtime = Runtime::builder(registry)
+            .ledger(Arc::clone(&ledger))
+            .build();
+        let model = model(Provider::Gemini, "gemini-3-pro-preview", &server, "/v1beta");
+        let report = Agent::new(runtime, model)
+            .max_steps(4)
+            .run(user("Call the tool"), &cx())
+            .await;
+        assert_no_problems(&server);
+        assert_eq!(report.end, RunEnd::Answered);
+        let Some(Message::Assistant { calls, .. }) = report.transcript.get(1) else {
+            panic!("no call turn: {:?}", report.transcript);
+        };
+        ids.push(calls[0].call_id().to_owned());
+        assert!(report.outcomes.iter().all(|o| !o.is_replay()));
+    }
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+/// A Chat Completions stream with one `search` call under `id`.
+fn chat_call(id: &str, query: &str) -> Vec<u8> {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": 0,
+               "model": "replay", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let arguments = json!({ "q": query }).to_string();
+    let mut body = String::new();
+    for event in [
+        chunk(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                   "function": {"name": "search", "arguments": arguments}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ] {
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body.into_bytes()
+}
+
+#[tokio::test]
+async fn an_id_an_earlier_turn_used_is_replaced_and_each_result_goes_back_under_it() {
+    // A server that reuses one id turn after turn: the second call is a call of its own (not
+    // a duplicate refused), and both results carry the id the server gave.
+    let tool_call_ids = |body: &Value| -> Vec<Value> {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["tool_call_id"].clone())
+            .collect()
+    };
+    let answered = move |count: usize| {
+        move |body: &Value| {
+            let ids = tool_call_ids(body);
+            (ids == vec![json!("call_R3use1t"); count])
+                .then_some(())
+                .ok_or_else(|| format!("tool_call_ids {ids:?}"))
+        }
+    };
+    let script = vec![
+        Exchange::new(chat_expect(), Reply::Sse(chat_call("call_R3use1t", "a"))),
+        Exchange::new(
+            chat_expect().check("answers the first call", answered(1)),
+            Reply::Sse(chat_call("call_R3use1t", "b")),
+        ),
+        Exchange::new(
+            chat_expect().check("answers both calls", answered(2)),
+            Reply::Sse(openai_chat_answer("Done.", 10, 2)),
+        ),
+    ];
+    let server = ReplayServer::start(script).await;
+    let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    let (runtime, runs) = runtime("search", "", schema, json!({"hits": 1}));
+    let report = run(runtime, chat(&server), "Search twice.").await;
+    assert_no_problems(&server);
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    let calls: Vec<&tool_core::ToolCall> = report
+        .transcript
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { calls, .. } => calls.first(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls[0].call_id(), "call_R3use1t");
+    assert_ne!(calls[1].call_id(), "call_R3use1t");
+    assert_eq!(calls[1].provider_call_id(), Some("call_R3use1t"));
+}

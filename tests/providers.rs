@@ -48,6 +48,12 @@ fn ids(calls: &[ToolCall]) -> Vec<&str> {
     calls.iter().map(ToolCall::call_id).collect()
 }
 
+/// An id made by the library: `call_` and 96 random bits as hex.
+fn is_made_here(id: &str) -> bool {
+    id.strip_prefix("call_")
+        .is_some_and(|hex| hex.len() == 24 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn names(calls: &[ToolCall]) -> Vec<&str> {
     calls.iter().map(ToolCall::name).collect()
 }
@@ -645,13 +651,8 @@ fn gemini_vertex_partial_args_two_calls() {
     );
     assert_eq!(calls[1].thought_signature(), None);
     assert!(calls.iter().all(|c| !c.has_provider_id()));
-    assert_eq!(
-        ids(&calls),
-        [
-            "gemini_dqHOab6xGLzWodAPkPuViA4_0",
-            "gemini_dqHOab6xGLzWodAPkPuViA4_1"
-        ]
-    );
+    assert!(ids(&calls).iter().all(|id| is_made_here(id)), "{calls:?}");
+    assert_ne!(calls[0].call_id(), calls[1].call_id());
 }
 
 #[test]
@@ -692,15 +693,19 @@ fn gemini_whole_call_with_signature() {
     let calls = gemini::Stream::collect(&none(), &chunks).unwrap();
     assert_eq!(names(&calls), ["weather"]);
     assert_eq!(arguments(&calls), [json!({"location": "San Francisco"})]);
-    assert_eq!(ids(&calls), ["gemini_b36LacjwM668nsEP2tbsgQQ_0"]);
+    assert!(is_made_here(calls[0].call_id()), "{calls:?}");
+    assert_eq!(calls[0].provider_call_id(), None);
     assert!(
         calls[0]
             .thought_signature()
             .is_some_and(|s| s.starts_with("EqUCCqIC"))
     );
-    // The same chunk read as a whole response gives the same call.
+    // The same chunk read as a whole response gives the same call, under another id made here.
     let whole = gemini::parse_response(&chunks[0], &none()).unwrap();
-    assert_eq!(whole, calls);
+    assert_eq!(arguments(&whole), arguments(&calls));
+    assert_eq!(whole[0].thought_signature(), calls[0].thought_signature());
+    assert!(is_made_here(whole[0].call_id()));
+    assert_ne!(whole[0].call_id(), calls[0].call_id());
 }
 
 #[tokio::test]
@@ -1057,10 +1062,14 @@ fn openai_responses_reasoning_goes_back_from_output_item_done() {
     }
     let state = stream.provider_state().unwrap();
     assert_eq!(state.content(), &json!([reasoning_done, call]));
+    // `call_1` looks positional: the call runs under an id made here, and its result goes
+    // back under `call_1`.
+    let call_id = calls[0].call_id().to_owned();
+    assert_ne!(call_id, "call_1");
     let transcript = [
         user("Weather in Paris?"),
         assistant(Turn::calls(calls).with_provider(Some(state))),
-        result("call_1", "get_weather", None, "{\"celsius\":21}"),
+        result(&call_id, "get_weather", None, "{\"celsius\":21}"),
     ];
     let tools = advertised(
         &[("get_weather", "", json!({"type": "object"}))],
@@ -2168,4 +2177,126 @@ fn deep_schemas_are_refused_not_overflowed() {
             "{error}"
         );
     }
+}
+
+#[test]
+fn id_less_gemini_calls_get_random_ids_in_every_decoder() {
+    // Each decoder stands for a new process reading the same turn (it carries a
+    // `responseId`): the ids must differ, or a durable ledger takes the second for the first.
+    let root = fixtures();
+    let chunks = json_lines(&read(&root, "gemini/whole-call-with-signature.chunks.txt")).unwrap();
+    let first = gemini::Stream::collect(&none(), &chunks).unwrap();
+    let second = gemini::Stream::collect(&none(), &chunks).unwrap();
+    let whole = gemini::parse_response(&chunks[0], &none()).unwrap();
+    let made: BTreeSet<&str> = [&first, &second, &whole]
+        .iter()
+        .map(|calls| calls[0].call_id())
+        .collect();
+    assert_eq!(made.len(), 3, "{made:?}");
+    assert!(made.iter().all(|id| is_made_here(id)), "{made:?}");
+    // Without a `responseId` too.
+    let body = json!({"candidates": [{"content": {"parts": [
+        {"functionCall": {"name": "search", "args": {}}},
+        {"functionCall": {"name": "search", "args": {}}}]}}]});
+    let calls = gemini::parse_response(&body, &none()).unwrap();
+    assert!(ids(&calls).iter().all(|id| is_made_here(id)), "{calls:?}");
+    assert_ne!(calls[0].call_id(), calls[1].call_id());
+}
+
+#[test]
+fn positional_and_empty_ids_are_replaced_and_results_go_back_under_the_providers_ids() {
+    // A server that numbers the calls of each response (vLLM, llama.cpp), one that sends
+    // an empty id, and a real OpenAI id, which is kept.
+    let message = |ids: [&str; 4]| {
+        let calls: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "type": "function", "function": {"name": "search", "arguments": "{}"}}))
+            .collect();
+        json!({"role": "assistant", "tool_calls": calls})
+    };
+    let sent = ["call_0", "1", "", "call_JMW3kq8Yx2Vb7Ld"];
+    let first = openai_chat::parse_response(&message(sent), &none()).unwrap();
+    let again = openai_chat::parse_response(&message(sent), &none()).unwrap();
+    for calls in [&first, &again] {
+        let provider: Vec<Option<&str>> = calls.iter().map(ToolCall::provider_call_id).collect();
+        assert_eq!(provider, sent.map(Some));
+        assert!(
+            calls[..3].iter().all(|c| is_made_here(c.call_id())),
+            "{calls:?}"
+        );
+        assert_eq!(calls[3].call_id(), "call_JMW3kq8Yx2Vb7Ld");
+        assert!(calls[3].has_provider_id() && !calls[0].has_provider_id());
+    }
+    // The same numbered ids in the next turn (or the next process) are other calls.
+    for (a, b) in first[..3].iter().zip(&again[..3]) {
+        assert_ne!(a.call_id(), b.call_id());
+    }
+    // The runtime knows the calls by the ids made here; the provider gets its own back, in
+    // the assistant turn and in each result.
+    let results: Vec<Message> = first
+        .iter()
+        .map(|call| result(call.call_id(), "search", None, "{}"))
+        .collect();
+    let mut transcript = vec![user("Search."), assistant(Turn::calls(first.clone()))];
+    transcript.extend(results);
+    let tools = advertised(
+        &[("search", "", json!({"type": "object"}))],
+        Target::OpenAiChat,
+    );
+    let body = openai_chat::request(&transcript, &tools, &RequestOptions::new()).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let in_turn: Vec<&Value> = messages[1]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert_eq!(in_turn, sent.map(Value::from).iter().collect::<Vec<_>>());
+    let answered: Vec<&Value> = messages[2..].iter().map(|m| &m["tool_call_id"]).collect();
+    assert_eq!(answered, in_turn);
+    // A saved transcript keeps both ids.
+    let saved = serde_json::to_value(&first[0]).unwrap();
+    assert_eq!(saved["provider_call_id"], "call_0");
+    let back: ToolCall = serde_json::from_value(saved).unwrap();
+    assert_eq!(back, first[0]);
+}
+
+#[test]
+fn an_id_repeated_within_a_turn_is_replaced_for_every_call_that_shares_it() {
+    let message = json!({"content": [
+        {"type": "tool_use", "id": "toolu_01AbCd", "name": "search", "input": {"q": "a"}},
+        {"type": "tool_use", "id": "toolu_01AbCd", "name": "search", "input": {"q": "b"}},
+        {"type": "tool_use", "id": "toolu_01XyZw", "name": "search", "input": {"q": "c"}}]});
+    let calls = anthropic::parse_response(&message, &none()).unwrap();
+    assert!(is_made_here(calls[0].call_id()) && is_made_here(calls[1].call_id()));
+    assert_ne!(calls[0].call_id(), calls[1].call_id());
+    assert_eq!(calls[0].provider_call_id(), Some("toolu_01AbCd"));
+    assert_eq!(calls[1].provider_call_id(), Some("toolu_01AbCd"));
+    assert_eq!(calls[2].call_id(), "toolu_01XyZw");
+    // Each result is paired with its own call, and carries the provider's id.
+    let mut transcript = vec![user("Search."), assistant(Turn::calls(calls.clone()))];
+    transcript.extend(
+        calls
+            .iter()
+            .rev()
+            .map(|call| result(call.call_id(), "search", None, call.call_id())),
+    );
+    let tools = advertised(
+        &[("search", "", json!({"type": "object"}))],
+        Target::Anthropic,
+    );
+    let body = anthropic::request(&transcript, &tools, &RequestOptions::new()).unwrap();
+    let blocks = body["messages"][2]["content"].as_array().unwrap();
+    let answered: Vec<(&Value, &Value)> = blocks
+        .iter()
+        .map(|b| (&b["tool_use_id"], &b["content"]))
+        .collect();
+    let expected: Vec<(Value, Value)> = calls
+        .iter()
+        .map(|c| (json!(c.provider_call_id()), json!(c.call_id())))
+        .collect();
+    assert_eq!(
+        answered,
+        expected.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>()
+    );
 }

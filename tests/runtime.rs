@@ -1041,6 +1041,7 @@ fn codes_are_stable_strings() {
             "duplicate_call_id",
             "outcome_unknown",
             "call_id_too_long",
+            "missing_call_id",
             "repeated_call",
             "call_id_conflict",
             "idempotency_conflict",
@@ -1066,4 +1067,44 @@ async fn concurrency_caps_out_of_range_neither_hang_nor_panic() {
             .await;
         assert!(outcome.is_ok(), "cap {cap}: {outcome:?}");
     }
+}
+
+#[tokio::test]
+async fn an_empty_call_id_with_a_ledger_is_refused_and_nothing_runs() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&runs);
+    let handler = move |args: GetWeather, cx: &Context| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let cx = cx.clone();
+        async move { get_weather(args, &cx).await }
+    };
+    let mut registry = Registry::new();
+    registry.register(ToolDef::new(handler)).unwrap();
+    let ledger = Arc::new(tool_core::ledger::MemoryLedger::new());
+    let runtime = Runtime::builder(registry)
+        .ledger(Arc::clone(&ledger))
+        .build();
+    for _ in 0..2 {
+        let outcome = runtime
+            .invoke("", "get_weather", VALID_WEATHER, &user())
+            .await;
+        assert_eq!(outcome.code(), Some(Code::MissingCallId), "{outcome:?}");
+        assert!(!outcome.is_replay());
+        assert!(
+            outcome
+                .result()
+                .unwrap_err()
+                .message()
+                .contains("no call id"),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // An idempotency key keys the call instead: it runs.
+    let keyed = user().with_idempotency_key("order-7");
+    let outcome = runtime
+        .invoke("", "get_weather", VALID_WEATHER, &keyed)
+        .await;
+    assert!(outcome.result().is_ok(), "{outcome:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }

@@ -36,7 +36,7 @@ fn a_prefix_that_parses_is_never_yielded() {
         .push(&chat_chunk(json!({}), Some("tool_calls")))
         .unwrap();
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].call_id(), "c1");
+    assert_eq!(calls[0].provider_call_id(), Some("c1"));
 }
 
 #[test]

@@ -34,7 +34,20 @@ pub enum CallArguments {
 ///
 /// In a saved transcript it is an object with `call_id`, `name`, `arguments` (a string when
 /// the provider sent text, an object when it sent one) and, when they apply, `provider_name`,
-/// `has_provider_id: false` and `thought_signature`.
+/// `has_provider_id: false`, `provider_call_id` and `thought_signature`.
+///
+/// # Call ids
+///
+/// [`call_id`](Self::call_id) is the key the runtime and its [ledger](crate::ledger) know the
+/// call by, so it must not repeat, in this process or any other. A provider's own id is used
+/// when it looks unique. A call that came without one (Gemini often sends none), with an empty
+/// one, or with one that does not look unique gets an id made here instead: `call_` and 96
+/// random bits. An id does not look unique when it repeats another call's id in the same turn
+/// (or, for a turn read by an HTTP model, an earlier turn's), or when it is only a
+/// position: its only digits are one number at its end, as in `0`, `call_0` or
+/// `functions.search:1` (servers that number the calls of each response, as vLLM and
+/// llama.cpp can). The provider's id is then kept as
+/// [`provider_call_id`](Self::provider_call_id), and results go back to the provider under it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "Saved", into = "Saved")]
 pub struct ToolCall {
@@ -43,6 +56,8 @@ pub struct ToolCall {
     pub(crate) provider_name: String,
     pub(crate) arguments: CallArguments,
     pub(crate) id_from_provider: bool,
+    /// The provider's id, when `call_id` was made here in its place.
+    pub(crate) replaced_id: Option<String>,
     pub(crate) thought_signature: Option<String>,
 }
 
@@ -68,15 +83,64 @@ impl ToolCall {
             name,
             arguments: arguments.into(),
             id_from_provider: true,
+            replaced_id: None,
             thought_signature: None,
         }
     }
 
-    /// The id results are joined on: OpenAI Chat `tool_calls[].id`, Responses `call_id`
-    /// (not the `fc_` item id), Anthropic `tool_use.id`, Gemini `functionCall.id` or, when
-    /// Gemini sends none, an id made here (see [`has_provider_id`](Self::has_provider_id)).
+    /// The id the runtime, the ledger and the transcript know the call by: the provider's id
+    /// (OpenAI Chat `tool_calls[].id`, Responses `call_id`, not the `fc_` item id, Anthropic
+    /// `tool_use.id`, Gemini `functionCall.id`), or one made here when the provider sent none
+    /// or one that does not look unique (see [Call ids](Self#call-ids)).
     pub fn call_id(&self) -> &str {
         &self.call_id
+    }
+
+    /// The id the provider gave the call, which its result must carry back: the
+    /// [`call_id`](Self::call_id), or the provider's own id when the call id was made here in
+    /// its place. `None` when the provider gave none (Gemini, which then matches results by
+    /// name and position).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_core::providers::{NameMap, openai_chat};
+    ///
+    /// // A server that numbers the calls of each response.
+    /// let message = json!({"role": "assistant", "tool_calls": [{"id": "call_0", "type": "function",
+    ///     "function": {"name": "search", "arguments": "{}"}}]});
+    /// let calls = openai_chat::parse_response(&message, &NameMap::default())?;
+    /// assert_ne!(calls[0].call_id(), "call_0");
+    /// assert_eq!(calls[0].provider_call_id(), Some("call_0"));
+    /// # Ok::<(), tool_core::providers::ParseError>(())
+    /// ```
+    pub fn provider_call_id(&self) -> Option<&str> {
+        match &self.replaced_id {
+            Some(id) => Some(id),
+            None => self.id_from_provider.then_some(self.call_id.as_str()),
+        }
+    }
+
+    /// The id written for the provider: [`provider_call_id`](Self::provider_call_id), or the
+    /// call id when the provider gave none (a turn sent to another provider than the one that
+    /// proposed it).
+    pub(crate) fn wire_id(&self) -> &str {
+        self.provider_call_id().unwrap_or(&self.call_id)
+    }
+
+    /// Gives the call an id made here when its own does not look unique: it is empty, a
+    /// position, or one of `taken` (ids of other calls of the turn, or of earlier turns). The
+    /// provider's id is kept for its result. Returns whether the id was replaced.
+    pub(crate) fn make_id_unique(&mut self, taken: impl Fn(&str) -> bool) -> bool {
+        if !self.id_from_provider || self.replaced_id.is_some() {
+            // Made here already.
+            return false;
+        }
+        if !looks_positional(&self.call_id) && !taken(&self.call_id) {
+            return false;
+        }
+        self.replaced_id = Some(std::mem::replace(&mut self.call_id, fresh_call_id()));
+        self.id_from_provider = false;
+        true
     }
 
     /// The registry name (decoded with the [`NameMap`](crate::providers::NameMap); as sent when the
@@ -111,8 +175,10 @@ impl ToolCall {
         }
     }
 
-    /// Whether the provider gave the call id. Gemini often does not; its results are then
-    /// sent without an id and matched by name and position.
+    /// Whether the [`call_id`](Self::call_id) is the provider's. It is not when the provider
+    /// sent none (Gemini often does not; its results are then sent without an id and matched
+    /// by name and position), or when the provider's id did not look unique and was replaced
+    /// (see [`provider_call_id`](Self::provider_call_id)).
     pub fn has_provider_id(&self) -> bool {
         self.id_from_provider
     }
@@ -180,6 +246,9 @@ struct Saved {
     arguments_are_a_string_value: bool,
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     has_provider_id: bool,
+    /// The provider's id when `call_id` was made in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    provider_call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     thought_signature: Option<String>,
 }
@@ -208,7 +277,8 @@ impl From<Saved> for ToolCall {
                 }
                 arguments => arguments,
             },
-            id_from_provider: saved.has_provider_id,
+            id_from_provider: saved.has_provider_id && saved.provider_call_id.is_none(),
+            replaced_id: saved.provider_call_id,
             thought_signature: saved.thought_signature,
         }
     }
@@ -226,9 +296,34 @@ impl From<ToolCall> for Saved {
             ),
             arguments: call.arguments,
             has_provider_id: call.id_from_provider,
+            provider_call_id: call.replaced_id,
             thought_signature: call.thought_signature,
         }
     }
+}
+
+/// Whether `id` is empty or only a position: its only digits are one number at its end (`0`,
+/// `call_0`, `functions.search:1`). Ids made to be unique mix digits and letters throughout
+/// (`call_JMW3k…`, `toolu_01A0…`, a UUID).
+fn looks_positional(id: &str) -> bool {
+    let rest = id.trim_end_matches(|c: char| c.is_ascii_digit());
+    id.is_empty() || (rest.len() < id.len() && !rest.bytes().any(|b| b.is_ascii_digit()))
+}
+
+/// An id for a call whose own cannot serve: `call_` and 96 random bits as hex; the time and a
+/// counter when the system has no randomness to give.
+pub(crate) fn fresh_call_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let mut bytes = [0u8; 12];
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes[..8].copy_from_slice(&now.to_le_bytes());
+        bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    }
+    format!("call_{}", crate::ledger::hex(&bytes))
 }
 
 #[cfg(test)]
@@ -246,11 +341,31 @@ mod tests {
         let text = ToolCall::new("call_1", "get_weather", r#"{"city": "Paris"}"#);
         // Arguments a provider sent as a parsed JSON string (not an object): kept a value.
         let string = ToolCall::new("toolu_1", "get_weather", json!("Paris"));
-        for call in [gemini, text, string] {
+        // A positional id, replaced by one made here.
+        let mut numbered = ToolCall::new("call_0", "get_weather", "{}");
+        assert!(numbered.make_id_unique(|_| false));
+        assert_eq!(numbered.provider_call_id(), Some("call_0"));
+        for call in [gemini, text, string, numbered] {
             let saved = serde_json::to_value(&call).unwrap();
             let back: ToolCall = serde_json::from_value(saved.clone()).unwrap();
             assert_eq!(back, call, "{saved}");
         }
+    }
+
+    #[test]
+    fn only_ids_that_are_empty_or_a_position_look_positional() {
+        for id in ["", "0", "12", "call_0", "tool-12", "functions.search:1"] {
+            assert!(looks_positional(id), "{id:?}");
+        }
+        for id in [
+            "call_a",
+            "call_JMW3kq8Y",
+            "toolu_01A09q90qw90lq9",
+            "8f14e45f-ceea-4670-9dd0-1f2b3c4d5e6f",
+        ] {
+            assert!(!looks_positional(id), "{id:?}");
+        }
+        assert!(!looks_positional(&fresh_call_id()));
     }
 
     #[test]

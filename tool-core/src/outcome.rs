@@ -50,6 +50,10 @@ pub enum Code {
     /// The call id is longer than the runtime's limit (256 bytes by default). Nothing ran,
     /// and the id was not remembered.
     CallIdTooLong,
+    /// The call id is empty and the runtime has a [ledger](crate::ledger), which keys each
+    /// call by its id: every call without one would share one record, so it is refused before
+    /// it is claimed. Nothing ran. Give the call an id, or the context an idempotency key.
+    MissingCallId,
     /// The agent loop did not pass the call on: the same tool with the same arguments (as
     /// canonical JSON) was already called as often as the loop allows in this run. Nothing ran.
     RepeatedCall,
@@ -68,7 +72,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in pipeline order.
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 21] = [
         Code::UnknownTool,
         Code::InputTooLarge,
         Code::InvalidArguments,
@@ -84,6 +88,7 @@ impl Code {
         Code::DuplicateCallId,
         Code::OutcomeUnknown,
         Code::CallIdTooLong,
+        Code::MissingCallId,
         Code::RepeatedCall,
         Code::CallIdConflict,
         Code::IdempotencyConflict,
@@ -109,6 +114,7 @@ impl Code {
             Code::DuplicateCallId => "duplicate_call_id",
             Code::OutcomeUnknown => "outcome_unknown",
             Code::CallIdTooLong => "call_id_too_long",
+            Code::MissingCallId => "missing_call_id",
             Code::RepeatedCall => "repeated_call",
             Code::CallIdConflict => "call_id_conflict",
             Code::IdempotencyConflict => "idempotency_conflict",

@@ -278,7 +278,10 @@ impl HttpModel {
         let mut attempt = 1;
         loop {
             let (error, retry_after) = match self.attempt(&body, advertised.names()).await {
-                Ok(turn) => return Ok(turn),
+                Ok(mut turn) => {
+                    unique_ids(&mut turn, request.transcript());
+                    return Ok(turn);
+                }
                 Err(Failure::Fatal(error)) => return Err(error),
                 Err(Failure::Retry(error, retry_after)) => (error, retry_after),
             };
@@ -528,6 +531,23 @@ impl RepairModel for HttpModel {
     fn take_usage(&self) -> Usage {
         std::mem::take(&mut *lock(&self.repair_usage))
     }
+}
+
+/// Gives the turn's calls ids made here where the provider's do not look unique (see
+/// [Call ids](crate::ToolCall#call-ids)), counting the ids of the transcript's earlier calls
+/// as taken: a server that numbers the calls of each response repeats them turn after turn.
+fn unique_ids(turn: &mut Turn, transcript: &[Message]) {
+    let earlier: std::collections::HashSet<&str> = transcript
+        .iter()
+        .filter_map(|message| match message {
+            Message::Assistant { calls, .. } => Some(calls),
+            _ => None,
+        })
+        .flatten()
+        .flat_map(|call| [Some(call.call_id()), call.provider_call_id()])
+        .flatten()
+        .collect();
+    crate::providers::make_ids_unique(&mut turn.calls, &earlier);
 }
 
 /// How an attempt failed: worth another try (with the provider's `Retry-After`), or not.

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
-use super::call::{CallArguments, ParseError, ToolCall};
+use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
 use super::names::NameMap;
 use super::request::{
@@ -75,6 +75,7 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             names,
         ));
     }
+    make_ids_unique(&mut calls, &std::collections::HashSet::new());
     Ok(calls)
 }
 
@@ -87,7 +88,7 @@ pub fn tool_results(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, E
             let (content, is_error) = (outcome_text(outcome), outcome.result().is_err());
             json!({
                 "type": "tool_result",
-                "tool_use_id": call.call_id(),
+                "tool_use_id": call.wire_id(),
                 "content": content,
                 "is_error": is_error,
             })
@@ -502,7 +503,7 @@ pub fn request(
                         for call in calls {
                             blocks.push(json!({
                                 "type": "tool_use",
-                                "id": call.call_id(),
+                                "id": call.wire_id(),
                                 "name": call.provider_name(),
                                 "input": arguments_object(call)?,
                             }));
@@ -521,7 +522,7 @@ pub fn request(
                     .map(|(call, result)| {
                         json!({
                             "type": "tool_result",
-                            "tool_use_id": call.call_id(),
+                            "tool_use_id": call.wire_id(),
                             "content": result_text(result),
                             "is_error": !result.is_ok(),
                         })

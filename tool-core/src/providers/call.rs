@@ -1,6 +1,7 @@
 //! How the providers' parsers build calls, and the errors in reading a response as tool calls.
 //! The calls themselves are [`ToolCall`](crate::ToolCall)s, the one call type of every layer.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use super::names::NameMap;
@@ -21,21 +22,56 @@ impl CallArguments {
 
 impl ToolCall {
     /// A call as a provider proposed it: `provider_name` decoded to the registry name with
-    /// `names` (kept as sent when the map does not know it).
+    /// `names` (kept as sent when the map does not know it), and an id made here when the
+    /// provider's is empty or only a position (see [Call ids](crate::ToolCall#call-ids)).
     pub(crate) fn proposed(
         call_id: String,
         provider_name: &str,
         arguments: CallArguments,
         names: &NameMap,
     ) -> Self {
-        ToolCall {
+        let mut call = ToolCall {
             call_id,
             name: names.resolve(provider_name).to_owned(),
             provider_name: provider_name.to_owned(),
             arguments,
             id_from_provider: true,
+            replaced_id: None,
+            thought_signature: None,
+        };
+        call.make_id_unique(|_| false);
+        call
+    }
+
+    /// A call the provider gave no id: it gets one made here, and its result goes back
+    /// without one.
+    pub(crate) fn proposed_without_id(
+        provider_name: &str,
+        arguments: CallArguments,
+        names: &NameMap,
+    ) -> Self {
+        ToolCall {
+            call_id: crate::call::fresh_call_id(),
+            name: names.resolve(provider_name).to_owned(),
+            provider_name: provider_name.to_owned(),
+            arguments,
+            id_from_provider: false,
+            replaced_id: None,
             thought_signature: None,
         }
+    }
+}
+
+/// Gives every call of one turn whose id does not look unique an id made here (see
+/// [Call ids](crate::ToolCall#call-ids)): an empty id, a position, an id two calls of the turn
+/// share, or one `earlier` holds (the ids of the transcript's earlier turns).
+pub(crate) fn make_ids_unique(calls: &mut [ToolCall], earlier: &HashSet<&str>) {
+    let mut count: HashMap<String, usize> = HashMap::with_capacity(calls.len());
+    for call in calls.iter().filter(|c| c.id_from_provider) {
+        *count.entry(call.call_id.clone()).or_default() += 1;
+    }
+    for call in calls.iter_mut() {
+        call.make_id_unique(|id| earlier.contains(id) || count.get(id).is_some_and(|n| *n > 1));
     }
 }
 

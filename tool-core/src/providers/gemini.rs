@@ -1,10 +1,11 @@
 //! Gemini: `functionCall` parts (whole, or streamed with Vertex `partialArgs`), results back
 //! as `functionResponse` parts.
 //!
-//! Gemini often sends no call id. Such a call gets an id made here (from the `responseId`
-//! when there is one), used only to pair the outcome with its call; the `functionResponse`
-//! then carries no id, and Gemini matches results to calls by name and position, so results
-//! are always sent in call order. A call's `thoughtSignature` is kept on the
+//! Gemini often sends no call id. Such a call gets an id made here, `call_` and 96 random
+//! bits, so that it is unique across processes and restarts (see
+//! [Call ids](crate::ToolCall#call-ids)), used only to pair the outcome with its call; the
+//! `functionResponse` then carries no id, and Gemini matches results to calls by name and
+//! position, so results are always sent in call order. A call's `thoughtSignature` is kept on the
 //! [`ToolCall`] for the model turn that must be sent back unchanged.
 //!
 //! ```
@@ -14,19 +15,18 @@
 //! let response = json!({"responseId": "r1", "candidates": [{"content": {"role": "model", "parts": [
 //!     {"functionCall": {"name": "search", "args": {"q": "rust"}}}]}}]});
 //! let calls = gemini::parse_response(&response, &NameMap::default())?;
-//! assert_eq!(calls[0].call_id(), "gemini_r1_0");
-//! assert!(!calls[0].has_provider_id());
+//! assert!(calls[0].call_id().starts_with("call_"));
+//! assert_eq!(calls[0].provider_call_id(), None);
 //! # Ok::<(), tool_core::providers::ParseError>(())
 //! ```
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
-use super::call::{CallArguments, ParseError, ToolCall};
+use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_envelope, pair};
 use super::names::NameMap;
 use super::request::{
@@ -43,8 +43,6 @@ use crate::{MAX_DEPTH, Outcome};
 struct Response {
     #[serde(default)]
     candidates: Option<Vec<Candidate>>,
-    #[serde(default)]
-    response_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -109,17 +107,6 @@ struct PartialArg {
     will_continue: Option<bool>,
 }
 
-static LOCAL_IDS: AtomicU64 = AtomicU64::new(0);
-
-/// An id for a call Gemini sent without one: unique per response when Gemini gave a
-/// `responseId`, per process otherwise (the runtime accepts each call id once).
-fn local_id(response_id: Option<&str>, ordinal: usize) -> String {
-    match response_id {
-        Some(id) => format!("gemini_{id}_{ordinal}"),
-        None => format!("gemini_local_{}", LOCAL_IDS.fetch_add(1, Ordering::Relaxed)),
-    }
-}
-
 /// A call as Gemini proposed it: with an id made here when Gemini sent none (or an empty
 /// one), and the part's `thoughtSignature`.
 fn make_call(
@@ -127,14 +114,13 @@ fn make_call(
     provider_name: &str,
     args: Value,
     signature: Option<String>,
-    local: impl FnOnce() -> String,
     names: &NameMap,
 ) -> ToolCall {
-    let id = id.filter(|id| !id.is_empty());
-    let id_from_provider = id.is_some();
-    let call_id = id.unwrap_or_else(local);
-    let mut call = ToolCall::proposed(call_id, provider_name, CallArguments::Json(args), names);
-    call.id_from_provider = id_from_provider;
+    let args = CallArguments::Json(args);
+    let mut call = match id.filter(|id| !id.is_empty()) {
+        Some(id) => ToolCall::proposed(id, provider_name, args, names),
+        None => ToolCall::proposed_without_id(provider_name, args, names),
+    };
     call.thought_signature = signature;
     call
 }
@@ -149,16 +135,15 @@ fn first_candidate(response: Response) -> Option<Candidate> {
 
 /// The `functionCall` parts of a response's first candidate (or of one `content`), in order.
 pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, ParseError> {
-    let (parts, response_id) = if body.get("candidates").is_some() {
+    let parts = if body.get("candidates").is_some() {
         let response = Response::deserialize(body).map_err(ParseError::malformed)?;
-        let response_id = response.response_id.clone();
-        let parts = first_candidate(response)
+        first_candidate(response)
             .and_then(|c| c.content)
-            .and_then(|c| c.parts);
-        (parts, response_id)
+            .and_then(|c| c.parts)
     } else {
-        let content = Content::deserialize(body).map_err(ParseError::malformed)?;
-        (content.parts, None)
+        Content::deserialize(body)
+            .map_err(ParseError::malformed)?
+            .parts
     };
     let mut calls = Vec::new();
     for part in parts.unwrap_or_default() {
@@ -171,16 +156,15 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             field: "functionCall.name",
         })?;
         let args = call.args.unwrap_or_else(|| Value::Object(Map::new()));
-        let local = || local_id(response_id.as_deref(), index);
         calls.push(make_call(
             call.id,
             &name,
             args,
             part.thought_signature,
-            local,
             names,
         ));
     }
+    make_ids_unique(&mut calls, &HashSet::new());
     Ok(calls)
 }
 
@@ -197,8 +181,8 @@ pub fn function_responses(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Va
                 Err(failure) => json!({ "error": { "code": failure.code().as_str(), "message": failure.message() } }),
             };
             let mut function_response = Map::new();
-            if call.has_provider_id() {
-                function_response.insert("id".to_owned(), Value::from(call.call_id()));
+            if let Some(id) = call.provider_call_id() {
+                function_response.insert("id".to_owned(), Value::from(id));
             }
             function_response.insert("name".to_owned(), Value::from(call.provider_name()));
             function_response.insert("response".to_owned(), response);
@@ -322,8 +306,8 @@ pub fn request(
                             Some(code) => json!({ "error": { "code": code.as_str(), "message": result.content } }),
                         };
                         let mut function_response = Map::new();
-                        if call.has_provider_id() {
-                            function_response.insert("id".into(), Value::from(call.call_id()));
+                        if let Some(id) = call.provider_call_id() {
+                            function_response.insert("id".into(), Value::from(id));
                         }
                         function_response.insert("name".into(), Value::from(call.provider_name()));
                         function_response.insert("response".into(), response);
@@ -411,8 +395,6 @@ pub struct Stream {
     names: NameMap,
     caps: Caps,
     open: Option<Open>,
-    ordinal: usize,
-    response_id: Option<String>,
     text: String,
     parts: Vec<Value>,
     state_lost: bool,
@@ -426,8 +408,6 @@ impl Stream {
             names: names.clone(),
             caps: Caps::default(),
             open: None,
-            ordinal: 0,
-            response_id: None,
             text: String::new(),
             parts: Vec::new(),
             state_lost: false,
@@ -475,9 +455,6 @@ impl Stream {
             .unwrap_or_default();
         let response =
             Response::deserialize(chunk).map_err(|e| StreamError::protocol(e.to_string()))?;
-        if self.response_id.is_none() {
-            self.response_id = response.response_id.clone();
-        }
         let Some(candidate) = first_candidate(response) else {
             return Ok(Vec::new());
         };
@@ -575,19 +552,8 @@ impl Stream {
         }
     }
 
-    fn close(&mut self, open: Open) -> ToolCall {
-        let ordinal = self.ordinal;
-        self.ordinal += 1;
-        let response_id = self.response_id.clone();
-        let local = || local_id(response_id.as_deref(), ordinal);
-        make_call(
-            open.id,
-            &open.name,
-            open.args,
-            open.signature,
-            local,
-            &self.names,
-        )
+    fn close(&self, open: Open) -> ToolCall {
+        make_call(open.id, &open.name, open.args, open.signature, &self.names)
     }
 
     fn apply(&self, open: &mut Open, entries: Vec<PartialArg>) -> Result<(), StreamError> {
@@ -645,8 +611,8 @@ fn worth_sending(part: &Value) -> bool {
 /// A completed call as one whole `functionCall` part.
 fn call_part(call: &ToolCall) -> Value {
     let mut function_call = Map::new();
-    if call.has_provider_id() {
-        function_call.insert("id".into(), Value::from(call.call_id()));
+    if let Some(id) = call.provider_call_id() {
+        function_call.insert("id".into(), Value::from(id));
     }
     function_call.insert("name".into(), Value::from(call.provider_name()));
     if let Some(args) = call.arguments_value() {

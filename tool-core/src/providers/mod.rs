@@ -23,6 +23,14 @@
 //! | or keep the turn (with [`ProviderState`](crate::agent::ProviderState)) and results in a transcript | [`openai_chat::parse_turn`], [`openai_responses::parse_turn`], [`anthropic::parse_turn`], [`gemini::parse_turn`], or each stream's `provider_state` |
 //! | write the next request from the transcript | [`openai_chat::request`], [`openai_responses::request`], [`anthropic::request`], [`gemini::request`] |
 //!
+//! A call's [`call_id`](ToolCall::call_id) is unique across processes: where the provider's id
+//! is missing, empty, only a position or shared with another call of the response, the call
+//! gets an id made here and results go back under the provider's
+//! ([`ToolCall::provider_call_id`]; see [Call ids](ToolCall#call-ids)). A stream sees its
+//! calls one at a time, so only the Chat Completions stream, which completes them together,
+//! also replaces ids shared within the turn; the HTTP models do it for every provider, and
+//! for ids an earlier turn of the transcript used.
+//!
 //! Wire formats are read with small serde types of this module's own rather than a provider
 //! SDK: they name only the fields a tool call needs, ignore every other field (recorded
 //! streams carry `obfuscation`, `caller`, `thoughtSignature`, and new fields appear often), and
@@ -51,6 +59,7 @@ mod target;
 pub use crate::call::{CallArguments, ToolCall};
 pub use advertise::{AdvertiseError, Advertised, Lowered, advertise};
 pub use call::ParseError;
+pub(crate) use call::make_ids_unique;
 pub use encode::EncodeError;
 pub use limits::LimitError;
 pub use loss::{Loss, LossKind, LowerError};

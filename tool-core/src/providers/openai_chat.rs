@@ -7,10 +7,10 @@
 //!
 //! let completion = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
 //!     "role": "assistant", "content": null,
-//!     "tool_calls": [{"id": "call_1", "type": "function",
+//!     "tool_calls": [{"id": "call_Jm3Wq8Yx2Vb7", "type": "function",
 //!                     "function": {"name": "search", "arguments": "{\"q\":\"rust\"}"}}]}}]});
 //! let calls = openai_chat::parse_response(&completion, &NameMap::default())?;
-//! assert_eq!((calls[0].call_id(), calls[0].name()), ("call_1", "search"));
+//! assert_eq!((calls[0].call_id(), calls[0].name()), ("call_Jm3Wq8Yx2Vb7", "search"));
 //! # Ok::<(), tool_core::providers::ParseError>(())
 //! ```
 
@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::advertise::Advertised;
-use super::call::{CallArguments, ParseError, ToolCall};
+use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
 use super::names::NameMap;
 use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_text};
@@ -107,6 +107,7 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             names,
         ));
     }
+    make_ids_unique(&mut calls, &std::collections::HashSet::new());
     Ok(calls)
 }
 
@@ -117,7 +118,7 @@ pub fn tool_messages(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Val
         .into_iter()
         .map(|(call, outcome)| {
             let content = outcome_text(outcome);
-            json!({ "role": "tool", "tool_call_id": call.call_id(), "content": content })
+            json!({ "role": "tool", "tool_call_id": call.wire_id(), "content": content })
         })
         .collect())
 }
@@ -276,6 +277,7 @@ impl Stream {
                 &self.names,
             ));
         }
+        make_ids_unique(&mut calls, &std::collections::HashSet::new());
         Ok(calls)
     }
 
@@ -367,7 +369,7 @@ pub fn request(
                         .iter()
                         .map(|call| {
                             json!({
-                                "id": call.call_id(),
+                                "id": call.wire_id(),
                                 "type": "function",
                                 "function": {
                                     "name": call.provider_name(),
@@ -384,7 +386,7 @@ pub fn request(
                 for (call, result) in pairs {
                     messages.push(json!({
                         "role": "tool",
-                        "tool_call_id": call.call_id(),
+                        "tool_call_id": call.wire_id(),
                         "content": result_text(result),
                     }));
                 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::advertise::Advertised;
-use super::call::{CallArguments, ParseError, ToolCall};
+use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
 use super::names::NameMap;
 use super::request::{
@@ -71,6 +71,7 @@ pub fn parse_response(body: &Value, names: &NameMap) -> Result<Vec<ToolCall>, Pa
             names,
         ));
     }
+    make_ids_unique(&mut calls, &std::collections::HashSet::new());
     Ok(calls)
 }
 
@@ -80,7 +81,7 @@ pub fn output_items(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Valu
         .into_iter()
         .map(|(call, outcome)| {
             let output = outcome_text(outcome);
-            json!({ "type": "function_call_output", "call_id": call.call_id(), "output": output })
+            json!({ "type": "function_call_output", "call_id": call.wire_id(), "output": output })
         })
         .collect())
 }
@@ -638,7 +639,7 @@ pub fn request(
                     for call in calls {
                         input.push(json!({
                             "type": "function_call",
-                            "call_id": call.call_id(),
+                            "call_id": call.wire_id(),
                             "name": call.provider_name(),
                             "arguments": call.arguments_text(),
                         }));
@@ -649,7 +650,7 @@ pub fn request(
                 for (call, result) in pairs {
                     input.push(json!({
                         "type": "function_call_output",
-                        "call_id": call.call_id(),
+                        "call_id": call.wire_id(),
                         "output": result_text(result),
                     }));
                 }

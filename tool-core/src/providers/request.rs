@@ -332,7 +332,7 @@ pub(crate) fn check_ids<'a>(
     what: &str,
 ) -> Result<(), RequestError> {
     let in_state: Vec<Option<&str>> = in_state.into_iter().collect();
-    let expected: Vec<Option<&str>> = calls.iter().map(|c| Some(c.call_id())).collect();
+    let expected: Vec<Option<&str>> = calls.iter().map(|c| Some(c.wire_id())).collect();
     if in_state != expected {
         return Err(RequestError::BadProviderState {
             turn,

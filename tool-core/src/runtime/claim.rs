@@ -81,6 +81,20 @@ impl Decisions {
     }
 }
 
+/// Refuses an empty call id when the call would be claimed under it (no idempotency key): the
+/// ledger keys a call by its id, so every call without one would share one record, and a new
+/// call would be refused as a conflict or answered with another's outcome.
+pub(super) fn require_id(call_id: &str, cx: &Context) -> Result<(), Failure> {
+    if call_id.is_empty() && cx.idempotency_key().is_none() {
+        return Err(Failure::new(
+            Code::MissingCallId,
+            "the call has no call id, and calls are recorded by their id; this call was not run",
+        )
+        .with_detail("an empty call id with a ledger and no idempotency key"));
+    }
+    Ok(())
+}
+
 /// Claims the call; quotas are taken in the same step.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn claim(

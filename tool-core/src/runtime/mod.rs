@@ -3,7 +3,7 @@
 //!
 //! | # | stage | file | refuses with |
 //! |---|---|---|---|
-//! | 0 | correlate: the call id is short enough and, without a ledger, was not used in this runtime (within the retention) | `correlate.rs` | `call_id_too_long`, `duplicate_call_id` |
+//! | 0 | correlate: the call id is short enough and, without a ledger, was not used in this runtime (within the retention); with a ledger, it is not empty unless the context has an idempotency key (`claim.rs`) | `correlate.rs` | `call_id_too_long`, `duplicate_call_id`, `missing_call_id` |
 //! | 1 | resolve the name in the [`Registry`] (the allow-list) | `resolve.rs` | `unknown_tool` |
 //! | 2 | input byte cap (and nesting depth, for arguments that arrive parsed) | `input.rs` | `input_too_large`, `invalid_arguments` |
 //! | 3 | parse and validate into the tool's argument type, every violation | `input.rs` | `invalid_arguments` |
@@ -113,7 +113,11 @@ pub use authorize::Authorize;
 /// recent call, not a replay from long ago. For calls whose effect must happen once per id,
 /// across restarts and workers, give the runtime a [ledger](crate::ledger)
 /// ([`RuntimeBuilder::ledger`]): it claims each call durably and answers a reused id with the
-/// first call's outcome.
+/// first call's outcome. The ids must then be unique across processes and restarts: those the
+/// [providers](crate::providers)' parsers and the HTTP models make for
+/// calls that came without a usable one are random (see [Call ids](crate::ToolCall#call-ids)),
+/// and an empty id is refused as `missing_call_id`, since every call without one would share
+/// one record (an idempotency key in the context keys the call instead).
 ///
 /// ```
 /// use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolError};
@@ -233,8 +237,8 @@ impl Runtime {
     ///
     /// `call_id` is the provider's id for the call, echoed in the outcome. A non-empty id is
     /// accepted once among the recent ids the runtime remembers, and only up to its length
-    /// limit (see [Call ids](Runtime#call-ids)). An empty id (providers that send none) is not
-    /// checked.
+    /// limit (see [Call ids](Runtime#call-ids)). An empty id is not checked without a ledger;
+    /// with one it is refused as `missing_call_id` unless the context has an idempotency key.
     pub async fn invoke<'a>(
         &self,
         call_id: &str,
@@ -372,6 +376,9 @@ impl Runtime {
     ) -> Result<Output, Failure> {
         let shared = &*self.shared;
         correlate::correlate(shared, call_id)?;
+        if ledger.is_some() {
+            claim::require_id(call_id, cx)?;
+        }
         let Some(index) = index else {
             return Err(resolve::unknown_tool(&shared.registry, tool));
         };

@@ -1,7 +1,5 @@
 //! A model that writes its calls as text, made into one the agent loop can run.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::{Dialect, parse_calls};
 use crate::agent::{Model, ModelRequest, Turn};
 use crate::repair::ModelError;
@@ -100,7 +98,7 @@ impl<M: Model> Model for TextModel<M> {
                 .find(|tool| tool.name() == call.name())
                 .copied();
             let call = call
-                .to_tool_call_for(call_id(), info)
+                .to_tool_call_for(crate::call::fresh_call_id(), info)
                 .map_err(|error| ModelError::new(format!("the model's reply: {error}")))?;
             turn.calls.push(call);
         }
@@ -114,19 +112,4 @@ impl<M: Model> Model for TextModel<M> {
         turn.text = (!prose.is_empty()).then(|| prose.join("\n"));
         Ok(turn)
     }
-}
-
-/// `call_` and 96 random bits as hex; the time and a counter when the system has no
-/// randomness to give.
-fn call_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut bytes = [0u8; 12];
-    if getrandom::fill(&mut bytes).is_err() {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        bytes[..8].copy_from_slice(&now.to_le_bytes());
-        bytes[8..].copy_from_slice(&(COUNTER.fetch_add(1, Ordering::Relaxed) as u32).to_le_bytes());
-    }
-    format!("call_{}", crate::ledger::hex(&bytes))
 }
