@@ -280,7 +280,7 @@ fn lowering_report() {
             0,
         ),
         ("LiveMCPBench MCP tools", "OpenAI non-strict", 527, 0, 0),
-        ("LiveMCPBench MCP tools", "Anthropic strict", 124, 399, 4),
+        ("LiveMCPBench MCP tools", "Anthropic strict", 122, 401, 4),
         ("LiveMCPBench MCP tools", "Anthropic", 527, 0, 0),
         (
             "LiveMCPBench MCP tools",
@@ -292,8 +292,8 @@ fn lowering_report() {
         (
             "LiveMCPBench MCP tools",
             "Gemini parameters (OpenAPI)",
-            378,
-            145,
+            372,
+            151,
             4,
         ),
         (
@@ -316,8 +316,8 @@ fn lowering_report() {
         (
             "BFCL v4 definitions",
             "Gemini parameters (OpenAPI)",
-            8134,
-            366,
+            8064,
+            436,
             226,
         ),
     ];

@@ -2300,3 +2300,107 @@ fn an_id_repeated_within_a_turn_is_replaced_for_every_call_that_shares_it() {
         expected.iter().map(|(a, b)| (a, b)).collect::<Vec<_>>()
     );
 }
+
+/// Every subschema of a lowered schema (properties, items, branches), with its pointer.
+fn subschemas<'a>(schema: &'a Value, pointer: String, out: &mut Vec<(String, &'a Value)>) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    out.push((pointer.clone(), schema));
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        for (name, property) in properties {
+            subschemas(property, format!("{pointer}/properties/{name}"), out);
+        }
+    }
+    if let Some(items) = map.get("items") {
+        subschemas(items, format!("{pointer}/items"), out);
+    }
+    if let Some(Value::Array(branches)) = map.get("anyOf") {
+        for (i, branch) in branches.iter().enumerate() {
+            subschemas(branch, format!("{pointer}/anyOf/{i}"), out);
+        }
+    }
+}
+
+#[test]
+fn strict_anthropic_and_gemini_parameters_give_every_untyped_node_a_type_and_say_so() {
+    // No `type`: Anthropic's strict helper refuses such a node, and Gemini's `parameters`
+    // (an OpenAPI subset) has no schema without one.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "anything": {"description": "Any value."},
+            "address": {"format": "ipv4"},
+            "tags": {"type": "array"},
+            "limit": {"minimum": 1}
+        },
+        "required": ["anything", "address", "tags", "limit"],
+        "additionalProperties": false
+    });
+    for target in [Target::AnthropicStrict, Target::GeminiOpenApi] {
+        let advertised = advertise([ToolSpec::new("t", "", &schema)], target).unwrap();
+        let lowered = advertised.tools()[0].schema();
+        let mut nodes = Vec::new();
+        subschemas(lowered, String::new(), &mut nodes);
+        for (pointer, node) in &nodes {
+            let typed = node.get("type").is_some() || node.get("anyOf").is_some();
+            assert!(typed, "{target:?}: {pointer} has no type: {lowered}");
+        }
+        let kind = |name: &str| {
+            let node = &lowered["properties"][name]["type"];
+            node.as_str().map(str::to_ascii_lowercase)
+        };
+        assert_eq!(kind("address").as_deref(), Some("string"), "{lowered}");
+        assert_eq!(kind("limit").as_deref(), Some("number"), "{lowered}");
+        let lost = losses("t", &schema, target);
+        for pointer in [
+            "/properties/anything",
+            "/properties/address",
+            "/properties/tags/items",
+            "/properties/limit",
+        ] {
+            assert!(
+                lost.contains(&loss(pointer, "type", LossKind::Narrowed)),
+                "{target:?}: no loss for {pointer}: {lost:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_empty_user_message_is_refused_where_the_provider_refuses_it() {
+    let tools = |target| advertised(&[], target);
+    for text in ["", " \n"] {
+        let transcript = [user("Hello."), user(text)];
+        let error = anthropic::request(
+            &transcript,
+            &tools(Target::Anthropic),
+            &RequestOptions::new(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error,
+            RequestError::EmptyUserMessage { index: 1 },
+            "{text:?}"
+        );
+        assert!(error.to_string().contains("message 1"), "{error}");
+    }
+    let transcript = [user("")];
+    assert_eq!(
+        gemini::request(
+            &transcript,
+            &tools(Target::GeminiJsonSchema),
+            &RequestOptions::new()
+        )
+        .unwrap_err(),
+        RequestError::EmptyUserMessage { index: 0 }
+    );
+    // OpenAI takes an empty message as it is.
+    let body = openai_chat::request(
+        &transcript,
+        &tools(Target::OpenAiChat),
+        &RequestOptions::new(),
+    )
+    .unwrap();
+    assert_eq!(body["messages"][0]["content"], "");
+}

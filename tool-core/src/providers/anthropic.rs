@@ -451,7 +451,8 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
 /// The body of the next Messages request: `system`, the `messages` of `transcript` and the
 /// `tools`, over `options`' settings (`model`, `max_tokens`, `tool_choice`, …).
 ///
-/// A user's words are a `text` block. An assistant turn read by [`parse_turn`] or
+/// A user's words are a `text` block; a user message with no text but whitespace, which
+/// Anthropic refuses, is refused here ([`RequestError::EmptyUserMessage`]). An assistant turn read by [`parse_turn`] or
 /// [`Stream::provider_state`] is sent back as Anthropic gave it; any other is its text and one
 /// `tool_use` block per call. The results of a turn's calls are one user message of
 /// `tool_result` blocks in call order, `is_error` set for failures; the user's next words,
@@ -468,7 +469,11 @@ pub fn request(
     let mut results_open = false;
     for entry in entries(transcript)? {
         match entry {
-            Entry::User(text) => {
+            Entry::User(text, index) => {
+                // "text content blocks must contain non-whitespace text"
+                if text.trim().is_empty() {
+                    return Err(RequestError::EmptyUserMessage { index });
+                }
                 let block = json!({"type": "text", "text": text});
                 match messages.last_mut() {
                     Some(last) if results_open => push_block(last, block),

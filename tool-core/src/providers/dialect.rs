@@ -122,9 +122,14 @@ impl Dialect {
         )
     }
 
-    /// Whether an unconstrained schema (`{}`) must get a type.
+    /// Whether every schema must have a type (an unconstrained `{}` too): OpenAI strict and
+    /// Anthropic strict refuse a schema without one (Anthropic's SDK helper: "schema must
+    /// have a type"), and Gemini's `parameters`, an OpenAPI `Schema`, has no untyped form.
     pub(crate) const fn needs_types(self) -> bool {
-        matches!(self, Dialect::OpenAiStrict)
+        matches!(
+            self,
+            Dialect::OpenAiStrict | Dialect::AnthropicStrict | Dialect::GeminiOpenApi
+        )
     }
 
     /// What happens to a keyword whose value is not a subschema and needs no rewriting.

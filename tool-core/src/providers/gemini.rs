@@ -233,7 +233,8 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
 /// The body of the next `generateContent` request: `systemInstruction`, the `contents` of
 /// `transcript` and the `tools`, over `options`' settings (`generationConfig`, `toolConfig`, …).
 ///
-/// A user's words are a `user` content with a text part. An assistant turn read by
+/// A user's words are a `user` content with a text part; an empty user message, which Gemini
+/// refuses, is refused here ([`RequestError::EmptyUserMessage`]). An assistant turn read by
 /// [`parse_turn`] or [`Stream::provider_state`] is a `model` content with its parts as sent,
 /// each `thoughtSignature` on its own part; any other is its text and one `functionCall` part
 /// per call, carrying the call's signature ([`ToolCall::thought_signature`]). The results of a
@@ -250,7 +251,11 @@ pub fn request(
     let mut contents: Vec<Value> = Vec::new();
     for entry in entries(transcript)? {
         match entry {
-            Entry::User(text) => {
+            Entry::User(text, index) => {
+                // Gemini refuses an empty text part.
+                if text.is_empty() {
+                    return Err(RequestError::EmptyUserMessage { index });
+                }
                 contents.push(json!({"role": "user", "parts": [{"text": text}]}));
             }
             Entry::Assistant {

@@ -354,7 +354,7 @@ pub fn request(
     }
     for entry in entries(transcript)? {
         match entry {
-            Entry::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Entry::User(text, _) => messages.push(json!({"role": "user", "content": text})),
             Entry::Assistant { text, calls, .. } => {
                 if text.is_none() && calls.is_empty() {
                     continue;

@@ -614,7 +614,7 @@ pub fn request(
     let mut input: Vec<Value> = Vec::new();
     for entry in entries(transcript)? {
         match entry {
-            Entry::User(text) => input.push(json!({"role": "user", "content": text})),
+            Entry::User(text, _) => input.push(json!({"role": "user", "content": text})),
             Entry::Assistant {
                 turn,
                 text,

@@ -98,6 +98,12 @@ pub enum RequestError {
         /// The call id.
         call_id: String,
     },
+    /// A user message has no text (Anthropic: no text but whitespace), which the provider
+    /// refuses. Leave the message out of the transcript, or give it words.
+    EmptyUserMessage {
+        /// Its position in the transcript, counting from 0.
+        index: usize,
+    },
     /// An assistant turn's provider state does not have the provider's shape, or names other
     /// calls than the turn's.
     BadProviderState {
@@ -135,6 +141,12 @@ impl fmt::Display for RequestError {
             RequestError::ArgumentsNotAnObject { call_id } => {
                 write!(f, "the arguments of call {call_id:?} are not a JSON object")
             }
+            RequestError::EmptyUserMessage { index } => {
+                write!(
+                    f,
+                    "the user message {index} of the transcript has no text, which the provider refuses"
+                )
+            }
             RequestError::BadProviderState { turn, reason } => {
                 write!(f, "assistant turn {turn}: provider state {reason}")
             }
@@ -146,7 +158,8 @@ impl std::error::Error for RequestError {}
 
 /// One step of the conversation as the builders write it.
 pub(crate) enum Entry<'a> {
-    User(&'a str),
+    /// A user's words, and the message's position in the transcript.
+    User(&'a str, usize),
     Assistant {
         /// Counting assistant turns from 0, for errors.
         turn: usize,
@@ -173,11 +186,11 @@ pub(crate) fn entries(transcript: &[Message]) -> Result<Vec<Entry<'_>>, RequestE
     let mut calls: &[ToolCall] = &[];
     let mut results: Vec<&ToolResult> = Vec::new();
     let mut turn = 0;
-    for message in transcript {
+    for (index, message) in transcript.iter().enumerate() {
         match message {
             Message::User { text } => {
                 flush(&mut out, &mut calls, &mut results)?;
-                out.push(Entry::User(text));
+                out.push(Entry::User(text, index));
             }
             Message::Assistant {
                 text,

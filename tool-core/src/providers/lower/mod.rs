@@ -17,6 +17,9 @@
 //!    annotation: [`LossKind::Hidden`](super::LossKind::Hidden)) or rewritten; `oneOf` becomes `anyOf` where the
 //!    dialect has no `oneOf`, a loss only when its branches may overlap (`keywords.rs`,
 //!    `unions.rs`; Gemini's rewrites, such as an `anyOf` that must stand alone, in `gemini.rs`).
+//!    OpenAI strict, Anthropic strict and Gemini's `parameters` want a type on every schema:
+//!    one without gets the type its keywords imply, or else the scalar types, a narrowing
+//!    either way (`keywords.rs`).
 //! 5. Objects: OpenAI strict lists every property in `required`, an optional one made
 //!    nullable (see [`remove_strict_nulls`](super::remove_strict_nulls) for the way back), and
 //!    closes every object; Anthropic strict closes every object (`objects.rs`, with arrays).
