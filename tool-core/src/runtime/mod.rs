@@ -235,10 +235,11 @@ impl Runtime {
     /// Runs one proposed call through every stage (see the [module docs](self)) and returns
     /// its single outcome. Never panics, whatever the input or the handler does.
     ///
-    /// `call_id` is the provider's id for the call, echoed in the outcome. A non-empty id is
-    /// accepted once among the recent ids the runtime remembers, and only up to its length
-    /// limit (see [Call ids](Runtime#call-ids)). An empty id is not checked without a ledger;
-    /// with one it is refused as `missing_call_id` unless the context has an idempotency key.
+    /// `call_id` is the call's id ([`ToolCall::call_id`](crate::ToolCall::call_id)), echoed in
+    /// the outcome. A non-empty id is accepted once among the recent ids the runtime
+    /// remembers, and only up to its length limit (see [Call ids](Runtime#call-ids)). An empty
+    /// id is not checked without a ledger; with one it is refused as `missing_call_id` unless
+    /// the context has an idempotency key.
     pub async fn invoke<'a>(
         &self,
         call_id: &str,
