@@ -18,6 +18,8 @@ use tool_core::{Context, DynamicTool, Effect, Registry, Runtime, ToolDef, ToolEr
 
 const ALICE: &str = "alice-token";
 const BOB: &str = "bob-token";
+/// Carol, of Alice's tenant.
+const CAROL: &str = "carol-token";
 /// Alice again, but of another tenant.
 const ALICE_GLOBEX: &str = "alice-globex-token";
 const EXPIRED: &str = "expired-token";
@@ -37,6 +39,7 @@ fn authenticate(token: &str, _request: &Parts) -> Result<Context, AuthError> {
     match token {
         ALICE => Ok(Context::builder("alice").tenant("acme").build()),
         BOB => Ok(Context::builder("bob").tenant("globex").build()),
+        CAROL => Ok(Context::builder("carol").tenant("acme").build()),
         ALICE_GLOBEX => Ok(Context::builder("alice").tenant("globex").build()),
         EXPIRED => Err(AuthError::Expired),
         OUTSIDER => Err(AuthError::Forbidden),
@@ -483,6 +486,65 @@ async fn sessions_over_the_cap_are_503_until_one_ends() {
     // And the ended session is gone.
     let reply = server.post(&delete, call(1, "probe", json!({}))).await;
     assert_eq!(reply.status, 404, "{}", reply.text);
+}
+
+/// Opens sessions with `token` until one is refused; how many opened, and the refusal.
+async fn open_until_refused(server: &Server, token: &str, at_most: usize) -> (usize, Reply) {
+    let post = Post {
+        token: Some(token),
+        ..Post::default()
+    };
+    for opened in 0..at_most {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status != 200 {
+            return (opened, reply);
+        }
+        assert!(reply.session.is_some(), "{}", reply.text);
+    }
+    panic!("{token} opened {at_most} sessions and none was refused");
+}
+
+#[tokio::test]
+async fn one_principal_is_refused_at_its_cap_while_others_still_get_sessions() {
+    // The defaults: one principal may hold this many sessions.
+    let server = start(|http| http).await;
+    let (opened, refused) = open_until_refused(&server, ALICE, 100).await;
+    assert_eq!(opened, McpHttp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL);
+    assert_eq!(opened, 8);
+    assert_eq!(refused.status, 429, "{}", refused.text);
+    assert_eq!(refused.body["error"], "too_many_principal_sessions");
+    assert!(
+        refused.body["error_description"]
+            .as_str()
+            .is_some_and(|text| text.contains("principal") && text.contains('8')),
+        "{}",
+        refused.text
+    );
+    // Another principal, and the same principal name in another tenant, still get theirs.
+    for token in [BOB, CAROL, ALICE_GLOBEX] {
+        server.open(token).await;
+    }
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), opened + 3);
+}
+
+#[tokio::test]
+async fn one_tenant_is_refused_at_its_cap_while_other_tenants_still_get_sessions() {
+    let server = start(|http| http.max_sessions_per_tenant(3)).await;
+    server.open(ALICE).await;
+    server.open(CAROL).await;
+    server.open(ALICE).await;
+    for token in [ALICE, CAROL] {
+        let post = Post {
+            token: Some(token),
+            ..Post::default()
+        };
+        let reply = server.post(&post, initialize()).await;
+        assert_eq!(reply.status, 429, "{}", reply.text);
+        assert_eq!(reply.body["error"], "too_many_tenant_sessions");
+    }
+    server.open(BOB).await;
+    server.open(ALICE_GLOBEX).await;
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 5);
 }
 
 /// One official SDK's Streamable HTTP client, run on a script under `tests/mcp/`.

@@ -8,7 +8,7 @@ mod session;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -22,13 +22,12 @@ use http::{HeaderValue, Method, StatusCode};
 use rmcp::model::Implementation;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::Semaphore;
 
 pub use auth::{AuthError, Authenticate};
 
 use self::auth::Bearer;
 use self::origin::Origin;
-use self::session::{Authenticated, NewSession, Owner, Owners, SessionHandler, Slot};
+use self::session::{Authenticated, Cap, Caps, NewSession, Owner, SessionHandler, Sessions};
 use super::McpServer;
 use crate::context::Context;
 use crate::runtime::Runtime;
@@ -86,9 +85,15 @@ type AuthenticateFn =
 ///    it), and with 404 when the session is not open here. Every request is authenticated
 ///    again: a token that expires mid-session stops working at once, and the client may go
 ///    on with a fresh token for the same principal and tenant.
-/// 4. **Session cap.** A `POST` that would open a session when
-///    [`max_sessions`](McpHttp::max_sessions) are open (64 by default) is refused with HTTP
-///    503. A session ends when the client deletes it, after
+/// 4. **Session caps.** A `POST` that would open a session is refused when its principal
+///    already has [`max_sessions_per_principal`](McpHttp::max_sessions_per_principal) open
+///    (8 by default; a principal is counted within its tenant) or its tenant
+///    [`max_sessions_per_tenant`](McpHttp::max_sessions_per_tenant) (32 by default), both
+///    with HTTP 429, or when the server has [`max_sessions`](McpHttp::max_sessions) open (64
+///    by default), with HTTP 503. The body's `error` says which cap:
+///    `too_many_principal_sessions`, `too_many_tenant_sessions` or `too_many_sessions`. So
+///    one principal or tenant cannot take every place, and the others still get sessions.
+///    A session ends when the client deletes it, after
 ///    [`idle_timeout`](McpHttp::idle_timeout) without a request (5 minutes by default), or
 ///    when the server stops; its place and the record of its owner go with it, so the server
 ///    never remembers more than `max_sessions` owners.
@@ -116,7 +121,7 @@ pub struct McpHttp {
     allowed_origins: Vec<String>,
     allowed_hosts: Option<Vec<String>>,
     max_body_bytes: usize,
-    max_sessions: usize,
+    caps: Caps,
     idle_timeout: Option<Duration>,
     page_size: usize,
     implementation: Implementation,
@@ -136,6 +141,10 @@ impl McpHttp {
     pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
     /// Default cap on open sessions.
     pub const DEFAULT_MAX_SESSIONS: usize = 64;
+    /// Default cap on the sessions one principal (of one tenant) has open.
+    pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 8;
+    /// Default cap on the sessions one tenant's principals have open together.
+    pub const DEFAULT_MAX_SESSIONS_PER_TENANT: usize = 32;
     /// Default time a session may stay without a request before it is closed (5 minutes).
     pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -158,7 +167,11 @@ impl McpHttp {
             allowed_origins: Vec::new(),
             allowed_hosts: None,
             max_body_bytes: McpHttp::DEFAULT_MAX_BODY_BYTES,
-            max_sessions: McpHttp::DEFAULT_MAX_SESSIONS,
+            caps: Caps {
+                principal: McpHttp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+                tenant: McpHttp::DEFAULT_MAX_SESSIONS_PER_TENANT,
+                server: McpHttp::DEFAULT_MAX_SESSIONS,
+            },
             idle_timeout: Some(McpHttp::DEFAULT_IDLE_TIMEOUT),
             page_size: McpServer::DEFAULT_PAGE_SIZE,
             implementation: Implementation::new("tool-core", env!("CARGO_PKG_VERSION")),
@@ -203,11 +216,31 @@ impl McpHttp {
         self
     }
 
-    /// How many sessions may be open at once; a request that would open another is refused
-    /// with HTTP 503 (default [`DEFAULT_MAX_SESSIONS`](Self::DEFAULT_MAX_SESSIONS); 0 counts
-    /// as 1).
+    /// How many sessions may be open at once on the server; a request that would open another
+    /// is refused with HTTP 503 and `too_many_sessions` (default
+    /// [`DEFAULT_MAX_SESSIONS`](Self::DEFAULT_MAX_SESSIONS); 0 counts as 1).
     pub fn max_sessions(mut self, sessions: usize) -> Self {
-        self.max_sessions = sessions.clamp(1, Semaphore::MAX_PERMITS);
+        self.caps.server = sessions.max(1);
+        self
+    }
+
+    /// How many sessions one principal may have open at once (a principal of one tenant:
+    /// `alice` of `acme` and `alice` of `globex` are counted apart); a request that would open
+    /// another is refused with HTTP 429 and `too_many_principal_sessions` (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`](Self::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL); 0
+    /// counts as 1).
+    pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
+        self.caps.principal = sessions.max(1);
+        self
+    }
+
+    /// How many sessions the principals of one tenant may have open at once together; a
+    /// request that would open another is refused with HTTP 429 and
+    /// `too_many_tenant_sessions` (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_TENANT`](Self::DEFAULT_MAX_SESSIONS_PER_TENANT); 0 counts
+    /// as 1). Sessions of contexts without a tenant meet only the other two caps.
+    pub fn max_sessions_per_tenant(mut self, sessions: usize) -> Self {
+        self.caps.tenant = sessions.max(1);
         self
     }
 
@@ -266,8 +299,7 @@ impl McpHttp {
                 .iter()
                 .filter_map(|origin| Origin::parse(origin))
                 .collect(),
-            owners: Arc::new(Mutex::default()),
-            slots: Arc::new(Semaphore::new(self.max_sessions)),
+            sessions: Arc::new(Sessions::new(self.caps)),
         });
         Router::new().route(&self.path, any(admit)).with_state(gate)
     }
@@ -285,7 +317,9 @@ impl fmt::Debug for McpHttp {
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("max_body_bytes", &self.max_body_bytes)
-            .field("max_sessions", &self.max_sessions)
+            .field("max_sessions", &self.caps.server)
+            .field("max_sessions_per_principal", &self.caps.principal)
+            .field("max_sessions_per_tenant", &self.caps.tenant)
             .field("idle_timeout", &self.idle_timeout)
             .finish_non_exhaustive()
     }
@@ -295,8 +329,7 @@ struct Gate {
     service: StreamableHttpService<SessionHandler, LocalSessionManager>,
     authenticate: Arc<AuthenticateFn>,
     allowed_origins: Vec<Origin>,
-    owners: Owners,
-    slots: Arc<Semaphore>,
+    sessions: Arc<Sessions>,
 }
 
 /// Steps 1 to 4 of [`McpHttp`]'s list, then rmcp.
@@ -334,10 +367,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
     let owner = Owner::of(&cx);
     parts.extensions.insert(Authenticated(cx));
     if let Some(id) = parts.headers.get(SESSION_HEADER) {
-        let known = id
-            .to_str()
-            .ok()
-            .and_then(|id| crate::sync::lock(&gate.owners).get(id).cloned());
+        let known = id.to_str().ok().and_then(|id| gate.sessions.owner(id));
         return match known {
             None => refuse(
                 StatusCode::NOT_FOUND,
@@ -363,14 +393,10 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
             .await
             .into_response();
     }
-    let Ok(permit) = Arc::clone(&gate.slots).try_acquire_owned() else {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_sessions",
-            "the server has as many sessions open as it allows",
-        );
+    let slot = match gate.sessions.reserve(owner) {
+        Ok(slot) => Arc::new(slot),
+        Err(cap) => return refuse_cap(cap),
     };
-    let slot = Arc::new(Slot::new(permit, Arc::clone(&gate.owners)));
     parts.extensions.insert(NewSession(Arc::clone(&slot)));
     let response = gate.service.handle(Request::from_parts(parts, body)).await;
     if let Some(id) = response
@@ -378,7 +404,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
         .get(SESSION_HEADER)
         .and_then(|id| id.to_str().ok())
     {
-        slot.opened(id, owner);
+        slot.opened(id);
     }
     response.into_response()
 }
@@ -392,6 +418,27 @@ fn refuse(status: StatusCode, error: &str, description: &str) -> Response {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+fn refuse_cap(cap: Cap) -> Response {
+    let (status, error, description) = match cap {
+        Cap::Principal(cap) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_principal_sessions",
+            format!("the principal has as many sessions open as it may ({cap})"),
+        ),
+        Cap::Tenant(cap) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_tenant_sessions",
+            format!("the tenant has as many sessions open as it may ({cap})"),
+        ),
+        Cap::Server(cap) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_sessions",
+            format!("the server has as many sessions open as it allows ({cap})"),
+        ),
+    };
+    refuse(status, error, &description)
 }
 
 fn refuse_token(error: AuthError) -> Response {
