@@ -695,16 +695,21 @@ async fn a_session_idle_past_the_timeout_is_closed_and_frees_its_place() {
     assert_eq!(server.probes(), 0);
 }
 
-/// MCP revision 2026-07-28 lets a client call without a session; this server serves sessions
-/// only, and refuses such calls without running anything.
-#[tokio::test]
-async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
-    let server = start(|http| http).await;
-    let meta = json!({
+/// The 2026-07-28 request metadata: a request that carries it needs no session.
+fn sessionless_meta() -> Value {
+    json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": { "name": "sessionless", "version": "0" }
-    });
+    })
+}
+
+/// MCP revision 2026-07-28 lets a client call without a session; this server serves sessions
+/// only, so it does not serve that revision: such a call is refused as of an unsupported
+/// version, naming the versions served, and nothing runs.
+#[tokio::test]
+async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
+    let server = start(|http| http).await;
     let post = Post {
         token: Some(ALICE),
         headers: &[
@@ -715,18 +720,74 @@ async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
         ..Post::default()
     };
     let mut body = call(1, "probe", json!({}));
-    body["params"]["_meta"] = meta;
+    body["params"]["_meta"] = sessionless_meta();
     let reply = server.post(&post, body).await;
-    assert_eq!(reply.status, 200, "{}", reply.text);
-    assert_eq!(reply.body["error"]["code"], -32600, "{}", reply.text);
+    assert_eq!(reply.status, 400, "{}", reply.text);
+    assert_eq!(reply.body["error"]["code"], -32022, "{}", reply.text);
     assert_eq!(
-        reply.body["error"]["message"], "this server serves sessions: send initialize first",
+        reply.body["error"]["data"]["supported"],
+        json!(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]),
         "{}",
         reply.text
     );
     assert!(reply.session.is_none());
     assert_eq!(server.probes(), 0);
     assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 0);
+}
+
+/// A client that asks `server/discover` first (the Python SDK's default) learns only the
+/// versions served, all of which open sessions with `initialize`, and so falls back to it.
+#[tokio::test]
+async fn discover_names_only_the_versions_served() {
+    let server = start(|http| http).await;
+    let post = Post {
+        token: Some(ALICE),
+        headers: &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
+        ..Post::default()
+    };
+    let discover = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": { "_meta": sessionless_meta() }
+    });
+    let reply = server.post(&post, discover).await;
+    let supported = reply
+        .body
+        .pointer("/error/data/supported")
+        .or_else(|| reply.body.pointer("/result/supportedVersions"))
+        .cloned();
+    assert_eq!(
+        supported,
+        Some(json!([
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25"
+        ])),
+        "{}",
+        reply.text
+    );
+    assert!(reply.session.is_none());
+    // The version the client falls back to opens a session.
+    let mut initialize = initialize();
+    initialize["params"]["protocolVersion"] = json!("2025-11-25");
+    let reply = server
+        .post(
+            &Post {
+                token: Some(ALICE),
+                ..Post::default()
+            },
+            initialize,
+        )
+        .await;
+    assert_eq!(
+        reply.body["result"]["protocolVersion"], "2025-11-25",
+        "{}",
+        reply.text
+    );
+    assert!(reply.session.is_some());
 }
 
 #[tokio::test]

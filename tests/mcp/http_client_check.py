@@ -20,6 +20,9 @@ Usage (from the repository root), against the example server:
 It checks:
 - with the token: initialize, tools/list, a get_weather call whose structuredContent is the
   report, and, when served, a `probe` call answering with the token's principal and tenant;
+- where the SDK has `mcp.Client` (SDK 2), the same through it as a user writes it, with its
+  default connect mode (which asks `server/discover` first and falls back to `initialize`
+  where the server serves sessions): tools/list and a get_weather call, in a session;
 - without a token, with a malformed one, an unknown one and an expired one: the SDK fails, and the
   server answered 401;
 - with another tenant's token in the session the first token opened: the call fails with a 403, and,
@@ -44,6 +47,7 @@ from sdk_checks import INSTALL, Checks, gate, sdk_version
 
 try:
     import anyio
+    import mcp
     from mcp import ClientSession
     from mcp.client import streamable_http
 except ImportError as error:  # pragma: no cover - depends on the environment
@@ -114,6 +118,29 @@ async def connect(url: str, headers: dict[str, str],
                 yield connection
 
 
+async def default_client(checks: Checks, url: str, headers: dict[str, str]) -> None:
+    """`mcp.Client` with its default connect mode: tools/list and a call work."""
+    if not hasattr(mcp, "Client"):
+        print(f"note mcp {sdk_version()} has no mcp.Client: its default client is not checked")
+        return
+    connection = Connection()
+    client = streamable_http.create_mcp_http_client(headers=headers)
+    client.event_hooks = {"request": [], "response": [connection.record]}
+    outcome: Any = None
+    result: Any = None
+    try:
+        async with client:
+            async with mcp.Client(streamable_http.streamable_http_client(url, http_client=client)) as session:
+                outcome = [tool.name for tool in (await session.list_tools()).tools]
+                result = wire(await session.call_tool("get_weather", {"city": "Lima", "units": "celsius"}))
+    except Exception as error:  # noqa: BLE001 - report what the SDK raised
+        outcome = error
+    checks.check(isinstance(outcome, list) and "get_weather" in outcome,
+                 "mcp.Client's default mode: tools/list", outcome)
+    checks.check(isinstance(result, dict) and result.get("structuredContent", {}).get("city") == "Lima",
+                 "mcp.Client's default mode: get_weather answers with its report", result)
+
+
 def wire(model: Any) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -150,6 +177,8 @@ async def run(checks: Checks) -> None:
             expected = json.loads(os.environ.get("MCP_EXPECTED_CALLER", "null"))
             checks.check(expected is None or result.get("structuredContent") == expected,
                          "the call runs with the token's principal and tenant", result)
+
+    await default_client(checks, url, dict(bearer))
 
     # The same session with another tenant's token: refused, and nothing runs.
     tool, arguments = ("probe", {}) if "probe" in names else ("get_weather", {"city": "Oslo", "units": "celsius"})

@@ -108,8 +108,14 @@ type AuthenticateFn =
 /// authenticated context and the session gets an [`McpServer`] of its own over that runtime,
 /// so call ids, quotas and the ledger scope are per session, as over stdio. Each `tools/call`
 /// runs with the context of its own request's token (same principal and tenant, perhaps a
-/// later expiry). Requests that open no session (the stateless lifecycle of MCP revisions
-/// from 2026-07-28) are refused with a JSON-RPC error: this server serves sessions only.
+/// later expiry).
+///
+/// This server serves sessions only, so it serves the MCP revisions that open them with
+/// `initialize`: 2024-11-05 to 2025-11-25. It does not serve 2026-07-28, whose requests need
+/// no session: one that names it is refused with JSON-RPC error `-32022` (unsupported
+/// protocol version) and HTTP 400, and its `data.supported` lists the versions served, as does
+/// the answer to `server/discover`. A client that asks first (the Python SDK's `mcp.Client`
+/// does by default) then falls back to `initialize` and a session.
 ///
 /// [`into_router`](McpHttp::into_router) gives an [`axum::Router`] that serves the MCP
 /// endpoint at [`path`](McpHttp::path) (`/mcp` by default), to mount in a larger application

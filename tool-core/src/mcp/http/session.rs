@@ -1,6 +1,7 @@
 //! One MCP session: the runtime built for it at `initialize`, who it belongs to, and the slot
 //! it holds among the server's sessions until it ends.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -8,7 +9,8 @@ use http::request::Parts;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
@@ -209,6 +211,12 @@ impl ServerHandler for SessionHandler {
                 }
             }
         }
+    }
+
+    // Sessions are opened by `initialize`, which MCP revisions from 2026-07-28 no longer have:
+    // advertising those would send clients down a sessionless path this server refuses.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
