@@ -814,3 +814,255 @@ async fn a_token_the_application_forbids_here_is_403_insufficient_scope() {
     }
     assert_eq!(server.probes(), 0);
 }
+
+/// A response read off a raw HTTP/1.1 connection.
+#[derive(Debug)]
+struct RawReply {
+    status: u16,
+    /// Header names in lowercase.
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl RawReply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn closes(&self) -> bool {
+        self.header("connection")
+            .is_some_and(|value| value.eq_ignore_ascii_case("close"))
+    }
+}
+
+/// One HTTP/1.1 connection, kept alive between requests.
+struct Raw {
+    stream: tokio::net::TcpStream,
+    /// What was read past the last response.
+    buffer: Vec<u8>,
+}
+
+impl Raw {
+    async fn connect(server: &Server) -> Raw {
+        let address = server
+            .url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap();
+        Raw {
+            stream: tokio::net::TcpStream::connect(address).await.unwrap(),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Sends `head` (the request line and headers, without the blank line) and `body`; an
+    /// error if the connection is gone.
+    async fn send(&mut self, head: &str, body: &[u8]) -> std::io::Result<()> {
+        use tokio::io::AsyncWriteExt as _;
+        self.stream
+            .write_all(format!("{head}\r\n\r\n").as_bytes())
+            .await?;
+        self.stream.write_all(body).await?;
+        self.stream.flush().await
+    }
+
+    async fn fill(&mut self) -> std::io::Result<bool> {
+        use tokio::io::AsyncReadExt as _;
+        let mut chunk = [0u8; 8192];
+        let read = tokio::time::timeout(Duration::from_secs(10), self.stream.read(&mut chunk))
+            .await
+            .map_err(|_| std::io::Error::other("no answer within 10 s"))??;
+        self.buffer.extend_from_slice(&chunk[..read]);
+        Ok(read > 0)
+    }
+
+    /// The next response, or why none came (the connection closed or was reset first).
+    async fn reply(&mut self) -> Result<RawReply, String> {
+        let end = loop {
+            if let Some(end) = self.buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            match self.fill().await {
+                Ok(true) => {}
+                Ok(false) => return Err("the connection closed before a response".to_owned()),
+                Err(error) => return Err(format!("no response: {error}")),
+            }
+        };
+        let head = String::from_utf8_lossy(&self.buffer[..end]).into_owned();
+        self.buffer.drain(..end + 4);
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .and_then(|line| line.split(' ').nth(1))
+            .and_then(|code| code.parse().ok())
+            .ok_or_else(|| format!("not a status line: {head}"))?;
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|line| line.split_once(':'))
+            .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+            .collect();
+        let mut reply = RawReply {
+            status,
+            headers,
+            body: String::new(),
+        };
+        if reply
+            .header("transfer-encoding")
+            .is_some_and(|value| value.eq_ignore_ascii_case("chunked"))
+        {
+            loop {
+                let line_end = loop {
+                    if let Some(at) = self.buffer.windows(2).position(|w| w == b"\r\n") {
+                        break at;
+                    }
+                    if !self.fill().await.map_err(|error| error.to_string())? {
+                        return Err("the connection closed inside a chunked body".to_owned());
+                    }
+                };
+                let size = String::from_utf8_lossy(&self.buffer[..line_end]).into_owned();
+                let size = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16)
+                    .map_err(|_| format!("not a chunk size: {size}"))?;
+                while self.buffer.len() < line_end + 2 + size + 2 {
+                    if !self.fill().await.map_err(|error| error.to_string())? {
+                        return Err("the connection closed inside a chunk".to_owned());
+                    }
+                }
+                let chunk = &self.buffer[line_end + 2..line_end + 2 + size];
+                reply.body.push_str(&String::from_utf8_lossy(chunk));
+                self.buffer.drain(..line_end + 2 + size + 2);
+                if size == 0 {
+                    break;
+                }
+            }
+        } else {
+            let length: usize = reply
+                .header("content-length")
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(0);
+            while self.buffer.len() < length {
+                if !self.fill().await.map_err(|error| error.to_string())? {
+                    return Err("the connection closed inside a body".to_owned());
+                }
+            }
+            reply.body = String::from_utf8_lossy(&self.buffer[..length]).into_owned();
+            self.buffer.drain(..length);
+        }
+        Ok(reply)
+    }
+}
+
+/// The request head of a POST to the endpoint with a JSON body of `length` bytes.
+fn raw_post(server: &Server, length: usize, extra: &[&str]) -> String {
+    let address = server.url.strip_prefix("http://").unwrap();
+    let (host, path) = address.split_once('/').unwrap();
+    let mut head = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nAccept: {ACCEPT}\r\nContent-Length: {length}"
+    );
+    for line in extra {
+        head.push_str("\r\n");
+        head.push_str(line);
+    }
+    head
+}
+
+/// A JSON-RPC call of about `size` bytes.
+fn padded_call(size: usize) -> Vec<u8> {
+    call(1, "probe", json!({ "pad": "x".repeat(size) }))
+        .to_string()
+        .into_bytes()
+}
+
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
+    let server = start(|http| http.max_body_bytes(64 * 1024).max_sessions(3)).await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let json = "Content-Type: application/json";
+    let session = server.open(ALICE).await;
+    server.open(BOB).await;
+    server.open(ALICE_GLOBEX).await;
+    let in_session = format!("Mcp-Session-Id: {session}");
+    let bobs = format!("Authorization: Bearer {BOB}");
+    // (what, extra headers, body size, the status expected)
+    let cases: Vec<(&str, Vec<&str>, usize, u16)> = vec![
+        ("no token", vec![json], 32 * 1024, 401),
+        (
+            "an unknown token",
+            vec![json, "Authorization: Bearer nobody"],
+            32 * 1024,
+            401,
+        ),
+        (
+            "a foreign origin",
+            vec![json, &bearer, "Origin: https://evil.example"],
+            32 * 1024,
+            403,
+        ),
+        (
+            "another tenant's session",
+            vec![json, &bobs, &in_session],
+            32 * 1024,
+            403,
+        ),
+        (
+            "an unknown session",
+            vec![json, &bearer, "Mcp-Session-Id: nope"],
+            32 * 1024,
+            404,
+        ),
+        (
+            "a body over the cap",
+            vec![json, &bearer, &in_session],
+            96 * 1024,
+            413,
+        ),
+        (
+            "a content type that is not JSON",
+            vec!["Content-Type: text/plain", &bearer, &in_session],
+            32 * 1024,
+            415,
+        ),
+        ("the session cap", vec![json, &bearer], 32 * 1024, 503),
+    ];
+    for (what, extra, size, status) in cases {
+        let mut body = padded_call(size);
+        if status == 503 {
+            body = initialize().to_string().into_bytes();
+        }
+        let mut raw = Raw::connect(&server).await;
+        raw.send(&raw_post(&server, body.len(), &extra), &body)
+            .await
+            .unwrap();
+        let first = raw
+            .reply()
+            .await
+            .unwrap_or_else(|error| panic!("{what}: {error}"));
+        assert_eq!(first.status, status, "{what}: {first:?}");
+        if first.closes() {
+            continue;
+        }
+        // Not said to close: the connection must serve the next request, here a DELETE.
+        let address = server.url.strip_prefix("http://").unwrap();
+        let (host, path) = address.split_once('/').unwrap();
+        let head =
+            format!("DELETE /{path} HTTP/1.1\r\nHost: {host}\r\n{bearer}\r\nMcp-Session-Id: nope");
+        let second = match raw.send(&head, b"").await {
+            Ok(()) => raw.reply().await,
+            Err(error) => Err(error.to_string()),
+        };
+        let second = second.unwrap_or_else(|error| {
+            panic!("{what}: the refusal did not say `Connection: close`, and the next request on its connection got no answer: {error}")
+        });
+        assert_eq!(second.status, 404, "{what}: {second:?}");
+    }
+    // A client waiting for `100 Continue` before it sends its body is not asked for it: the
+    // refusal comes at once, and says the connection closes.
+    let mut raw = Raw::connect(&server).await;
+    let head = raw_post(&server, 4096, &[json, "Expect: 100-continue"]);
+    raw.send(&head, b"").await.unwrap();
+    let reply = raw.reply().await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    assert!(reply.closes(), "{reply:?}");
+    assert_eq!(server.probes(), 0);
+}

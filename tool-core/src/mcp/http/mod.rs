@@ -2,6 +2,7 @@
 //! cap) in front of rmcp's Streamable HTTP service, which runs one [`McpServer`] per session.
 
 mod auth;
+mod body;
 mod origin;
 mod session;
 
@@ -85,7 +86,10 @@ type AuthenticateFn =
 ///    it), and with 404 when the session is not open here. Every request is authenticated
 ///    again: a token that expires mid-session stops working at once, and the client may go
 ///    on with a fresh token for the same principal and tenant.
-/// 4. **Session caps.** A `POST` that would open a session is refused when its principal
+/// 4. **Body cap.** The body is read whole before anything else answers; one over
+///    [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP 413
+///    (`body_too_large`), whether it announced its length or came in chunks.
+/// 5. **Session caps.** A `POST` that would open a session is refused when its principal
 ///    already has [`max_sessions_per_principal`](McpHttp::max_sessions_per_principal) open
 ///    (8 by default; a principal is counted within its tenant) or its tenant
 ///    [`max_sessions_per_tenant`](McpHttp::max_sessions_per_tenant) (32 by default), both
@@ -97,10 +101,15 @@ type AuthenticateFn =
 ///    [`idle_timeout`](McpHttp::idle_timeout) without a request (5 minutes by default), or
 ///    when the server stops; its place and the record of its owner go with it, so the server
 ///    never remembers more than `max_sessions` owners.
-/// 5. **rmcp's transport**: the `Host` header against
+/// 6. **rmcp's transport**: the `Host` header against
 ///    [`allowed_hosts`](McpHttp::allowed_hosts) (loopback names by default; 403 otherwise),
-///    a body over [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP
-///    413 and is not read further, then the MCP message itself.
+///    then the MCP message itself.
+///
+/// A refusal leaves its connection fit for the client's next request: the body of a request
+/// refused before step 4 is read and thrown away (up to `max_body_bytes`, and up to 1 MiB
+/// past the cap for a body over it), for at most 5 seconds. Where it cannot be (a longer or
+/// slower body, or a client waiting for `100 Continue`, which is not asked for its body), the
+/// refusal says `Connection: close` and the connection closes after it.
 ///
 /// # One runtime per session
 ///
@@ -216,7 +225,8 @@ impl McpHttp {
     }
 
     /// The largest request body read, in bytes; a longer one is refused with HTTP 413
-    /// (default [`DEFAULT_MAX_BODY_BYTES`](Self::DEFAULT_MAX_BODY_BYTES)).
+    /// (default [`DEFAULT_MAX_BODY_BYTES`](Self::DEFAULT_MAX_BODY_BYTES)). A request is held in
+    /// memory whole, so this bounds what each request in flight may take.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
@@ -306,6 +316,7 @@ impl McpHttp {
                 .filter_map(|origin| Origin::parse(origin))
                 .collect(),
             sessions: Arc::new(Sessions::new(self.caps)),
+            max_body_bytes: self.max_body_bytes,
         });
         Router::new().route(&self.path, any(admit)).with_state(gate)
     }
@@ -336,66 +347,42 @@ struct Gate {
     authenticate: Arc<AuthenticateFn>,
     allowed_origins: Vec<Origin>,
     sessions: Arc<Sessions>,
+    max_body_bytes: usize,
 }
 
-/// Steps 1 to 4 of [`McpHttp`]'s list, then rmcp.
+/// Steps 1 to 5 of [`McpHttp`]'s list, then rmcp.
 async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
-    if !origin::allowed(request.headers(), &gate.allowed_origins) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "forbidden_origin",
-            "the request's Origin is not allowed",
-        );
-    }
     let (mut parts, body) = request.into_parts();
-    let cx = match auth::bearer(&parts.headers) {
-        Bearer::Missing => {
-            let mut response = refuse(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "a bearer token is required",
-            );
-            response
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return response;
-        }
-        Bearer::Malformed => return refuse_token(AuthError::InvalidToken),
-        Bearer::Token(token) => {
-            let token = token.to_owned();
-            match (gate.authenticate)(&token, &parts).await {
-                Ok(cx) => cx,
-                Err(error) => return refuse_token(error),
-            }
+    let owner = match gate.check(&mut parts).await {
+        Ok(owner) => owner,
+        Err(refusal) => {
+            return body::refuse_unread(refusal, &parts.headers, body, gate.max_body_bytes).await;
         }
     };
-    parts.headers.remove(AUTHORIZATION);
-    let owner = Owner::of(&cx);
-    parts.extensions.insert(Authenticated(cx));
-    if let Some(id) = parts.headers.get(SESSION_HEADER) {
-        let known = id.to_str().ok().and_then(|id| gate.sessions.owner(id));
-        return match known {
-            None => refuse(
-                StatusCode::NOT_FOUND,
-                "session_not_found",
-                "no such session is open",
-            ),
-            Some(session_owner) if session_owner != owner => refuse(
-                StatusCode::FORBIDDEN,
-                "forbidden_session",
-                "the session belongs to another principal or tenant",
-            ),
-            Some(_) => gate
-                .service
-                .handle(Request::from_parts(parts, body))
-                .await
-                .into_response(),
-        };
-    }
-    if parts.method != Method::POST {
+    // The whole body is read here, so that every later refusal (rmcp's among them) leaves the
+    // connection ready for the client's next request.
+    let body = match body::read(body, gate.max_body_bytes).await {
+        body::Read::Whole(bytes) => bytes,
+        body::Read::TooLarge(rest) => {
+            let refusal = refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                &format!("the request body is over {} bytes", gate.max_body_bytes),
+            );
+            return body::refuse_rest(refusal, rest, body::DRAIN_BYTES).await;
+        }
+        body::Read::Broken => {
+            return body::closing(refuse(
+                StatusCode::BAD_REQUEST,
+                "broken_body",
+                "the request body could not be read",
+            ));
+        }
+    };
+    if parts.headers.contains_key(SESSION_HEADER) || parts.method != Method::POST {
         return gate
             .service
-            .handle(Request::from_parts(parts, body))
+            .handle(Request::from_parts(parts, Body::from(body)))
             .await
             .into_response();
     }
@@ -404,7 +391,10 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
         Err(cap) => return refuse_cap(cap),
     };
     parts.extensions.insert(NewSession(Arc::clone(&slot)));
-    let response = gate.service.handle(Request::from_parts(parts, body)).await;
+    let response = gate
+        .service
+        .handle(Request::from_parts(parts, Body::from(body)))
+        .await;
     if let Some(id) = response
         .headers()
         .get(SESSION_HEADER)
@@ -413,6 +403,63 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
         slot.opened(id);
     }
     response.into_response()
+}
+
+impl Gate {
+    /// Steps 1 to 3, which need only the request's head: the owner of the context its token
+    /// gives (added to its extensions), or the refusal.
+    async fn check(&self, parts: &mut Parts) -> Result<Owner, Response> {
+        if !origin::allowed(&parts.headers, &self.allowed_origins) {
+            return Err(refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden_origin",
+                "the request's Origin is not allowed",
+            ));
+        }
+        let cx = match auth::bearer(&parts.headers) {
+            Bearer::Missing => {
+                let mut response = refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "a bearer token is required",
+                );
+                response
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return Err(response);
+            }
+            Bearer::Malformed => return Err(refuse_token(AuthError::InvalidToken)),
+            Bearer::Token(token) => {
+                let token = token.to_owned();
+                (self.authenticate)(&token, parts)
+                    .await
+                    .map_err(refuse_token)?
+            }
+        };
+        parts.headers.remove(AUTHORIZATION);
+        let owner = Owner::of(&cx);
+        parts.extensions.insert(Authenticated(cx));
+        if let Some(id) = parts.headers.get(SESSION_HEADER) {
+            match id.to_str().ok().and_then(|id| self.sessions.owner(id)) {
+                None => {
+                    return Err(refuse(
+                        StatusCode::NOT_FOUND,
+                        "session_not_found",
+                        "no such session is open",
+                    ));
+                }
+                Some(session_owner) if session_owner != owner => {
+                    return Err(refuse(
+                        StatusCode::FORBIDDEN,
+                        "forbidden_session",
+                        "the session belongs to another principal or tenant",
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(owner)
+    }
 }
 
 /// A refusal before rmcp: a status and a JSON body with a stable error code.
