@@ -244,37 +244,48 @@ fn call(id: u64, name: &str, arguments: Value) -> Value {
 async fn a_missing_malformed_unknown_or_expired_token_is_401_and_runs_nothing() {
     let server = start(|http| http).await;
     let session = server.open(ALICE).await;
-    const INVALID: &str =
-        "Bearer error=\"invalid_token\", error_description=\"the access token is not valid\"";
+    let metadata = format!(
+        "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+        origin_of(&server)
+    );
+    let missing = format!("Bearer {metadata}");
+    let invalid = format!(
+        "Bearer error=\"invalid_token\", error_description=\"the access token is not valid\", \
+         {metadata}"
+    );
+    let expired = format!(
+        "Bearer error=\"invalid_token\", error_description=\"the access token expired\", \
+         {metadata}"
+    );
     let refused: [(Post<'_>, &str); 5] = [
-        (Post::default(), "Bearer"),
+        (Post::default(), &missing),
         (
             Post {
                 authorization: Some("Basic YWxpY2U6cHc="),
                 ..Post::default()
             },
-            INVALID,
+            &invalid,
         ),
         (
             Post {
                 authorization: Some("Bearer two words"),
                 ..Post::default()
             },
-            INVALID,
+            &invalid,
         ),
         (
             Post {
                 token: Some("nobody-token"),
                 ..Post::default()
             },
-            INVALID,
+            &invalid,
         ),
         (
             Post {
                 token: Some(EXPIRED),
                 ..Post::default()
             },
-            "Bearer error=\"invalid_token\", error_description=\"the access token expired\"",
+            &expired,
         ),
     ];
     for (post, challenge) in refused {
@@ -802,13 +813,13 @@ async fn a_token_the_application_forbids_here_is_403_insufficient_scope() {
         };
         let reply = server.post(&post, call(1, "probe", json!({}))).await;
         assert_eq!(reply.status, 403, "{}", reply.text);
-        assert_eq!(
-            reply.www_authenticate.as_deref(),
-            Some(
-                "Bearer error=\"insufficient_scope\", \
-                 error_description=\"the access token does not give access to this server\""
-            )
+        let expected = format!(
+            "Bearer error=\"insufficient_scope\", \
+             error_description=\"the access token does not give access to this server\", \
+             resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            origin_of(&server)
         );
+        assert_eq!(reply.www_authenticate.as_deref(), Some(expected.as_str()));
         assert_eq!(reply.body["error"], "insufficient_scope");
         assert!(!reply.text.contains(OUTSIDER));
     }
@@ -1065,4 +1076,190 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
     assert_eq!(reply.status, 401, "{reply:?}");
     assert!(reply.closes(), "{reply:?}");
     assert_eq!(server.probes(), 0);
+}
+
+/// `http://host:port` of the server.
+fn origin_of(server: &Server) -> &str {
+    server.url.strip_suffix("/mcp").unwrap()
+}
+
+async fn get_json(url: &str) -> (u16, Value) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let response = client.get(url).send().await.unwrap();
+    let status = response.status().as_u16();
+    let kind = response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.unwrap();
+    if status == 200 {
+        assert_eq!(kind.as_deref(), Some("application/json"), "{text}");
+    }
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// The `resource_metadata` URL of a `Bearer` challenge.
+fn resource_metadata(challenge: &str) -> Option<&str> {
+    challenge
+        .split("resource_metadata=\"")
+        .nth(1)?
+        .split('"')
+        .next()
+}
+
+#[tokio::test]
+async fn the_protected_resource_metadata_is_served_and_named_in_every_challenge() {
+    let server = start(|http| {
+        http.authorization_servers(["https://auth.example", "https://login.example/tenant"])
+    })
+    .await;
+    let origin = origin_of(&server);
+    let expected = json!({
+        "resource": server.url,
+        "authorization_servers": ["https://auth.example", "https://login.example/tenant"],
+        "bearer_methods_supported": ["header"],
+    });
+    // The path-suffixed form (RFC 9728 section 3.1) and the root form.
+    for url in [
+        format!("{origin}/.well-known/oauth-protected-resource/mcp"),
+        format!("{origin}/.well-known/oauth-protected-resource"),
+    ] {
+        let (status, document) = get_json(&url).await;
+        assert_eq!(status, 200, "{url}");
+        assert_eq!(document, expected, "{url}");
+    }
+
+    let suffixed = format!("{origin}/.well-known/oauth-protected-resource/mcp");
+    // No token, a bad token, a token the application refuses here.
+    for (token, status, error) in [
+        (None, 401, None),
+        (Some("nobody-token"), 401, Some("invalid_token")),
+        (Some(EXPIRED), 401, Some("invalid_token")),
+        (Some(OUTSIDER), 403, Some("insufficient_scope")),
+    ] {
+        let post = Post {
+            token,
+            ..Post::default()
+        };
+        let reply = server.post(&post, initialize()).await;
+        assert_eq!(reply.status, status, "{}", reply.text);
+        let challenge = reply.www_authenticate.unwrap();
+        assert!(challenge.starts_with("Bearer "), "{challenge}");
+        assert_eq!(resource_metadata(&challenge), Some(suffixed.as_str()));
+        if let Some(error) = error {
+            assert!(
+                challenge.contains(&format!("error=\"{error}\"")),
+                "{challenge}"
+            );
+        }
+        // The challenge's URL leads to the document.
+        let (status, document) = get_json(resource_metadata(&challenge).unwrap()).await;
+        assert_eq!(status, 200);
+        assert_eq!(document["resource"], server.url.as_str());
+    }
+    assert_eq!(server.probes(), 0);
+}
+
+#[tokio::test]
+async fn a_configured_resource_url_is_the_one_the_metadata_names() {
+    let server = start(|http| http.resource("https://mcp.example/mcp".parse().unwrap())).await;
+    let (status, document) = get_json(&format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        origin_of(&server)
+    ))
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        document,
+        json!({ "resource": "https://mcp.example/mcp", "bearer_methods_supported": ["header"] })
+    );
+    let reply = server.post(&Post::default(), initialize()).await;
+    assert_eq!(reply.status, 401);
+    assert_eq!(
+        reply.www_authenticate.as_deref(),
+        Some(
+            "Bearer resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp\""
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_json_is_400_and_runs_nothing() {
+    let server = start(|http| http).await;
+    let session = server.open(ALICE).await;
+    let mut raw = Raw::connect(&server).await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let in_session = format!("Mcp-Session-Id: {session}");
+    for (body, code) in [
+        (&b"this is not JSON"[..], -32700),
+        (
+            &b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "[..],
+            -32700,
+        ),
+        (&b"{\"not\": \"a JSON-RPC message\"}"[..], -32600),
+        (&b"[1, 2]"[..], -32600),
+    ] {
+        for session in [Some(in_session.as_str()), None] {
+            let mut extra = vec!["Content-Type: application/json", bearer.as_str()];
+            extra.extend(session);
+            raw.send(&raw_post(&server, body.len(), &extra), body)
+                .await
+                .unwrap();
+            let reply = raw.reply().await.unwrap();
+            assert_eq!(reply.status, 400, "{reply:?}");
+            let error: Value = serde_json::from_str(&reply.body).unwrap();
+            assert_eq!(error["error"]["code"], code, "{reply:?}");
+            assert_eq!(error["id"], Value::Null, "{reply:?}");
+            assert!(!reply.closes(), "{reply:?}");
+        }
+    }
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_chunked_body_over_the_cap_gets_a_413_the_client_can_read() {
+    let server = start(|http| http.max_body_bytes(4096)).await;
+    let session = server.open(ALICE).await;
+    let address = server.url.strip_prefix("http://").unwrap();
+    let (host, path) = address.split_once('/').unwrap();
+    let head = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nAccept: {ACCEPT}\r\n\
+         Content-Type: application/json\r\nAuthorization: Bearer {ALICE}\r\n\
+         Mcp-Session-Id: {session}\r\nTransfer-Encoding: chunked"
+    );
+    let message = padded_call(256 * 1024);
+    let mut chunked = Vec::new();
+    for chunk in message.chunks(8192) {
+        chunked.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        chunked.extend_from_slice(chunk);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let mut raw = Raw::connect(&server).await;
+    // The whole body is sent before anything is read, as most clients do.
+    raw.send(&head, &chunked)
+        .await
+        .unwrap_or_else(|error| panic!("the connection broke while the body was sent: {error}"));
+    let reply = raw
+        .reply()
+        .await
+        .unwrap_or_else(|error| panic!("no 413 to read: {error}"));
+    assert_eq!(reply.status, 413, "{reply:?}");
+    let body: Value = serde_json::from_str(&reply.body).unwrap();
+    assert_eq!(body["error"], "body_too_large", "{reply:?}");
+    // The body was read to its end: the connection goes on.
+    assert!(!reply.closes(), "{reply:?}");
+    let small = call(2, "probe", json!({})).to_string();
+    let head = head.replace(
+        "Transfer-Encoding: chunked",
+        &format!("Content-Length: {}", small.len()),
+    );
+    raw.send(&head, small.as_bytes()).await.unwrap();
+    let reply = raw.reply().await.unwrap();
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.body.contains("\"principal\":\"alice\""), "{reply:?}");
+    assert_eq!(server.probes(), 1);
 }

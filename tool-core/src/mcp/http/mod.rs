@@ -3,6 +3,7 @@
 
 mod auth;
 mod body;
+mod metadata;
 mod origin;
 mod session;
 
@@ -16,17 +17,18 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::routing::{any, get};
 use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::request::Parts;
-use http::{HeaderValue, Method, StatusCode};
-use rmcp::model::Implementation;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, Implementation};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 pub use auth::{AuthError, Authenticate};
 
 use self::auth::Bearer;
+use self::metadata::{ProtectedResource, WELL_KNOWN};
 use self::origin::Origin;
 use self::session::{Authenticated, Cap, Caps, NewSession, Owner, SessionHandler, Sessions};
 use super::McpServer;
@@ -78,9 +80,11 @@ type AuthenticateFn =
 ///    `WWW-Authenticate: Bearer`; a header that is not one `Bearer <token>` (RFC 6750
 ///    characters, at most 8 KiB) is 401 with `error="invalid_token"`, and so is a token
 ///    the application's [`Authenticate`] refuses ([`AuthError`] says which status and error
-///    code). The body is a small JSON object (`{"error": ..., "error_description": ...}`)
-///    that never contains the token. The `Authorization` header is then removed from the
-///    request, so nothing further on (rmcp, handlers, logs) sees it. Nothing here logs it.
+///    code). Every challenge names the server's protected-resource metadata
+///    (`resource_metadata="…/.well-known/oauth-protected-resource/mcp"`, below). The body is
+///    a small JSON object (`{"error": ..., "error_description": ...}`) that never contains
+///    the token. The `Authorization` header is then removed from the request, so nothing
+///    further on (rmcp, handlers, logs) sees it. Nothing here logs it.
 /// 3. **Session owner.** A request naming a session (`Mcp-Session-Id`) is refused with HTTP
 ///    403 when its token's principal or tenant is not the session's (the context that opened
 ///    it), and with 404 when the session is not open here. Every request is authenticated
@@ -88,7 +92,10 @@ type AuthenticateFn =
 ///    on with a fresh token for the same principal and tenant.
 /// 4. **Body cap.** The body is read whole before anything else answers; one over
 ///    [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP 413
-///    (`body_too_large`), whether it announced its length or came in chunks.
+///    (`body_too_large`), whether it announced its length or came in chunks. A `POST` whose
+///    body is declared JSON but is not is HTTP 400 with JSON-RPC error `-32700` (parse
+///    error), and JSON that is no JSON-RPC message is 400 with `-32600`; rmcp answers 415 to
+///    a body not declared `application/json`.
 /// 5. **Session caps.** A `POST` that would open a session is refused when its principal
 ///    already has [`max_sessions_per_principal`](McpHttp::max_sessions_per_principal) open
 ///    (8 by default; a principal is counted within its tenant) or its tenant
@@ -110,6 +117,25 @@ type AuthenticateFn =
 /// past the cap for a body over it), for at most 5 seconds. Where it cannot be (a longer or
 /// slower body, or a client waiting for `100 Continue`, which is not asked for its body), the
 /// refusal says `Connection: close` and the connection closes after it.
+///
+/// # Authorization metadata
+///
+/// As MCP's authorization section asks, the router serves the OAuth 2.0 Protected Resource
+/// Metadata of RFC 9728 at `/.well-known/oauth-protected-resource` followed by the endpoint's
+/// path (`/.well-known/oauth-protected-resource/mcp` by default), the form the challenges
+/// name, and at `/.well-known/oauth-protected-resource` alone:
+///
+/// ```json
+/// {"resource": "https://mcp.example.com/mcp",
+///  "authorization_servers": ["https://auth.example.com"],
+///  "bearer_methods_supported": ["header"]}
+/// ```
+///
+/// `resource` is [`resource`](McpHttp::resource) (or derived from the request's `Host`),
+/// `authorization_servers` the issuers given to
+/// [`authorization_servers`](McpHttp::authorization_servers) (left out when there are none),
+/// and tokens are read from the `Authorization` header only. The document is public: it
+/// needs no token and may be fetched from any origin.
 ///
 /// # One runtime per session
 ///
@@ -135,6 +161,8 @@ pub struct McpHttp {
     path: String,
     allowed_origins: Vec<String>,
     allowed_hosts: Option<Vec<String>>,
+    resource: Option<Uri>,
+    authorization_servers: Vec<String>,
     max_body_bytes: usize,
     caps: Caps,
     idle_timeout: Option<Duration>,
@@ -181,6 +209,8 @@ impl McpHttp {
             path: "/mcp".to_owned(),
             allowed_origins: Vec::new(),
             allowed_hosts: None,
+            resource: None,
+            authorization_servers: Vec::new(),
             max_body_bytes: McpHttp::DEFAULT_MAX_BODY_BYTES,
             caps: Caps {
                 principal: McpHttp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
@@ -221,6 +251,29 @@ impl McpHttp {
     /// A server reached under another name must list it.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The URL clients reach the MCP endpoint at (`https://mcp.example.com/mcp`), named as
+    /// the `resource` of the protected-resource metadata and the one its address is derived
+    /// from. Without it, the URL is `http://` followed by the request's `Host` (when it is one
+    /// of [`allowed_hosts`](Self::allowed_hosts)) and [`path`](Self::path), which suits a
+    /// server reached directly; behind TLS termination or a proxy, name it.
+    /// [`into_router`](Self::into_router) panics when it has no scheme or no host.
+    pub fn resource(mut self, resource: Uri) -> Self {
+        self.resource = Some(resource);
+        self
+    }
+
+    /// The issuer URLs of the OAuth authorization servers whose tokens this server accepts,
+    /// listed as `authorization_servers` in the protected-resource metadata, where MCP clients
+    /// look for them. Empty by default (the field is then left out): tokens come from
+    /// elsewhere.
+    pub fn authorization_servers(
+        mut self,
+        issuers: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.authorization_servers = issuers.into_iter().map(Into::into).collect();
         self
     }
 
@@ -286,8 +339,28 @@ impl McpHttp {
         self
     }
 
-    /// The MCP endpoint as an axum router, serving [`path`](Self::path).
+    /// The MCP endpoint as an axum router, serving [`path`](Self::path), and the
+    /// protected-resource metadata at `/.well-known/oauth-protected-resource` and at that
+    /// path followed by [`path`](Self::path) (merge it into an application's router at the
+    /// root, so that these stay where clients look for them).
+    ///
+    /// # Panics
+    ///
+    /// When [`path`](Self::path) is not an axum route path, or [`resource`](Self::resource)
+    /// has no scheme or no host.
     pub fn into_router(self) -> Router {
+        if let Some(resource) = &self.resource {
+            assert!(
+                resource.scheme().is_some() && resource.authority().is_some(),
+                "McpHttp::resource must be an absolute URL (scheme and host), not `{resource}`"
+            );
+        }
+        let metadata = Arc::new(ProtectedResource::new(
+            self.resource,
+            self.path.clone(),
+            self.authorization_servers,
+            self.allowed_hosts.clone(),
+        ));
         let shared = Arc::new(Shared {
             make_runtime: self.make_runtime,
             page_size: self.page_size,
@@ -296,7 +369,7 @@ impl McpHttp {
         });
         let mut config =
             StreamableHttpServerConfig::default().with_max_request_body_bytes(self.max_body_bytes);
-        if let Some(hosts) = self.allowed_hosts {
+        if let Some(hosts) = self.allowed_hosts.clone() {
             config = config.with_allowed_hosts(hosts);
         }
         let mut sessions = LocalSessionManager::default();
@@ -317,8 +390,20 @@ impl McpHttp {
                 .collect(),
             sessions: Arc::new(Sessions::new(self.caps)),
             max_body_bytes: self.max_body_bytes,
+            metadata: Arc::clone(&metadata),
         });
-        Router::new().route(&self.path, any(admit)).with_state(gate)
+        let document = move |headers: HeaderMap| {
+            let metadata = Arc::clone(&metadata);
+            async move { metadata.document(&headers) }
+        };
+        let mut router = Router::new()
+            .route(&self.path, any(admit))
+            .with_state(gate)
+            .route(WELL_KNOWN, get(document.clone()));
+        if self.path != "/" {
+            router = router.route(&format!("{WELL_KNOWN}{}", self.path), get(document));
+        }
+        router
     }
 
     /// Serves the endpoint on `listener` until an I/O error ends it.
@@ -333,6 +418,8 @@ impl fmt::Debug for McpHttp {
             .field("path", &self.path)
             .field("allowed_origins", &self.allowed_origins)
             .field("allowed_hosts", &self.allowed_hosts)
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.caps.server)
             .field("max_sessions_per_principal", &self.caps.principal)
@@ -348,6 +435,7 @@ struct Gate {
     allowed_origins: Vec<Origin>,
     sessions: Arc<Sessions>,
     max_body_bytes: usize,
+    metadata: Arc<ProtectedResource>,
 }
 
 /// Steps 1 to 5 of [`McpHttp`]'s list, then rmcp.
@@ -379,7 +467,26 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
             ));
         }
     };
-    if parts.headers.contains_key(SESSION_HEADER) || parts.method != Method::POST {
+    let opens_session = if parts.method == Method::POST && is_json(&parts.headers) {
+        match serde_json::from_slice::<ClientJsonRpcMessage>(&body) {
+            Ok(ClientJsonRpcMessage::Request(request)) => {
+                matches!(request.request, ClientRequest::InitializeRequest(_))
+            }
+            Ok(_) => false,
+            Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() => {
+                return refuse_rpc(-32700, "Parse error: the body is not JSON");
+            }
+            Err(_) => {
+                return refuse_rpc(
+                    -32600,
+                    "Invalid Request: the body is not a JSON-RPC request, notification or response",
+                );
+            }
+        }
+    } else {
+        false
+    };
+    if parts.headers.contains_key(SESSION_HEADER) || !opens_session {
         return gate
             .service
             .handle(Request::from_parts(parts, Body::from(body)))
@@ -418,22 +525,22 @@ impl Gate {
         }
         let cx = match auth::bearer(&parts.headers) {
             Bearer::Missing => {
-                let mut response = refuse(
+                let response = refuse(
                     StatusCode::UNAUTHORIZED,
                     "unauthorized",
                     "a bearer token is required",
                 );
-                response
-                    .headers_mut()
-                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                return Err(response);
+                return Err(self.challenge(response, &parts.headers, None));
             }
-            Bearer::Malformed => return Err(refuse_token(AuthError::InvalidToken)),
+            Bearer::Malformed => {
+                return Err(self.refuse_token(AuthError::InvalidToken, &parts.headers));
+            }
             Bearer::Token(token) => {
                 let token = token.to_owned();
-                (self.authenticate)(&token, parts)
-                    .await
-                    .map_err(refuse_token)?
+                match (self.authenticate)(&token, parts).await {
+                    Ok(cx) => cx,
+                    Err(error) => return Err(self.refuse_token(error, &parts.headers)),
+                }
             }
         };
         parts.headers.remove(AUTHORIZATION);
@@ -460,6 +567,33 @@ impl Gate {
         }
         Ok(owner)
     }
+}
+
+/// Whether the request says its body is JSON (rmcp answers 415 to any other).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// A body that is not a JSON-RPC message: HTTP 400 with a JSON-RPC error of no id, as the
+/// Streamable HTTP transport allows.
+fn refuse_rpc(code: i32, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// A refusal before rmcp: a status and a JSON body with a stable error code.
@@ -494,15 +628,36 @@ fn refuse_cap(cap: Cap) -> Response {
     refuse(status, error, &description)
 }
 
-fn refuse_token(error: AuthError) -> Response {
-    let mut response = refuse(error.status(), error.code(), error.description());
-    let challenge = format!(
-        "Bearer error=\"{}\", error_description=\"{}\"",
-        error.code(),
-        error.description()
-    );
-    if let Ok(challenge) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+impl Gate {
+    fn refuse_token(&self, error: AuthError, headers: &HeaderMap) -> Response {
+        let response = refuse(error.status(), error.code(), error.description());
+        self.challenge(response, headers, Some(error))
     }
-    response
+
+    /// Adds the `WWW-Authenticate: Bearer` challenge: the error, if any, and where the
+    /// protected-resource metadata is (RFC 9728).
+    fn challenge(
+        &self,
+        mut response: Response,
+        headers: &HeaderMap,
+        error: Option<AuthError>,
+    ) -> Response {
+        let mut params = Vec::new();
+        if let Some(error) = error {
+            params.push(format!("error=\"{}\"", error.code()));
+            params.push(format!("error_description=\"{}\"", error.description()));
+        }
+        if let Some(url) = self.metadata.document_url(headers) {
+            params.push(format!("resource_metadata=\"{url}\""));
+        }
+        let challenge = if params.is_empty() {
+            "Bearer".to_owned()
+        } else {
+            format!("Bearer {}", params.join(", "))
+        };
+        let challenge = HeaderValue::from_str(&challenge)
+            .unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
+        response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+        response
+    }
 }
