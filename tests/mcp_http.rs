@@ -582,8 +582,10 @@ const TYPESCRIPT_CHECK: ClientCheck = ClientCheck {
 
 impl ClientCheck {
     /// Runs the script against a server of its own: it lists the tools and calls some with a
-    /// valid token, and checks that the SDK fails without one, with an expired one, with
-    /// another tenant's token in its session and from a foreign origin. Without the SDK the
+    /// valid token (the Python one also through `mcp.Client`'s default mode), reads the
+    /// protected-resource metadata a 401 names with the SDK's OAuth helpers, and checks that
+    /// the SDK fails without a token, with an expired one, with another tenant's token in its
+    /// session and from a foreign origin. Without the SDK the
     /// check is skipped, and says so, unless `REQUIRE_MCP_CLIENT=1` (as in CI).
     async fn run(&self) {
         let repository: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -628,7 +630,7 @@ impl ClientCheck {
             return;
         }
 
-        let server = start(|http| http).await;
+        let server = start(|http| http.authorization_servers(["https://auth.example"])).await;
         let output = tokio::process::Command::new(self.program)
             .arg(self.script)
             .current_dir(&repository)
@@ -642,6 +644,7 @@ impl ClientCheck {
                 "MCP_EXPECTED_CALLER",
                 r#"{"principal": "alice", "tenant": "acme"}"#,
             )
+            .env("MCP_AUTHORIZATION_SERVER", "https://auth.example")
             .env("MCP_CHECK_TIMEOUT", "60")
             .output()
             .await
