@@ -104,7 +104,7 @@ type AuthenticateFn =
 ///    by default), with HTTP 503. The body's `error` says which cap:
 ///    `too_many_principal_sessions`, `too_many_tenant_sessions` or `too_many_sessions`. So
 ///    one principal or tenant cannot take every place, and the others still get sessions.
-///    A session ends when the client deletes it, after
+///    A session ends when the client deletes it (`DELETE`, answered 204), after
 ///    [`idle_timeout`](McpHttp::idle_timeout) without a request (5 minutes by default), or
 ///    when the server stops; its place and the record of its owner go with it, so the server
 ///    never remembers more than `max_sessions` owners.
@@ -487,11 +487,19 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
         false
     };
     if parts.headers.contains_key(SESSION_HEADER) || !opens_session {
-        return gate
+        let deletes = parts.method == Method::DELETE;
+        let response = gate
             .service
             .handle(Request::from_parts(parts, Body::from(body)))
             .await
             .into_response();
+        // rmcp says 202 to a session deleted; the Python SDK takes only 200 and 204 for done.
+        if deletes && response.status() == StatusCode::ACCEPTED {
+            let mut done = Response::new(Body::empty());
+            *done.status_mut() = StatusCode::NO_CONTENT;
+            return done;
+        }
+        return response;
     }
     let slot = match gate.sessions.reserve(owner) {
         Ok(slot) => Arc::new(slot),
