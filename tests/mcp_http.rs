@@ -531,6 +531,22 @@ async fn one_principal_is_refused_at_its_cap_while_others_still_get_sessions() {
         "{}",
         refused.text
     );
+    // Only `initialize` takes a place: at its cap, the principal may still ask what the server
+    // serves.
+    let discover = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": { "_meta": sessionless_meta() }
+    });
+    let post = Post {
+        token: Some(ALICE),
+        headers: &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
+        ..Post::default()
+    };
+    let reply = server.post(&post, discover).await;
+    assert_eq!(reply.body["error"]["code"], -32022, "{}", reply.text);
     // Another principal, and the same principal name in another tenant, still get theirs.
     for token in [BOB, CAROL, ALICE_GLOBEX] {
         server.open(token).await;

@@ -90,13 +90,13 @@ type AuthenticateFn =
 ///    it), and with 404 when the session is not open here. Every request is authenticated
 ///    again: a token that expires mid-session stops working at once, and the client may go
 ///    on with a fresh token for the same principal and tenant.
-/// 4. **Body cap.** The body is read whole before anything else answers; one over
+/// 4. **Body cap.** The body is read whole before rmcp sees it; one over
 ///    [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP 413
 ///    (`body_too_large`), whether it announced its length or came in chunks. A `POST` whose
 ///    body is declared JSON but is not is HTTP 400 with JSON-RPC error `-32700` (parse
 ///    error), and JSON that is no JSON-RPC message is 400 with `-32600`; rmcp answers 415 to
 ///    a body not declared `application/json`.
-/// 5. **Session caps.** A `POST` that would open a session is refused when its principal
+/// 5. **Session caps.** An `initialize`, which opens a session, is refused when its principal
 ///    already has [`max_sessions_per_principal`](McpHttp::max_sessions_per_principal) open
 ///    (8 by default; a principal is counted within its tenant) or its tenant
 ///    [`max_sessions_per_tenant`](McpHttp::max_sessions_per_tenant) (32 by default), both
@@ -153,8 +153,9 @@ type AuthenticateFn =
 /// does by default) then falls back to `initialize` and a session.
 ///
 /// [`into_router`](McpHttp::into_router) gives an [`axum::Router`] that serves the MCP
-/// endpoint at [`path`](McpHttp::path) (`/mcp` by default), to mount in a larger application
-/// or wrap in layers of its own (TLS termination, rate limits, tracing).
+/// endpoint at [`path`](McpHttp::path) (`/mcp` by default) and the metadata above, to merge
+/// into a larger application or wrap in layers of its own (TLS termination, rate limits,
+/// tracing).
 pub struct McpHttp {
     make_runtime: Arc<MakeRuntime>,
     authenticate: Arc<AuthenticateFn>,
