@@ -1285,3 +1285,22 @@ async fn a_chunked_body_over_the_cap_gets_a_413_the_client_can_read() {
     assert!(reply.body.contains("\"principal\":\"alice\""), "{reply:?}");
     assert_eq!(server.probes(), 1);
 }
+
+/// A refused request whose body does not come within the drain's time bound is answered all
+/// the same, saying that the connection closes.
+#[tokio::test]
+async fn a_refused_request_whose_body_stalls_is_answered_with_connection_close() {
+    let server = start(|http| http).await;
+    let mut raw = Raw::connect(&server).await;
+    let head = raw_post(&server, 4096, &["Content-Type: application/json"]);
+    raw.send(&head, b"{\"jsonrpc\": ").await.unwrap();
+    let started = std::time::Instant::now();
+    let reply = raw.reply().await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    assert!(reply.closes(), "{reply:?}");
+    assert!(started.elapsed() < Duration::from_secs(9));
+    assert!(
+        raw.fill().await.is_ok_and(|more| !more),
+        "the connection stays open"
+    );
+}
