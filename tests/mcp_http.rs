@@ -18,6 +18,8 @@ use tool_core::{Context, DynamicTool, Effect, Registry, Runtime, ToolDef, ToolEr
 
 const ALICE: &str = "alice-token";
 const BOB: &str = "bob-token";
+/// Carol, of Alice's tenant.
+const CAROL: &str = "carol-token";
 /// Alice again, but of another tenant.
 const ALICE_GLOBEX: &str = "alice-globex-token";
 const EXPIRED: &str = "expired-token";
@@ -37,6 +39,7 @@ fn authenticate(token: &str, _request: &Parts) -> Result<Context, AuthError> {
     match token {
         ALICE => Ok(Context::builder("alice").tenant("acme").build()),
         BOB => Ok(Context::builder("bob").tenant("globex").build()),
+        CAROL => Ok(Context::builder("carol").tenant("acme").build()),
         ALICE_GLOBEX => Ok(Context::builder("alice").tenant("globex").build()),
         EXPIRED => Err(AuthError::Expired),
         OUTSIDER => Err(AuthError::Forbidden),
@@ -241,37 +244,48 @@ fn call(id: u64, name: &str, arguments: Value) -> Value {
 async fn a_missing_malformed_unknown_or_expired_token_is_401_and_runs_nothing() {
     let server = start(|http| http).await;
     let session = server.open(ALICE).await;
-    const INVALID: &str =
-        "Bearer error=\"invalid_token\", error_description=\"the access token is not valid\"";
+    let metadata = format!(
+        "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+        origin_of(&server)
+    );
+    let missing = format!("Bearer {metadata}");
+    let invalid = format!(
+        "Bearer error=\"invalid_token\", error_description=\"the access token is not valid\", \
+         {metadata}"
+    );
+    let expired = format!(
+        "Bearer error=\"invalid_token\", error_description=\"the access token expired\", \
+         {metadata}"
+    );
     let refused: [(Post<'_>, &str); 5] = [
-        (Post::default(), "Bearer"),
+        (Post::default(), &missing),
         (
             Post {
                 authorization: Some("Basic YWxpY2U6cHc="),
                 ..Post::default()
             },
-            INVALID,
+            &invalid,
         ),
         (
             Post {
                 authorization: Some("Bearer two words"),
                 ..Post::default()
             },
-            INVALID,
+            &invalid,
         ),
         (
             Post {
                 token: Some("nobody-token"),
                 ..Post::default()
             },
-            INVALID,
+            &invalid,
         ),
         (
             Post {
                 token: Some(EXPIRED),
                 ..Post::default()
             },
-            "Bearer error=\"invalid_token\", error_description=\"the access token expired\"",
+            &expired,
         ),
     ];
     for (post, challenge) in refused {
@@ -465,7 +479,7 @@ async fn sessions_over_the_cap_are_503_until_one_ends() {
         ..Post::default()
     };
     let reply = server.send(reqwest::Method::DELETE, &delete, None).await;
-    assert_eq!(reply.status, 202, "{}", reply.text);
+    assert_eq!(reply.status, 204, "{}", reply.text);
     let mut opened = None;
     for _ in 0..200 {
         let reply = server.post(&post, initialize()).await;
@@ -483,6 +497,81 @@ async fn sessions_over_the_cap_are_503_until_one_ends() {
     // And the ended session is gone.
     let reply = server.post(&delete, call(1, "probe", json!({}))).await;
     assert_eq!(reply.status, 404, "{}", reply.text);
+}
+
+/// Opens sessions with `token` until one is refused; how many opened, and the refusal.
+async fn open_until_refused(server: &Server, token: &str, at_most: usize) -> (usize, Reply) {
+    let post = Post {
+        token: Some(token),
+        ..Post::default()
+    };
+    for opened in 0..at_most {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status != 200 {
+            return (opened, reply);
+        }
+        assert!(reply.session.is_some(), "{}", reply.text);
+    }
+    panic!("{token} opened {at_most} sessions and none was refused");
+}
+
+#[tokio::test]
+async fn one_principal_is_refused_at_its_cap_while_others_still_get_sessions() {
+    // The defaults: one principal may hold this many sessions.
+    let server = start(|http| http).await;
+    let (opened, refused) = open_until_refused(&server, ALICE, 100).await;
+    assert_eq!(opened, McpHttp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL);
+    assert_eq!(opened, 8);
+    assert_eq!(refused.status, 429, "{}", refused.text);
+    assert_eq!(refused.body["error"], "too_many_principal_sessions");
+    assert!(
+        refused.body["error_description"]
+            .as_str()
+            .is_some_and(|text| text.contains("principal") && text.contains('8')),
+        "{}",
+        refused.text
+    );
+    // Only `initialize` takes a place: at its cap, the principal may still ask what the server
+    // serves.
+    let discover = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": { "_meta": sessionless_meta() }
+    });
+    let post = Post {
+        token: Some(ALICE),
+        headers: &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
+        ..Post::default()
+    };
+    let reply = server.post(&post, discover).await;
+    assert_eq!(reply.body["error"]["code"], -32022, "{}", reply.text);
+    // Another principal, and the same principal name in another tenant, still get theirs.
+    for token in [BOB, CAROL, ALICE_GLOBEX] {
+        server.open(token).await;
+    }
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), opened + 3);
+}
+
+#[tokio::test]
+async fn one_tenant_is_refused_at_its_cap_while_other_tenants_still_get_sessions() {
+    let server = start(|http| http.max_sessions_per_tenant(3)).await;
+    server.open(ALICE).await;
+    server.open(CAROL).await;
+    server.open(ALICE).await;
+    for token in [ALICE, CAROL] {
+        let post = Post {
+            token: Some(token),
+            ..Post::default()
+        };
+        let reply = server.post(&post, initialize()).await;
+        assert_eq!(reply.status, 429, "{}", reply.text);
+        assert_eq!(reply.body["error"], "too_many_tenant_sessions");
+    }
+    server.open(BOB).await;
+    server.open(ALICE_GLOBEX).await;
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 5);
 }
 
 /// One official SDK's Streamable HTTP client, run on a script under `tests/mcp/`.
@@ -509,8 +598,10 @@ const TYPESCRIPT_CHECK: ClientCheck = ClientCheck {
 
 impl ClientCheck {
     /// Runs the script against a server of its own: it lists the tools and calls some with a
-    /// valid token, and checks that the SDK fails without one, with an expired one, with
-    /// another tenant's token in its session and from a foreign origin. Without the SDK the
+    /// valid token (the Python one also through `mcp.Client`'s default mode), reads the
+    /// protected-resource metadata a 401 names with the SDK's OAuth helpers, and checks that
+    /// the SDK fails without a token, with an expired one, with another tenant's token in its
+    /// session and from a foreign origin. Without the SDK the
     /// check is skipped, and says so, unless `REQUIRE_MCP_CLIENT=1` (as in CI).
     async fn run(&self) {
         let repository: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -555,7 +646,7 @@ impl ClientCheck {
             return;
         }
 
-        let server = start(|http| http).await;
+        let server = start(|http| http.authorization_servers(["https://auth.example"])).await;
         let output = tokio::process::Command::new(self.program)
             .arg(self.script)
             .current_dir(&repository)
@@ -569,6 +660,7 @@ impl ClientCheck {
                 "MCP_EXPECTED_CALLER",
                 r#"{"principal": "alice", "tenant": "acme"}"#,
             )
+            .env("MCP_AUTHORIZATION_SERVER", "https://auth.example")
             .env("MCP_CHECK_TIMEOUT", "60")
             .output()
             .await
@@ -584,6 +676,9 @@ impl ClientCheck {
             stdout.contains("http_client_check: all checks passed"),
             "{stdout}"
         );
+        // The SDK takes the server's answer to its DELETE as the session ended.
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("Session termination failed"), "{stderr}");
         // The script calls `probe` once with its valid token; every refused attempt ran nothing.
         assert_eq!(server.probes(), 1, "{stdout}");
         println!("{stdout}");
@@ -633,16 +728,21 @@ async fn a_session_idle_past_the_timeout_is_closed_and_frees_its_place() {
     assert_eq!(server.probes(), 0);
 }
 
-/// MCP revision 2026-07-28 lets a client call without a session; this server serves sessions
-/// only, and refuses such calls without running anything.
-#[tokio::test]
-async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
-    let server = start(|http| http).await;
-    let meta = json!({
+/// The 2026-07-28 request metadata: a request that carries it needs no session.
+fn sessionless_meta() -> Value {
+    json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": { "name": "sessionless", "version": "0" }
-    });
+    })
+}
+
+/// MCP revision 2026-07-28 lets a client call without a session; this server serves sessions
+/// only, so it does not serve that revision: such a call is refused as of an unsupported
+/// version, naming the versions served, and nothing runs.
+#[tokio::test]
+async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
+    let server = start(|http| http).await;
     let post = Post {
         token: Some(ALICE),
         headers: &[
@@ -653,18 +753,74 @@ async fn a_call_outside_a_session_is_refused_and_runs_nothing() {
         ..Post::default()
     };
     let mut body = call(1, "probe", json!({}));
-    body["params"]["_meta"] = meta;
+    body["params"]["_meta"] = sessionless_meta();
     let reply = server.post(&post, body).await;
-    assert_eq!(reply.status, 200, "{}", reply.text);
-    assert_eq!(reply.body["error"]["code"], -32600, "{}", reply.text);
+    assert_eq!(reply.status, 400, "{}", reply.text);
+    assert_eq!(reply.body["error"]["code"], -32022, "{}", reply.text);
     assert_eq!(
-        reply.body["error"]["message"], "this server serves sessions: send initialize first",
+        reply.body["error"]["data"]["supported"],
+        json!(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]),
         "{}",
         reply.text
     );
     assert!(reply.session.is_none());
     assert_eq!(server.probes(), 0);
     assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 0);
+}
+
+/// A client that asks `server/discover` first (the Python SDK's default) learns only the
+/// versions served, all of which open sessions with `initialize`, and so falls back to it.
+#[tokio::test]
+async fn discover_names_only_the_versions_served() {
+    let server = start(|http| http).await;
+    let post = Post {
+        token: Some(ALICE),
+        headers: &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
+        ..Post::default()
+    };
+    let discover = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": { "_meta": sessionless_meta() }
+    });
+    let reply = server.post(&post, discover).await;
+    let supported = reply
+        .body
+        .pointer("/error/data/supported")
+        .or_else(|| reply.body.pointer("/result/supportedVersions"))
+        .cloned();
+    assert_eq!(
+        supported,
+        Some(json!([
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25"
+        ])),
+        "{}",
+        reply.text
+    );
+    assert!(reply.session.is_none());
+    // The version the client falls back to opens a session.
+    let mut initialize = initialize();
+    initialize["params"]["protocolVersion"] = json!("2025-11-25");
+    let reply = server
+        .post(
+            &Post {
+                token: Some(ALICE),
+                ..Post::default()
+            },
+            initialize,
+        )
+        .await;
+    assert_eq!(
+        reply.body["result"]["protocolVersion"], "2025-11-25",
+        "{}",
+        reply.text
+    );
+    assert!(reply.session.is_some());
 }
 
 #[tokio::test]
@@ -679,15 +835,472 @@ async fn a_token_the_application_forbids_here_is_403_insufficient_scope() {
         };
         let reply = server.post(&post, call(1, "probe", json!({}))).await;
         assert_eq!(reply.status, 403, "{}", reply.text);
-        assert_eq!(
-            reply.www_authenticate.as_deref(),
-            Some(
-                "Bearer error=\"insufficient_scope\", \
-                 error_description=\"the access token does not give access to this server\""
-            )
+        let expected = format!(
+            "Bearer error=\"insufficient_scope\", \
+             error_description=\"the access token does not give access to this server\", \
+             resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            origin_of(&server)
         );
+        assert_eq!(reply.www_authenticate.as_deref(), Some(expected.as_str()));
         assert_eq!(reply.body["error"], "insufficient_scope");
         assert!(!reply.text.contains(OUTSIDER));
     }
     assert_eq!(server.probes(), 0);
+}
+
+/// A response read off a raw HTTP/1.1 connection.
+#[derive(Debug)]
+struct RawReply {
+    status: u16,
+    /// Header names in lowercase.
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl RawReply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn closes(&self) -> bool {
+        self.header("connection")
+            .is_some_and(|value| value.eq_ignore_ascii_case("close"))
+    }
+}
+
+/// One HTTP/1.1 connection, kept alive between requests.
+struct Raw {
+    stream: tokio::net::TcpStream,
+    /// What was read past the last response.
+    buffer: Vec<u8>,
+}
+
+impl Raw {
+    async fn connect(server: &Server) -> Raw {
+        let address = server
+            .url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap();
+        Raw {
+            stream: tokio::net::TcpStream::connect(address).await.unwrap(),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Sends `head` (the request line and headers, without the blank line) and `body`; an
+    /// error if the connection is gone.
+    async fn send(&mut self, head: &str, body: &[u8]) -> std::io::Result<()> {
+        use tokio::io::AsyncWriteExt as _;
+        self.stream
+            .write_all(format!("{head}\r\n\r\n").as_bytes())
+            .await?;
+        self.stream.write_all(body).await?;
+        self.stream.flush().await
+    }
+
+    async fn fill(&mut self) -> std::io::Result<bool> {
+        use tokio::io::AsyncReadExt as _;
+        let mut chunk = [0u8; 8192];
+        let read = tokio::time::timeout(Duration::from_secs(10), self.stream.read(&mut chunk))
+            .await
+            .map_err(|_| std::io::Error::other("no answer within 10 s"))??;
+        self.buffer.extend_from_slice(&chunk[..read]);
+        Ok(read > 0)
+    }
+
+    /// The next response, or why none came (the connection closed or was reset first).
+    async fn reply(&mut self) -> Result<RawReply, String> {
+        let end = loop {
+            if let Some(end) = self.buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            match self.fill().await {
+                Ok(true) => {}
+                Ok(false) => return Err("the connection closed before a response".to_owned()),
+                Err(error) => return Err(format!("no response: {error}")),
+            }
+        };
+        let head = String::from_utf8_lossy(&self.buffer[..end]).into_owned();
+        self.buffer.drain(..end + 4);
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .and_then(|line| line.split(' ').nth(1))
+            .and_then(|code| code.parse().ok())
+            .ok_or_else(|| format!("not a status line: {head}"))?;
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|line| line.split_once(':'))
+            .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+            .collect();
+        let mut reply = RawReply {
+            status,
+            headers,
+            body: String::new(),
+        };
+        if reply
+            .header("transfer-encoding")
+            .is_some_and(|value| value.eq_ignore_ascii_case("chunked"))
+        {
+            loop {
+                let line_end = loop {
+                    if let Some(at) = self.buffer.windows(2).position(|w| w == b"\r\n") {
+                        break at;
+                    }
+                    if !self.fill().await.map_err(|error| error.to_string())? {
+                        return Err("the connection closed inside a chunked body".to_owned());
+                    }
+                };
+                let size = String::from_utf8_lossy(&self.buffer[..line_end]).into_owned();
+                let size = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16)
+                    .map_err(|_| format!("not a chunk size: {size}"))?;
+                while self.buffer.len() < line_end + 2 + size + 2 {
+                    if !self.fill().await.map_err(|error| error.to_string())? {
+                        return Err("the connection closed inside a chunk".to_owned());
+                    }
+                }
+                let chunk = &self.buffer[line_end + 2..line_end + 2 + size];
+                reply.body.push_str(&String::from_utf8_lossy(chunk));
+                self.buffer.drain(..line_end + 2 + size + 2);
+                if size == 0 {
+                    break;
+                }
+            }
+        } else {
+            let length: usize = reply
+                .header("content-length")
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(0);
+            while self.buffer.len() < length {
+                if !self.fill().await.map_err(|error| error.to_string())? {
+                    return Err("the connection closed inside a body".to_owned());
+                }
+            }
+            reply.body = String::from_utf8_lossy(&self.buffer[..length]).into_owned();
+            self.buffer.drain(..length);
+        }
+        Ok(reply)
+    }
+}
+
+/// The request head of a POST to the endpoint with a JSON body of `length` bytes.
+fn raw_post(server: &Server, length: usize, extra: &[&str]) -> String {
+    let address = server.url.strip_prefix("http://").unwrap();
+    let (host, path) = address.split_once('/').unwrap();
+    let mut head = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nAccept: {ACCEPT}\r\nContent-Length: {length}"
+    );
+    for line in extra {
+        head.push_str("\r\n");
+        head.push_str(line);
+    }
+    head
+}
+
+/// A JSON-RPC call of about `size` bytes.
+fn padded_call(size: usize) -> Vec<u8> {
+    call(1, "probe", json!({ "pad": "x".repeat(size) }))
+        .to_string()
+        .into_bytes()
+}
+
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
+    let server = start(|http| http.max_body_bytes(64 * 1024).max_sessions(3)).await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let json = "Content-Type: application/json";
+    let session = server.open(ALICE).await;
+    server.open(BOB).await;
+    server.open(ALICE_GLOBEX).await;
+    let in_session = format!("Mcp-Session-Id: {session}");
+    let bobs = format!("Authorization: Bearer {BOB}");
+    // (what, extra headers, body size, the status expected)
+    let cases: Vec<(&str, Vec<&str>, usize, u16)> = vec![
+        ("no token", vec![json], 32 * 1024, 401),
+        (
+            "an unknown token",
+            vec![json, "Authorization: Bearer nobody"],
+            32 * 1024,
+            401,
+        ),
+        (
+            "a foreign origin",
+            vec![json, &bearer, "Origin: https://evil.example"],
+            32 * 1024,
+            403,
+        ),
+        (
+            "another tenant's session",
+            vec![json, &bobs, &in_session],
+            32 * 1024,
+            403,
+        ),
+        (
+            "an unknown session",
+            vec![json, &bearer, "Mcp-Session-Id: nope"],
+            32 * 1024,
+            404,
+        ),
+        (
+            "a body over the cap",
+            vec![json, &bearer, &in_session],
+            96 * 1024,
+            413,
+        ),
+        (
+            "a content type that is not JSON",
+            vec!["Content-Type: text/plain", &bearer, &in_session],
+            32 * 1024,
+            415,
+        ),
+        ("the session cap", vec![json, &bearer], 32 * 1024, 503),
+    ];
+    for (what, extra, size, status) in cases {
+        let mut body = padded_call(size);
+        if status == 503 {
+            body = initialize().to_string().into_bytes();
+        }
+        let mut raw = Raw::connect(&server).await;
+        raw.send(&raw_post(&server, body.len(), &extra), &body)
+            .await
+            .unwrap();
+        let first = raw
+            .reply()
+            .await
+            .unwrap_or_else(|error| panic!("{what}: {error}"));
+        assert_eq!(first.status, status, "{what}: {first:?}");
+        if first.closes() {
+            continue;
+        }
+        // Not said to close: the connection must serve the next request, here a DELETE.
+        let address = server.url.strip_prefix("http://").unwrap();
+        let (host, path) = address.split_once('/').unwrap();
+        let head =
+            format!("DELETE /{path} HTTP/1.1\r\nHost: {host}\r\n{bearer}\r\nMcp-Session-Id: nope");
+        let second = match raw.send(&head, b"").await {
+            Ok(()) => raw.reply().await,
+            Err(error) => Err(error.to_string()),
+        };
+        let second = second.unwrap_or_else(|error| {
+            panic!("{what}: the refusal did not say `Connection: close`, and the next request on its connection got no answer: {error}")
+        });
+        assert_eq!(second.status, 404, "{what}: {second:?}");
+    }
+    // A client waiting for `100 Continue` before it sends its body is not asked for it: the
+    // refusal comes at once, and says the connection closes.
+    let mut raw = Raw::connect(&server).await;
+    let head = raw_post(&server, 4096, &[json, "Expect: 100-continue"]);
+    raw.send(&head, b"").await.unwrap();
+    let reply = raw.reply().await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    assert!(reply.closes(), "{reply:?}");
+    assert_eq!(server.probes(), 0);
+}
+
+/// `http://host:port` of the server.
+fn origin_of(server: &Server) -> &str {
+    server.url.strip_suffix("/mcp").unwrap()
+}
+
+async fn get_json(url: &str) -> (u16, Value) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let response = client.get(url).send().await.unwrap();
+    let status = response.status().as_u16();
+    let kind = response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.unwrap();
+    if status == 200 {
+        assert_eq!(kind.as_deref(), Some("application/json"), "{text}");
+    }
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// The `resource_metadata` URL of a `Bearer` challenge.
+fn resource_metadata(challenge: &str) -> Option<&str> {
+    challenge
+        .split("resource_metadata=\"")
+        .nth(1)?
+        .split('"')
+        .next()
+}
+
+#[tokio::test]
+async fn the_protected_resource_metadata_is_served_and_named_in_every_challenge() {
+    let server = start(|http| {
+        http.authorization_servers(["https://auth.example", "https://login.example/tenant"])
+    })
+    .await;
+    let origin = origin_of(&server);
+    let expected = json!({
+        "resource": server.url,
+        "authorization_servers": ["https://auth.example", "https://login.example/tenant"],
+        "bearer_methods_supported": ["header"],
+    });
+    // The path-suffixed form (RFC 9728 section 3.1) and the root form.
+    for url in [
+        format!("{origin}/.well-known/oauth-protected-resource/mcp"),
+        format!("{origin}/.well-known/oauth-protected-resource"),
+    ] {
+        let (status, document) = get_json(&url).await;
+        assert_eq!(status, 200, "{url}");
+        assert_eq!(document, expected, "{url}");
+    }
+
+    let suffixed = format!("{origin}/.well-known/oauth-protected-resource/mcp");
+    // No token, a bad token, a token the application refuses here.
+    for (token, status, error) in [
+        (None, 401, None),
+        (Some("nobody-token"), 401, Some("invalid_token")),
+        (Some(EXPIRED), 401, Some("invalid_token")),
+        (Some(OUTSIDER), 403, Some("insufficient_scope")),
+    ] {
+        let post = Post {
+            token,
+            ..Post::default()
+        };
+        let reply = server.post(&post, initialize()).await;
+        assert_eq!(reply.status, status, "{}", reply.text);
+        let challenge = reply.www_authenticate.unwrap();
+        assert!(challenge.starts_with("Bearer "), "{challenge}");
+        assert_eq!(resource_metadata(&challenge), Some(suffixed.as_str()));
+        if let Some(error) = error {
+            assert!(
+                challenge.contains(&format!("error=\"{error}\"")),
+                "{challenge}"
+            );
+        }
+        // The challenge's URL leads to the document.
+        let (status, document) = get_json(resource_metadata(&challenge).unwrap()).await;
+        assert_eq!(status, 200);
+        assert_eq!(document["resource"], server.url.as_str());
+    }
+    assert_eq!(server.probes(), 0);
+}
+
+#[tokio::test]
+async fn a_configured_resource_url_is_the_one_the_metadata_names() {
+    let server = start(|http| http.resource("https://mcp.example/mcp".parse().unwrap())).await;
+    let (status, document) = get_json(&format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        origin_of(&server)
+    ))
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        document,
+        json!({ "resource": "https://mcp.example/mcp", "bearer_methods_supported": ["header"] })
+    );
+    let reply = server.post(&Post::default(), initialize()).await;
+    assert_eq!(reply.status, 401);
+    assert_eq!(
+        reply.www_authenticate.as_deref(),
+        Some(
+            "Bearer resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp\""
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_json_is_400_and_runs_nothing() {
+    let server = start(|http| http).await;
+    let session = server.open(ALICE).await;
+    let mut raw = Raw::connect(&server).await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let in_session = format!("Mcp-Session-Id: {session}");
+    for (body, code) in [
+        (&b"this is not JSON"[..], -32700),
+        (
+            &b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "[..],
+            -32700,
+        ),
+        (&b"{\"not\": \"a JSON-RPC message\"}"[..], -32600),
+        (&b"[1, 2]"[..], -32600),
+    ] {
+        for session in [Some(in_session.as_str()), None] {
+            let mut extra = vec!["Content-Type: application/json", bearer.as_str()];
+            extra.extend(session);
+            raw.send(&raw_post(&server, body.len(), &extra), body)
+                .await
+                .unwrap();
+            let reply = raw.reply().await.unwrap();
+            assert_eq!(reply.status, 400, "{reply:?}");
+            let error: Value = serde_json::from_str(&reply.body).unwrap();
+            assert_eq!(error["error"]["code"], code, "{reply:?}");
+            assert_eq!(error["id"], Value::Null, "{reply:?}");
+            assert!(!reply.closes(), "{reply:?}");
+        }
+    }
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_chunked_body_over_the_cap_gets_a_413_the_client_can_read() {
+    let server = start(|http| http.max_body_bytes(4096)).await;
+    let session = server.open(ALICE).await;
+    let address = server.url.strip_prefix("http://").unwrap();
+    let (host, path) = address.split_once('/').unwrap();
+    let head = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nAccept: {ACCEPT}\r\n\
+         Content-Type: application/json\r\nAuthorization: Bearer {ALICE}\r\n\
+         Mcp-Session-Id: {session}\r\nTransfer-Encoding: chunked"
+    );
+    let message = padded_call(256 * 1024);
+    let mut chunked = Vec::new();
+    for chunk in message.chunks(8192) {
+        chunked.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        chunked.extend_from_slice(chunk);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let mut raw = Raw::connect(&server).await;
+    // The whole body is sent before anything is read, as most clients do.
+    raw.send(&head, &chunked)
+        .await
+        .unwrap_or_else(|error| panic!("the connection broke while the body was sent: {error}"));
+    let reply = raw
+        .reply()
+        .await
+        .unwrap_or_else(|error| panic!("no 413 to read: {error}"));
+    assert_eq!(reply.status, 413, "{reply:?}");
+    let body: Value = serde_json::from_str(&reply.body).unwrap();
+    assert_eq!(body["error"], "body_too_large", "{reply:?}");
+    // The body was read to its end: the connection goes on.
+    assert!(!reply.closes(), "{reply:?}");
+    let small = call(2, "probe", json!({})).to_string();
+    let head = head.replace(
+        "Transfer-Encoding: chunked",
+        &format!("Content-Length: {}", small.len()),
+    );
+    raw.send(&head, small.as_bytes()).await.unwrap();
+    let reply = raw.reply().await.unwrap();
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.body.contains("\"principal\":\"alice\""), "{reply:?}");
+    assert_eq!(server.probes(), 1);
+}
+
+/// A refused request whose body does not come within the drain's time bound is answered all
+/// the same, saying that the connection closes.
+#[tokio::test]
+async fn a_refused_request_whose_body_stalls_is_answered_with_connection_close() {
+    let server = start(|http| http).await;
+    let mut raw = Raw::connect(&server).await;
+    let head = raw_post(&server, 4096, &["Content-Type: application/json"]);
+    raw.send(&head, b"{\"jsonrpc\": ").await.unwrap();
+    let started = std::time::Instant::now();
+    let reply = raw.reply().await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    assert!(reply.closes(), "{reply:?}");
+    assert!(started.elapsed() < Duration::from_secs(9));
+    assert!(
+        raw.fill().await.is_ok_and(|more| !more),
+        "the connection stays open"
+    );
 }

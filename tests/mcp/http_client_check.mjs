@@ -12,7 +12,7 @@
 //
 // `cargo test --test mcp_http` runs it against a server of its own. Environment: as for
 // http_client_check.py (MCP_HTTP_URL, MCP_TOKEN, MCP_OTHER_TENANT_TOKEN, MCP_EXPIRED_TOKEN,
-// MCP_ALLOWED_ORIGIN, MCP_FOREIGN_ORIGIN, MCP_EXPECTED_CALLER).
+// MCP_ALLOWED_ORIGIN, MCP_FOREIGN_ORIGIN, MCP_EXPECTED_CALLER, MCP_AUTHORIZATION_SERVER).
 //
 // With --probe it only loads the SDK. Exits 0 when every check passes, 1 listing the failed
 // checks, 2 when the SDK is missing.
@@ -77,6 +77,37 @@ async function refused(checks, url, headers, status, what) {
     await connection.client.close().catch(() => {});
 }
 
+/**
+ * A 401's challenge names the protected-resource metadata (RFC 9728), which the SDK's OAuth
+ * discovery reads: its resource is the endpoint and it lists MCP_AUTHORIZATION_SERVER.
+ */
+async function metadata(checks, url) {
+    const issuer = process.env.MCP_AUTHORIZATION_SERVER;
+    if (!issuer) {
+        return;
+    }
+    const auth = await import('@modelcontextprotocol/sdk/client/auth.js');
+    const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
+    });
+    await response.body?.cancel();
+    const { resourceMetadataUrl } = auth.extractWWWAuthenticateParams(response);
+    checks.check(response.status === 401 && resourceMetadataUrl !== undefined,
+        'a 401 names the protected-resource metadata', response.headers.get('www-authenticate'));
+    let found;
+    try {
+        found = await auth.discoverOAuthProtectedResourceMetadata(url, { resourceMetadataUrl });
+    } catch (error) {
+        found = error;
+    }
+    const strip = (text) => String(text).replace(/\/$/, '');
+    checks.check(strip(found?.resource) === strip(url)
+        && (found?.authorization_servers ?? []).map(strip).includes(strip(issuer)),
+        'the SDK reads the protected-resource metadata', found);
+}
+
 async function run(checks) {
     const url = process.env.MCP_HTTP_URL;
     const token = process.env.MCP_TOKEN;
@@ -118,6 +149,7 @@ async function run(checks) {
     checks.check(result.structuredContent?.city === 'Rome', 'the session goes on with its own token', result);
     await client.close();
 
+    await metadata(checks, url);
     await refused(checks, url, {}, 401, 'no token');
     await refused(checks, url, { authorization: 'Bearer not a token' }, 401, 'a malformed token');
     await refused(checks, url, { authorization: 'Bearer unknown-token-0000' }, 401, 'an unknown token');

@@ -15,17 +15,24 @@ Usage (from the repository root), against the example server:
 - MCP_EXPIRED_TOKEN (optional): a token the server refuses as expired;
 - MCP_ALLOWED_ORIGIN (optional), MCP_FOREIGN_ORIGIN (default https://evil.example);
 - MCP_EXPECTED_CALLER (optional): the JSON `probe` answers with for MCP_TOKEN, when the server
-  has that tool.
+  has that tool;
+- MCP_AUTHORIZATION_SERVER (optional): an issuer the server's protected-resource metadata lists.
 
 It checks:
 - with the token: initialize, tools/list, a get_weather call whose structuredContent is the
   report, and, when served, a `probe` call answering with the token's principal and tenant;
+- where the SDK has `mcp.Client` (SDK 2), the same through it as a user writes it, with its
+  default connect mode (which asks `server/discover` first and falls back to `initialize`
+  where the server serves sessions): tools/list and a get_weather call, in a session;
 - without a token, with a malformed one, an unknown one and an expired one: the SDK fails, and the
   server answered 401;
 - with another tenant's token in the session the first token opened: the call fails with a 403, and,
   where the SDK keeps the connection after a refused request (SDK 2 does, 1.x ends it), the session
   goes on working with its own token;
-- from a foreign Origin: the SDK fails, and the server answered 403; from the allowed one it works.
+- from a foreign Origin: the SDK fails, and the server answered 403; from the allowed one it works;
+- with MCP_AUTHORIZATION_SERVER, where the SDK has its OAuth helpers (SDK 2): a 401's challenge
+  names the protected-resource metadata (RFC 9728), which the SDK's own model accepts, with the
+  endpoint as its resource and the issuer among its authorization servers.
 
 With --probe it only imports the SDK and checks its version. Exits 0 when every check passes,
 1 listing the failed checks, 2 when the SDK is missing or older than 1.12.
@@ -44,6 +51,7 @@ from sdk_checks import INSTALL, Checks, gate, sdk_version
 
 try:
     import anyio
+    import mcp
     from mcp import ClientSession
     from mcp.client import streamable_http
 except ImportError as error:  # pragma: no cover - depends on the environment
@@ -114,6 +122,63 @@ async def connect(url: str, headers: dict[str, str],
                 yield connection
 
 
+async def default_client(checks: Checks, url: str, headers: dict[str, str]) -> None:
+    """`mcp.Client` with its default connect mode: tools/list and a call work."""
+    if not hasattr(mcp, "Client"):
+        print(f"note mcp {sdk_version()} has no mcp.Client: its default client is not checked")
+        return
+    connection = Connection()
+    client = streamable_http.create_mcp_http_client(headers=headers)
+    client.event_hooks = {"request": [], "response": [connection.record]}
+    outcome: Any = None
+    result: Any = None
+    try:
+        async with client:
+            async with mcp.Client(streamable_http.streamable_http_client(url, http_client=client)) as session:
+                outcome = [tool.name for tool in (await session.list_tools()).tools]
+                result = wire(await session.call_tool("get_weather", {"city": "Lima", "units": "celsius"}))
+    except Exception as error:  # noqa: BLE001 - report what the SDK raised
+        outcome = error
+    checks.check(isinstance(outcome, list) and "get_weather" in outcome,
+                 "mcp.Client's default mode: tools/list", outcome)
+    checks.check(isinstance(result, dict) and result.get("structuredContent", {}).get("city") == "Lima",
+                 "mcp.Client's default mode: get_weather answers with its report", result)
+
+
+async def metadata(checks: Checks, url: str) -> None:
+    """A 401 names the protected-resource metadata, which the SDK's OAuth discovery reads."""
+    issuer = os.environ.get("MCP_AUTHORIZATION_SERVER")
+    if issuer is None:
+        return
+    try:
+        from mcp.client.auth.utils import extract_resource_metadata_from_www_auth
+        from mcp.shared.auth import ProtectedResourceMetadata
+    except ImportError:
+        print(f"note mcp {sdk_version()} has no OAuth helpers: the metadata is not checked")
+        return
+    if not CALLER_BRINGS_CLIENT:
+        print(f"note mcp {sdk_version()} builds its own HTTP client: the metadata is not checked")
+        return
+    ping = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    async with streamable_http.create_mcp_http_client() as client:
+        response = await client.post(url, json=ping, headers={"Accept": "application/json, text/event-stream"})
+        where = extract_resource_metadata_from_www_auth(response)
+        checks.check(response.status_code == 401 and where is not None,
+                     "a 401 names the protected-resource metadata", response.headers.get("www-authenticate"))
+        if where is None:
+            return
+        document = await client.get(where)
+    found: Any
+    try:
+        found = ProtectedResourceMetadata.model_validate_json(document.content)
+    except Exception as error:  # noqa: BLE001 - report what the SDK refused
+        found = error
+    strip = lambda text: str(text).rstrip("/")  # noqa: E731
+    checks.check(isinstance(found, ProtectedResourceMetadata) and strip(found.resource) == strip(url)
+                 and strip(issuer) in [strip(server) for server in found.authorization_servers],
+                 "the SDK reads the protected-resource metadata", found)
+
+
 def wire(model: Any) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -151,6 +216,8 @@ async def run(checks: Checks) -> None:
             checks.check(expected is None or result.get("structuredContent") == expected,
                          "the call runs with the token's principal and tenant", result)
 
+    await default_client(checks, url, dict(bearer))
+
     # The same session with another tenant's token: refused, and nothing runs.
     tool, arguments = ("probe", {}) if "probe" in names else ("get_weather", {"city": "Oslo", "units": "celsius"})
     connection = Connection()
@@ -180,6 +247,7 @@ async def run(checks: Checks) -> None:
         checks.check(went_on.get("structuredContent", {}).get("city") == "Rome",
                      "the session goes on with its own token", went_on)
 
+    await metadata(checks, url)
     await refused(checks, url, {}, 401, "no token")
     await refused(checks, url, {"Authorization": "Bearer not a token"}, 401, "a malformed token")
     await refused(checks, url, {"Authorization": "Bearer unknown-token-0000"}, 401, "an unknown token")

@@ -1,6 +1,7 @@
 //! One MCP session: the runtime built for it at `initialize`, who it belongs to, and the slot
 //! it holds among the server's sessions until it ends.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -8,10 +9,10 @@ use http::request::Parts;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, InitializeRequestParams, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use tokio::sync::OwnedSemaphorePermit;
 
 use super::Shared;
 use crate::context::Context;
@@ -19,7 +20,7 @@ use crate::mcp::McpServer;
 use crate::sync::lock;
 
 /// Who a session belongs to: the principal and tenant of the context it was opened with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) struct Owner {
     principal: String,
     tenant: Option<String>,
@@ -34,9 +35,79 @@ impl Owner {
     }
 }
 
-/// The live sessions by `Mcp-Session-Id`. Entries come and go with their [`Slot`]s, so there
-/// are never more than the server's session cap.
-pub(super) type Owners = Arc<Mutex<HashMap<String, Owner>>>;
+/// The caps on open sessions: per principal (of a tenant), per tenant, and for the server.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Caps {
+    pub(super) principal: usize,
+    pub(super) tenant: usize,
+    pub(super) server: usize,
+}
+
+/// The cap a new session would go past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cap {
+    Principal(usize),
+    Tenant(usize),
+    Server(usize),
+}
+
+/// The sessions open or opening, counted per owner, per tenant and in all. Every entry belongs
+/// to a [`Slot`] and goes with it, so the book never holds more than the server's cap.
+#[derive(Default)]
+struct Book {
+    owners: HashMap<String, Owner>,
+    per_owner: HashMap<Owner, usize>,
+    per_tenant: HashMap<String, usize>,
+    open: usize,
+}
+
+/// The live sessions by `Mcp-Session-Id`, and the places taken under the caps.
+pub(super) struct Sessions {
+    caps: Caps,
+    book: Mutex<Book>,
+}
+
+impl Sessions {
+    pub(super) fn new(caps: Caps) -> Sessions {
+        Sessions {
+            caps,
+            book: Mutex::default(),
+        }
+    }
+
+    /// Who the session `id` belongs to, if it is open here.
+    pub(super) fn owner(&self, id: &str) -> Option<Owner> {
+        lock(&self.book).owners.get(id).cloned()
+    }
+
+    /// A place for a session of `owner`, or the first cap (principal, tenant, server) it
+    /// would go past.
+    pub(super) fn reserve(self: &Arc<Self>, owner: Owner) -> Result<Slot, Cap> {
+        let mut book = lock(&self.book);
+        let caps = self.caps;
+        if book.per_owner.get(&owner).copied().unwrap_or(0) >= caps.principal {
+            return Err(Cap::Principal(caps.principal));
+        }
+        if let Some(tenant) = &owner.tenant
+            && book.per_tenant.get(tenant).copied().unwrap_or(0) >= caps.tenant
+        {
+            return Err(Cap::Tenant(caps.tenant));
+        }
+        if book.open >= caps.server {
+            return Err(Cap::Server(caps.server));
+        }
+        book.open += 1;
+        *book.per_owner.entry(owner.clone()).or_default() += 1;
+        if let Some(tenant) = &owner.tenant {
+            *book.per_tenant.entry(tenant.clone()).or_default() += 1;
+        }
+        Ok(Slot {
+            sessions: Arc::clone(self),
+            owner,
+            id: OnceLock::new(),
+        })
+    }
+}
 
 /// The request's authenticated context, put in the request's extensions by the gate.
 #[derive(Clone)]
@@ -46,31 +117,41 @@ pub(super) struct Authenticated(pub(super) Context);
 /// handler keeps it for as long as the session lives; the last holder to drop it frees the
 /// place and forgets the session's owner.
 pub(super) struct Slot {
-    _permit: OwnedSemaphorePermit,
-    owners: Owners,
+    sessions: Arc<Sessions>,
+    owner: Owner,
     id: OnceLock<String>,
 }
 
 impl Slot {
-    pub(super) fn new(permit: OwnedSemaphorePermit, owners: Owners) -> Slot {
-        Slot {
-            _permit: permit,
-            owners,
-            id: OnceLock::new(),
-        }
-    }
-
-    /// Records `owner` for the session `id` this slot now holds.
-    pub(super) fn opened(&self, id: &str, owner: Owner) {
-        lock(&self.owners).insert(id.to_owned(), owner);
+    /// Records the session `id` this slot now holds.
+    pub(super) fn opened(&self, id: &str) {
+        lock(&self.sessions.book)
+            .owners
+            .insert(id.to_owned(), self.owner.clone());
         let _ = self.id.set(id.to_owned());
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        let mut book = lock(&self.sessions.book);
         if let Some(id) = self.id.get() {
-            lock(&self.owners).remove(id);
+            book.owners.remove(id);
+        }
+        book.open = book.open.saturating_sub(1);
+        if let Some(count) = book.per_owner.get_mut(&self.owner) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                book.per_owner.remove(&self.owner);
+            }
+        }
+        if let Some(tenant) = &self.owner.tenant
+            && let Some(count) = book.per_tenant.get_mut(tenant)
+        {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                book.per_tenant.remove(tenant);
+            }
         }
     }
 }
@@ -130,6 +211,12 @@ impl ServerHandler for SessionHandler {
                 }
             }
         }
+    }
+
+    // Sessions are opened by `initialize`, which MCP revisions from 2026-07-28 no longer have:
+    // advertising those would send clients down a sessionless path this server refuses.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
