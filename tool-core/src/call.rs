@@ -302,12 +302,16 @@ impl From<ToolCall> for Saved {
     }
 }
 
-/// Whether `id` is empty or only a position: its only digits are one number at its end (`0`,
-/// `call_0`, `functions.search:1`). Ids made to be unique mix digits and letters throughout
-/// (`call_JMW3k…`, `toolu_01A0…`, a UUID).
+/// Whether `id` is empty or only a position: its only digits are one number at its end, set
+/// apart from a word before it (`0`, `call_0`, `functions.search:1`). Ids made to be unique mix
+/// digits and letters throughout (`call_JMW3k…`, `toolu_01A0…`, a UUID), and a random one whose
+/// digits happen to fall at its end (`call_kQzB81`) runs them straight on from a letter.
 fn looks_positional(id: &str) -> bool {
     let rest = id.trim_end_matches(|c: char| c.is_ascii_digit());
-    id.is_empty() || (rest.len() < id.len() && !rest.bytes().any(|b| b.is_ascii_digit()))
+    id.is_empty()
+        || (rest.len() < id.len()
+            && !rest.bytes().any(|b| b.is_ascii_digit())
+            && !rest.ends_with(|c: char| c.is_alphanumeric()))
 }
 
 /// An id for a call whose own cannot serve: `call_` and 96 random bits as hex; the time and a
@@ -360,6 +364,7 @@ mod tests {
         for id in [
             "call_a",
             "call_JMW3kq8Y",
+            "call_kQzBwXyUvT81",
             "toolu_01A09q90qw90lq9",
             "8f14e45f-ceea-4670-9dd0-1f2b3c4d5e6f",
         ] {
