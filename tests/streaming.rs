@@ -36,7 +36,9 @@ fn a_prefix_that_parses_is_never_yielded() {
         .push(&chat_chunk(json!({}), Some("tool_calls")))
         .unwrap();
     assert_eq!(calls.len(), 1);
+    // `c1` is only a position: the call is known by an id made here, answered under `c1`.
     assert_eq!(calls[0].provider_call_id(), Some("c1"));
+    assert_ne!(calls[0].call_id(), "c1");
 }
 
 #[test]

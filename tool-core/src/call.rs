@@ -44,9 +44,9 @@ pub enum CallArguments {
 /// one, or with one that does not look unique gets an id made here instead: `call_` and 96
 /// random bits. An id does not look unique when it repeats another call's id in the same turn
 /// (or, for a turn read by an HTTP model, an earlier turn's), or when it is only a
-/// position: its only digits are one number at its end, as in `0`, `call_0` or
-/// `functions.search:1` (servers that number the calls of each response, as vLLM and
-/// llama.cpp can). The provider's id is then kept as
+/// position: a short number at its end after a separator or a short word, as in `0`,
+/// `call_0`, `call1` or `functions.get_s3_url:1` (servers that number the calls of each
+/// response, as vLLM and llama.cpp can). The provider's id is then kept as
 /// [`provider_call_id`](Self::provider_call_id), and results go back to the provider under it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "Saved", into = "Saved")]
@@ -302,16 +302,22 @@ impl From<ToolCall> for Saved {
     }
 }
 
-/// Whether `id` is empty or only a position: its only digits are one number at its end, set
-/// apart from a word before it (`0`, `call_0`, `functions.search:1`). Ids made to be unique mix
-/// digits and letters throughout (`call_JMW3k…`, `toolu_01A0…`, a UUID), and a random one whose
-/// digits happen to fall at its end (`call_kQzB81`) runs them straight on from a letter.
+/// Whether `id` is empty or only a position: a number of at most six digits at its end that
+/// follows a separator (`0`, `call_0`, `functions.get_s3_url:1`) or a short word of letters
+/// (`call1`, `c1`). Ids made to be unique mix digits and letters throughout (`call_JMW3k…`,
+/// `toolu_01A0…`, a UUID); a random one whose digits happen to fall at its end
+/// (`call_kQzBwXyUvT81`) runs them on from a long mix of letters.
 fn looks_positional(id: &str) -> bool {
     let rest = id.trim_end_matches(|c: char| c.is_ascii_digit());
-    id.is_empty()
-        || (rest.len() < id.len()
-            && !rest.bytes().any(|b| b.is_ascii_digit())
-            && !rest.ends_with(|c: char| c.is_alphanumeric()))
+    let digits = id.len() - rest.len();
+    if id.is_empty() || rest.is_empty() {
+        return true;
+    }
+    if digits == 0 || digits > 6 {
+        return false;
+    }
+    !rest.ends_with(|c: char| c.is_alphanumeric())
+        || (rest.len() <= 8 && rest.bytes().all(|b| b.is_ascii_alphabetic()))
 }
 
 /// An id for a call whose own cannot serve: `call_` and 96 random bits as hex; the time and a
@@ -358,7 +364,17 @@ mod tests {
 
     #[test]
     fn only_ids_that_are_empty_or_a_position_look_positional() {
-        for id in ["", "0", "12", "call_0", "tool-12", "functions.search:1"] {
+        for id in [
+            "",
+            "0",
+            "12",
+            "call_0",
+            "tool-12",
+            "functions.search:1",
+            "functions.get_s3_url:0",
+            "call1",
+            "c1",
+        ] {
             assert!(looks_positional(id), "{id:?}");
         }
         for id in [
