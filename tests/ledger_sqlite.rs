@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tests::workers::{Race, Scratch, lines, run, worker};
 use tool_core::ledger::{
-    AuditKind, ClaimKey, Claimed, Ledger, Recorded, Resolution, SqliteLedger, TrailError, verify,
+    AuditKind, ClaimKey, Claimed, Ledger, Reconciled, Recorded, Resolution, SqliteLedger,
+    TrailError, verify,
 };
 use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, ToolError};
 
@@ -400,11 +401,12 @@ async fn a_killed_worker_leaves_its_call_in_doubt_until_reconciled() {
     assert_eq!(lines(&log), ["started call-1"]);
 
     let receipt = r#"{"charged":7,"reconciled":true}"#;
-    assert!(
+    assert_eq!(
         ledger
-            .reconcile(&key, &Resolution::Completed(receipt.into()))
+            .reconcile(&unsettled[0], &Resolution::Completed(receipt.into()))
             .await
-            .unwrap()
+            .unwrap(),
+        Reconciled::Settled
     );
     assert!(ledger.unsettled("crash").await.unwrap().is_empty());
     let outcome = &run(&mut invoke)[0];

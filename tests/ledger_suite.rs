@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use tool_core::Code;
 use tool_core::Effect;
 use tool_core::ledger::{
-    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, Ledger, Quota, Recorded, Resolution,
-    TrailError, verify,
+    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, Ledger, Quota, Reconciled, Recorded,
+    Resolution, TrailError, Unsettled, verify,
 };
 
 /// A claim of `id` in `scope` for `tool` with arguments digest `args`.
@@ -49,11 +49,21 @@ fn output(text: &str) -> Recorded {
     Recorded::Output(text.to_owned())
 }
 
+/// The listing of `key` among `scope`'s unsettled claims.
+async fn listed(ledger: &dyn Ledger, scope: &str, key: &ClaimKey) -> Unsettled {
+    let unsettled = ledger.unsettled(scope).await.unwrap();
+    match unsettled.into_iter().find(|u| u.key == *key) {
+        Some(listed) => listed,
+        None => panic!("{key:?} is not listed as unsettled"),
+    }
+}
+
 /// Every rule, on scopes named after `prefix` (so one store can be checked more than once).
 pub(crate) async fn check<L: Ledger>(ledger: Arc<L>, prefix: &str) {
     replay_conflict_and_in_flight(&*ledger, &format!("{prefix}-replay")).await;
     idempotency_keys_are_apart_from_call_ids(&*ledger, &format!("{prefix}-keys")).await;
     interrupted_claims(&*ledger, &format!("{prefix}-crash")).await;
+    stale_reconciliation(&*ledger, &format!("{prefix}-stale")).await;
     quotas(&*ledger, &format!("{prefix}-quota")).await;
     nonces_and_runs(&*ledger, prefix).await;
     trail(&*ledger, &format!("{prefix}-replay")).await;
@@ -187,8 +197,14 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     assert_eq!(unsettled[0].binding, lost.binding);
 
     let completed = Resolution::Completed(r#"{"sent":true}"#.into());
-    assert!(ledger.reconcile(&lost.key, &completed).await.unwrap());
-    assert!(!ledger.reconcile(&lost.key, &completed).await.unwrap());
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &completed).await.unwrap(),
+        Reconciled::Settled
+    );
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &completed).await.unwrap(),
+        Reconciled::AlreadySettled
+    );
     assert!(
         !ledger
             .settle(&lost.key, 1, &output("late"), &[])
@@ -210,11 +226,13 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
         Claimed::New { attempt: 1 }
     );
     tokio::time::sleep(Duration::from_millis(5)).await;
-    assert!(
+    let waiting = listed(ledger, scope, &retry.key).await;
+    assert_eq!(
         ledger
-            .reconcile(&retry.key, &Resolution::Retry)
+            .reconcile(&waiting, &Resolution::Retry)
             .await
-            .unwrap()
+            .unwrap(),
+        Reconciled::Settled
     );
     retry.lease = Duration::from_secs(60);
     assert_eq!(
@@ -235,8 +253,13 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
         ledger.claim(&never).await.unwrap(),
         Claimed::New { attempt: 1 }
     );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, scope, &never.key).await;
     let nothing = Resolution::DidNotHappen("the email was not sent".into());
-    assert!(ledger.reconcile(&never.key, &nothing).await.unwrap());
+    assert_eq!(
+        ledger.reconcile(&waiting, &nothing).await.unwrap(),
+        Reconciled::Settled
+    );
     match ledger.claim(&never).await.unwrap() {
         Claimed::Replay(Recorded::Failure { code, message, .. }) => {
             assert_eq!(code, Code::ExecutionFailed);
@@ -288,11 +311,86 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     tokio::time::sleep(Duration::from_millis(5)).await;
     assert_eq!(ledger.claim(&kept).await.unwrap(), Claimed::Unknown);
 
+    let mut nobody = waiting;
+    nobody.key = ClaimKey::call(scope, "never-claimed");
+    assert_eq!(
+        ledger.reconcile(&nobody, &Resolution::Retry).await.unwrap(),
+        Reconciled::NotFound
+    );
+}
+
+/// A reconciliation acts on the attempt it was listed with: once that attempt was settled or
+/// a later attempt took the claim over, the same listing changes nothing.
+async fn stale_reconciliation(ledger: &dyn Ledger, scope: &str) {
+    let mut lost = claim(scope, "call_1", "send_email", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let listed = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        ledger
+            .reconcile(&listed[0], &Resolution::Retry)
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+    // The retry runs, and is still running when the same listing is acted on again.
+    lost.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    let completed = Resolution::Completed(r#"{"sent":"by hand"}"#.into());
+    for resolution in [&completed, &Resolution::Retry] {
+        assert_eq!(
+            ledger.reconcile(&listed[0], resolution).await.unwrap(),
+            Reconciled::MovedOn { attempt: 2 }
+        );
+    }
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::InFlight);
+    // The live attempt's outcome is the one kept.
     assert!(
-        !ledger
-            .reconcile(&ClaimKey::call(scope, "never-claimed"), &Resolution::Retry)
+        ledger
+            .settle(&lost.key, 2, &output("sent"), &[])
             .await
             .unwrap()
+    );
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::Replay(output("sent"))
+    );
+    assert_eq!(
+        ledger.reconcile(&listed[0], &completed).await.unwrap(),
+        Reconciled::MovedOn { attempt: 2 }
+    );
+
+    // An attempt whose outcome arrived after it was listed is settled already.
+    let mut late = claim(scope, "call_2", "send_email", "aa");
+    late.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&late).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert!(
+        ledger
+            .settle(&late.key, 1, &output("late"), &[])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ledger.reconcile(&waiting[0], &completed).await.unwrap(),
+        Reconciled::AlreadySettled
+    );
+    assert_eq!(
+        ledger.claim(&late).await.unwrap(),
+        Claimed::Replay(output("late"))
     );
 }
 

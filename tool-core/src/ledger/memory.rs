@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Recorded, Resolution, Unsettled,
-    claim_event, decide, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Reconciled, Recorded, Resolution,
+    Unsettled, claim_event, decide, unix_millis,
 };
 use crate::sync::lock;
 
@@ -280,12 +280,20 @@ impl Ledger for MemoryLedger {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
+    ) -> LedgerFuture<'a, Reconciled> {
+        let key = &listed.key;
         let mut state = lock(&self.state);
         let event = match state.claims.get_mut(key) {
-            Some(entry) if entry.outcome.is_none() && !entry.released => {
+            None => return Box::pin(std::future::ready(Ok(Reconciled::NotFound))),
+            Some(entry) => {
+                let settled = entry.outcome.is_some() || entry.released;
+                let claimed_at = unix_millis(entry.claimed_at);
+                if let Some(answer) = Reconciled::check(listed, entry.attempt, claimed_at, settled)
+                {
+                    return Box::pin(std::future::ready(Ok(answer)));
+                }
                 match resolution.recorded() {
                     Some(recorded) => entry.outcome = Some(recorded),
                     None => entry.released = true,
@@ -301,11 +309,10 @@ impl Ledger for MemoryLedger {
                 };
                 (entry.scope.clone(), event)
             }
-            _ => return Box::pin(std::future::ready(Ok(false))),
         };
         state.append(&event.0, [event.1], self.capacity);
         state.settle(key, self.capacity);
-        Box::pin(std::future::ready(Ok(true)))
+        Box::pin(std::future::ready(Ok(Reconciled::Settled)))
     }
 
     fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {

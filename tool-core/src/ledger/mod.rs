@@ -88,14 +88,18 @@ pub trait Ledger: Send + Sync + 'static {
     /// Appends audit events that belong to no claim (calls refused before admission).
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()>;
 
-    /// Settles a claim that has no outcome, as the application decides; appends a
-    /// `reconciled` record. Returns `false` when the claim does not exist or already has an
-    /// outcome.
+    /// Settles the interrupted attempt `listed` (as [`unsettled`](Ledger::unsettled) listed
+    /// it), as the application decides, and appends a `reconciled` record.
+    ///
+    /// Only that attempt is settled: when the claim has moved on since it was listed (the
+    /// attempt was settled or reconciled, or a later attempt holds the claim), nothing changes
+    /// and the answer says what happened instead, so a reconciliation repeated from an old
+    /// listing cannot settle, or release, a call that is running again.
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool>;
+    ) -> LedgerFuture<'a, Reconciled>;
 
     /// The claims of `scope` without an outcome whose lease has passed: the calls waiting to
     /// be reconciled, oldest first.
@@ -144,10 +148,10 @@ impl<L: Ledger + ?Sized> Ledger for std::sync::Arc<L> {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
-        (**self).reconcile(key, resolution)
+    ) -> LedgerFuture<'a, Reconciled> {
+        (**self).reconcile(listed, resolution)
     }
 
     fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
@@ -427,6 +431,9 @@ impl Resolution {
 }
 
 /// A claim without an outcome whose lease has passed.
+///
+/// Its `attempt` and `claimed_at` name the interrupted attempt:
+/// [`reconcile`](Ledger::reconcile) settles that attempt and no other.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsettled {
     /// The claim's key.
@@ -439,6 +446,46 @@ pub struct Unsettled {
     pub attempt: u32,
     /// When that attempt was claimed.
     pub claimed_at: SystemTime,
+}
+
+/// The answer to [`Ledger::reconcile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reconciled {
+    /// The listed attempt was settled as resolved.
+    Settled,
+    /// The listed attempt was settled before, by its own outcome arriving late or by an
+    /// earlier reconciliation; nothing changed.
+    AlreadySettled,
+    /// A later attempt holds the claim now (the call was retried, and may be running);
+    /// nothing changed. List the unsettled claims again to see whether it needs reconciling.
+    MovedOn {
+        /// The attempt that holds the claim.
+        attempt: u32,
+    },
+    /// No claim has this key: it was never claimed, or it was forgotten (purged, or beyond
+    /// the memory ledger's capacity); nothing changed.
+    NotFound,
+}
+
+impl Reconciled {
+    /// What a ledger answers for the stored claim of the key `listed` names: its attempt,
+    /// when that attempt was claimed (in milliseconds since the Unix epoch, as stored), and
+    /// whether it is settled. `None` means the listed attempt is the one waiting: settle it.
+    pub fn check(
+        listed: &Unsettled,
+        attempt: u32,
+        claimed_at: i64,
+        settled: bool,
+    ) -> Option<Reconciled> {
+        if attempt != listed.attempt || claimed_at != unix_millis(listed.claimed_at) {
+            Some(Reconciled::MovedOn { attempt })
+        } else if settled {
+            Some(Reconciled::AlreadySettled)
+        } else {
+            None
+        }
+    }
 }
 
 /// A ledger that could not answer: the store is unreachable, or what it holds is not what

@@ -12,8 +12,8 @@ use tokio_postgres::error::SqlState;
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Recorded,
-    Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Reconciled,
+    Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
 };
 use crate::outcome::Code;
 
@@ -218,8 +218,14 @@ const RECONCILE: &str = concat!(
     "UPDATE tool_ledger_claims SET status = $4, body = $5, detail = $6, released = $7, ",
     "settled_at = ",
     now_ms!(),
-    " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND status IS NULL AND NOT released ",
-    "RETURNING scope, call_id, tool, arguments, principal"
+    " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND attempt = $8 AND claimed_at = $9 ",
+    "AND status IS NULL AND NOT released RETURNING scope, call_id, tool, arguments, principal"
+);
+
+/// Why a reconciliation found nothing to settle.
+const RECONCILE_MISSED: &str = concat!(
+    "SELECT attempt, claimed_at, status IS NOT NULL OR released FROM tool_ledger_claims ",
+    "WHERE kind = $1 AND key_scope = $2 AND id = $3"
 );
 
 const UNSETTLED: &str = concat!(
@@ -624,7 +630,12 @@ impl PostgresLedger {
         Ok(())
     }
 
-    async fn reconcile_once(&self, key: &ClaimKey, resolution: &Resolution) -> Result<bool, Fault> {
+    async fn reconcile_once(
+        &self,
+        listed: &Unsettled,
+        resolution: &Resolution,
+    ) -> Result<Reconciled, Fault> {
+        let key = &listed.key;
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let outcome = resolution.recorded();
@@ -640,11 +651,24 @@ impl PostgresLedger {
                     &outcome.as_ref().map(Recorded::body),
                     &outcome.as_ref().and_then(Recorded::detail),
                     &outcome.is_none(),
+                    &i64::from(listed.attempt),
+                    &unix_millis(listed.claimed_at),
                 ],
             )
             .await?;
         let Some(row) = row else {
-            return Ok(false);
+            let missed = tx.prepare_cached(RECONCILE_MISSED).await?;
+            let Some(row) = tx
+                .query_opt(&missed, &[&key.kind.as_str(), &key.scope, &key.id])
+                .await?
+            else {
+                return Ok(Reconciled::NotFound);
+            };
+            let attempt = attempt_of(row.try_get(0)?)?;
+            // `None`: the listed attempt is waiting after all, so it changed since the update
+            // looked; try again.
+            return Reconciled::check(listed, attempt, row.try_get(1)?, row.try_get(2)?)
+                .ok_or(Fault::Raced);
         };
         let scope: String = row.try_get(0)?;
         let event = AuditEvent {
@@ -658,7 +682,7 @@ impl PostgresLedger {
         };
         append_in(&tx, &scope, [event]).await?;
         tx.commit().await?;
-        Ok(true)
+        Ok(Reconciled::Settled)
     }
 
     async fn unsettled_once(&self, scope: &str) -> Result<Vec<Unsettled>, Fault> {
@@ -951,11 +975,11 @@ impl Ledger for PostgresLedger {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
+    ) -> LedgerFuture<'a, Reconciled> {
         Box::pin(retry("reconciling a claim", move || {
-            self.reconcile_once(key, resolution)
+            self.reconcile_once(listed, resolution)
         }))
     }
 

@@ -10,8 +10,8 @@ use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, Transaction
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Recorded,
-    Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Reconciled,
+    Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
 };
 use crate::outcome::Code;
 use crate::sync::lock;
@@ -702,29 +702,56 @@ fn settle_in(
 
 fn reconcile_in(
     connection: &mut Connection,
-    key: &ClaimKey,
+    listed: &Unsettled,
     resolution: &Resolution,
-) -> Result<bool, Error> {
+) -> Result<Reconciled, Error> {
+    struct Stored {
+        call_id: String,
+        tool: String,
+        arguments: String,
+        principal: String,
+        scope: String,
+        attempt: i64,
+        claimed_at: i64,
+        settled: bool,
+    }
+    let key = &listed.key;
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = unix_millis(SystemTime::now());
-    let found: Option<(String, String, String, String, String)> = tx
+    let found = tx
         .prepare_cached(
-            "SELECT call_id, tool, arguments, principal, scope FROM ledger_claims
-             WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND status IS NULL AND released = 0",
+            "SELECT call_id, tool, arguments, principal, scope, attempt, claimed_at,
+                    status IS NOT NULL OR released <> 0
+             FROM ledger_claims WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
         )?
         .query_row(params![key.kind.as_str(), key.scope, key.id], |row| {
-            Ok((
-                row.get(0)?,
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get(4)?,
-            ))
+            Ok(Stored {
+                call_id: row.get(0)?,
+                tool: row.get(1)?,
+                arguments: row.get(2)?,
+                principal: row.get(3)?,
+                scope: row.get(4)?,
+                attempt: row.get(5)?,
+                claimed_at: row.get(6)?,
+                settled: row.get(7)?,
+            })
         })
         .optional()?;
-    let Some((call_id, tool, arguments, principal, scope)) = found else {
-        return Ok(false);
+    let Some(stored) = found else {
+        return Ok(Reconciled::NotFound);
     };
+    let attempt = attempt_of(stored.attempt)?;
+    if let Some(answer) = Reconciled::check(listed, attempt, stored.claimed_at, stored.settled) {
+        return Ok(answer);
+    }
+    let Stored {
+        call_id,
+        tool,
+        arguments,
+        principal,
+        scope,
+        ..
+    } = stored;
     match resolution.recorded() {
         Some(recorded) => tx
             .prepare_cached(
@@ -758,7 +785,7 @@ fn reconcile_in(
     };
     append(&tx, &scope, now, [event])?;
     tx.commit()?;
-    Ok(true)
+    Ok(Reconciled::Settled)
 }
 
 fn unsettled_in(connection: &mut Connection, scope: &str) -> Result<Vec<Unsettled>, Error> {
@@ -901,12 +928,12 @@ impl Ledger for SqliteLedger {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
-        let (key, resolution) = (key.clone(), resolution.clone());
+    ) -> LedgerFuture<'a, Reconciled> {
+        let (listed, resolution) = (listed.clone(), resolution.clone());
         Box::pin(self.run("reconcile a claim", move |connection| {
-            reconcile_in(connection, &key, &resolution)
+            reconcile_in(connection, &listed, &resolution)
         }))
     }
 
