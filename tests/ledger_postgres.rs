@@ -251,14 +251,29 @@ async fn a_broken_store_refuses_calls_and_runs_nothing() {
     let runtime = runtime(counted(&executed), Arc::clone(&ledger));
     let cx = Context::builder("user-1").scope("run-1").build();
 
-    // What the database refuses to store is an error, not a panic.
-    let nul = suite::claim("run-1", "call\0with-nul", "refund", "aa");
-    let error = ledger.claim(&nul).await.expect_err("a NUL is refused");
-    assert!(error.message().contains("U+0000"), "{error}");
-    let outcome = runtime
-        .invoke("call\0with-nul", "create_invoice", INVOICE, &cx)
-        .await;
-    assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
+    // PostgreSQL text cannot hold U+0000, but a call id that does is claimed like any other.
+    for _ in 0..2 {
+        let outcome = runtime
+            .invoke("call\0with-nul", "create_invoice", INVOICE, &cx)
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+    }
+    assert_eq!(
+        executed.load(Ordering::SeqCst),
+        1,
+        "run once, then replayed"
+    );
+    // And a refused call's name too: its refusal is audited.
+    let outcome = runtime.invoke("call\0x", "no\0such", "{}", &cx).await;
+    assert_eq!(outcome.code(), Some(Code::UnknownTool), "{outcome:?}");
+    let trail = ledger.trail("run-1").await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    let last = trail.last().expect("the refusal is audited");
+    assert_eq!(
+        (last.event.call_id.as_str(), last.event.tool.as_str()),
+        ("call\0x", "no\0such")
+    );
+    assert_eq!(last.event.code, Some(Code::UnknownTool));
 
     isolated.sql("DROP TABLE tool_ledger_claims").await;
     let outcome = runtime
@@ -267,7 +282,7 @@ async fn a_broken_store_refuses_calls_and_runs_nothing() {
     assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
     let detail = outcome.failure().and_then(|f| f.detail()).unwrap_or("");
     assert!(detail.contains("tool_ledger_claims"), "{detail}");
-    assert_eq!(executed.load(Ordering::SeqCst), 0, "nothing ran");
+    assert_eq!(executed.load(Ordering::SeqCst), 1, "nothing more ran");
     isolated.drop_schema().await;
 }
 

@@ -66,6 +66,7 @@ pub(crate) async fn check<L: Ledger>(ledger: Arc<L>, prefix: &str) {
     stale_reconciliation(&*ledger, &format!("{prefix}-stale")).await;
     quotas(&*ledger, &format!("{prefix}-quota")).await;
     nonces_and_runs(&*ledger, prefix).await;
+    nul_characters(&*ledger, &format!("{prefix}-nul")).await;
     trail(&*ledger, &format!("{prefix}-replay")).await;
     racing_claims(ledger, &format!("{prefix}-race")).await;
 }
@@ -467,6 +468,125 @@ async fn nonces_and_runs(ledger: &dyn Ledger, prefix: &str) {
     assert_eq!(ledger.load_run(&scope, "run-2").await.unwrap(), None);
     ledger.store_run(&scope, "run-1", None).await.unwrap();
     assert_eq!(ledger.load_run(&scope, "run-1").await.unwrap(), None);
+}
+
+/// U+0000 in names, ids, messages and scopes is kept like any other character, and so is the
+/// character a store may use to escape it; none is confused with another.
+async fn nul_characters(ledger: &dyn Ledger, prefix: &str) {
+    let scope = format!("{prefix}\0scope");
+    let mut refused = event(
+        "call\0one",
+        "to\0ol",
+        AuditKind::Refused,
+        Some(Code::UnknownTool),
+    );
+    refused.note = Some("\0".into());
+    let marked = event(
+        "\u{ffff}call\\0",
+        "\u{ffff}",
+        AuditKind::Refused,
+        Some(Code::UnknownTool),
+    );
+    ledger
+        .append(&scope, &[refused.clone(), marked.clone()])
+        .await
+        .unwrap();
+
+    let mut nul = claim(&scope, "call\0two", "re\0fund", "aa");
+    nul.binding.principal = "user\0".into();
+    assert_eq!(
+        ledger.claim(&nul).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    // Ids that an escaping store could confuse with it are other calls.
+    for id in [
+        "call",
+        "call\u{fffd}two",
+        "\u{ffff}call\\0two",
+        "call\\0two",
+    ] {
+        let other = claim(&scope, id, "re\0fund", "aa");
+        assert_eq!(
+            ledger.claim(&other).await.unwrap(),
+            Claimed::New { attempt: 1 },
+            "{id:?}"
+        );
+    }
+    let failure = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "no card \0 on file".into(),
+        detail: Some("\0".into()),
+    };
+    assert!(
+        ledger
+            .settle(&nul.key, 1, &failure, &[refused.clone()])
+            .await
+            .unwrap()
+    );
+    assert_eq!(ledger.claim(&nul).await.unwrap(), Claimed::Replay(failure));
+
+    let mut lost = claim(&scope, "call\0three", "re\0fund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, &scope, &lost.key).await;
+    assert_eq!(waiting.call_id, "call\0three");
+    assert_eq!(waiting.binding, lost.binding);
+    assert_eq!(
+        ledger
+            .reconcile(&waiting, &Resolution::Completed("\"\\u0000\"".into()))
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+
+    let trail = ledger.trail(&scope).await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    assert_eq!(trail[0].event, refused);
+    assert_eq!(trail[1].event, marked);
+    assert_eq!(trail[0].scope, scope);
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.call_id == "call\0two" && r.event.kind == AuditKind::Admitted)
+    );
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.call_id == "call\0three" && r.event.kind == AuditKind::Reconciled)
+    );
+
+    ledger
+        .store_run(&scope, "run\0", Some("[\"\0\"]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.load_run(&scope, "run\0").await.unwrap().as_deref(),
+        Some("[\"\0\"]")
+    );
+    assert_eq!(ledger.load_run(&scope, "run").await.unwrap(), None);
+    let until = SystemTime::now() + Duration::from_secs(600);
+    assert!(
+        ledger
+            .use_nonce(&format!("{prefix}\0nonce"), until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        ledger
+            .use_nonce(&format!("{prefix}nonce"), until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !ledger
+            .use_nonce(&format!("{prefix}\0nonce"), until)
+            .await
+            .unwrap()
+    );
 }
 
 async fn trail(ledger: &dyn Ledger, scope: &str) {

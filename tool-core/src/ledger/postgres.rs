@@ -2,13 +2,14 @@
 //! is claimed once whichever process receives it, quotas are counted across all of them, and a
 //! restarted process replays what its predecessor completed.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::{NoTls, Row};
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
@@ -28,6 +29,13 @@ use crate::outcome::Code;
 ///
 /// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
 /// schema version that later versions of this crate check before touching them.
+///
+/// PostgreSQL text cannot hold U+0000, which a model may well put in a call id or a tool name.
+/// Such a string (and one that starts with U+FFFF) is stored escaped: U+FFFF, then the string
+/// with each `\` written `\\` and each U+0000 written `\0`. The ledger reads back the string
+/// that was written, so calls, replays and the audit trail are the same as in the other
+/// ledgers; only SQL that reads the tables directly sees the escaped form. Every other string
+/// is stored as it is.
 ///
 /// Connections are made without TLS by [`connect`](Self::connect). An application that needs
 /// TLS, other pool settings or another way to authenticate builds its own
@@ -58,6 +66,9 @@ use crate::outcome::Code;
 pub struct PostgresLedger {
     pool: Pool,
 }
+
+/// The mark that starts a stored string in which U+0000 is escaped (see [`stored`]).
+const ESCAPED: char = '\u{FFFF}';
 
 /// The schema this version of the crate reads and writes.
 const SCHEMA_VERSION: i32 = 1;
@@ -365,6 +376,59 @@ fn corrupt(what: impl fmt::Display) -> Fault {
     )))
 }
 
+/// A string as stored. PostgreSQL text cannot hold U+0000, and calls may: a model can put it
+/// in a call id or a tool name, a handler in a failure's message. A string that holds one, or
+/// that starts with [`ESCAPED`] (U+FFFF), is stored as U+FFFF followed by the string with each
+/// `\` written `\\` and each U+0000 written `\0`; every other string is stored as it is.
+/// [`loaded`] gives back the string written, so the ledger holds and returns the same strings
+/// as the other ledgers, and no two strings are stored alike.
+fn stored(text: &str) -> Cow<'_, str> {
+    if !text.contains('\0') && !text.starts_with(ESCAPED) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push(ESCAPED);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The string [`stored`] as `text`.
+fn loaded(text: String) -> Result<String, Fault> {
+    let Some(rest) = text.strip_prefix(ESCAPED) else {
+        return Ok(text);
+    };
+    let mut out = String::with_capacity(rest.len());
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('0') => out.push('\0'),
+            _ => return Err(corrupt("an escaped string with a stray backslash")),
+        }
+    }
+    Ok(out)
+}
+
+/// Column `i` of `row`, a string as [`stored`].
+fn text(row: &Row, i: usize) -> Result<String, Fault> {
+    loaded(row.try_get(i)?)
+}
+
+/// Column `i` of `row`, a string as [`stored`] or NULL.
+fn opt_text(row: &Row, i: usize) -> Result<Option<String>, Fault> {
+    row.try_get::<_, Option<String>>(i)?.map(loaded).transpose()
+}
+
 fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis())
         .unwrap_or(i64::MAX)
@@ -516,20 +580,20 @@ impl PostgresLedger {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let kind = claim.key.kind.as_str();
-        let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
-            [&kind, &claim.key.scope, &claim.key.id];
+        let (key_scope, id) = (stored(&claim.key.scope), stored(&claim.key.id));
+        let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&kind, &key_scope, &id];
         let select = tx.prepare_cached(SELECT_CLAIM).await?;
         let held = tx.query_opt(&select, &key).await?;
         let (attempt, take_over) = match held {
             None => (1, false),
             Some(row) => {
                 let binding = Binding {
-                    tool: row.try_get(1)?,
-                    contract: row.try_get(2)?,
-                    arguments: row.try_get(3)?,
-                    principal: row.try_get(4)?,
+                    tool: text(&row, 1)?,
+                    contract: text(&row, 2)?,
+                    arguments: text(&row, 3)?,
+                    principal: text(&row, 4)?,
                 };
-                let outcome = recorded(row.try_get(5)?, row.try_get(6)?, row.try_get(7)?)?;
+                let outcome = recorded(row.try_get(5)?, opt_text(&row, 6)?, opt_text(&row, 7)?)?;
                 let released: bool = row.try_get(8)?;
                 let passed: bool = row.try_get(9)?;
                 match decide(claim, &binding, outcome, released, passed) {
@@ -563,15 +627,15 @@ impl PostgresLedger {
                         &write,
                         &[
                             &kind,
-                            &claim.key.scope,
-                            &claim.key.id,
+                            &key_scope,
+                            &id,
                             &i64::from(attempt),
-                            &claim.call_id,
-                            &claim.scope,
-                            &b.tool,
-                            &b.contract,
-                            &b.arguments,
-                            &b.principal,
+                            &stored(&claim.call_id),
+                            &stored(&claim.scope),
+                            &stored(&b.tool),
+                            &stored(&b.contract),
+                            &stored(&b.arguments),
+                            &stored(&b.principal),
                             &claim.effect.as_str(),
                             &millis(claim.lease),
                         ],
@@ -604,19 +668,19 @@ impl PostgresLedger {
                 &settle,
                 &[
                     &key.kind.as_str(),
-                    &key.scope,
-                    &key.id,
+                    &stored(&key.scope),
+                    &stored(&key.id),
                     &i64::from(attempt),
                     &outcome.status(),
-                    &outcome.body(),
-                    &outcome.detail(),
+                    &stored(outcome.body()),
+                    &outcome.detail().map(stored),
                 ],
             )
             .await?;
         let Some(row) = row else {
             return Ok(false);
         };
-        let scope: String = row.try_get(0)?;
+        let scope = text(&row, 0)?;
         append_in(&tx, &scope, audit.iter().cloned()).await?;
         tx.commit().await?;
         Ok(true)
@@ -636,6 +700,7 @@ impl PostgresLedger {
         resolution: &Resolution,
     ) -> Result<Reconciled, Fault> {
         let key = &listed.key;
+        let (key_scope, id) = (stored(&key.scope), stored(&key.id));
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let outcome = resolution.recorded();
@@ -645,11 +710,11 @@ impl PostgresLedger {
                 &reconcile,
                 &[
                     &key.kind.as_str(),
-                    &key.scope,
-                    &key.id,
+                    &key_scope,
+                    &id,
                     &outcome.as_ref().map(Recorded::status),
-                    &outcome.as_ref().map(Recorded::body),
-                    &outcome.as_ref().and_then(Recorded::detail),
+                    &outcome.as_ref().map(|o| stored(o.body())),
+                    &outcome.as_ref().and_then(Recorded::detail).map(stored),
                     &outcome.is_none(),
                     &i64::from(listed.attempt),
                     &unix_millis(listed.claimed_at),
@@ -659,7 +724,7 @@ impl PostgresLedger {
         let Some(row) = row else {
             let missed = tx.prepare_cached(RECONCILE_MISSED).await?;
             let Some(row) = tx
-                .query_opt(&missed, &[&key.kind.as_str(), &key.scope, &key.id])
+                .query_opt(&missed, &[&key.kind.as_str(), &key_scope, &id])
                 .await?
             else {
                 return Ok(Reconciled::NotFound);
@@ -670,14 +735,14 @@ impl PostgresLedger {
             return Reconciled::check(listed, attempt, row.try_get(1)?, row.try_get(2)?)
                 .ok_or(Fault::Raced);
         };
-        let scope: String = row.try_get(0)?;
+        let scope = text(&row, 0)?;
         let event = AuditEvent {
-            call_id: row.try_get(1)?,
-            tool: row.try_get(2)?,
+            call_id: text(&row, 1)?,
+            tool: text(&row, 2)?,
             kind: AuditKind::Reconciled,
             code: None,
-            digest: Some(row.try_get(3)?),
-            principal: row.try_get(4)?,
+            digest: Some(text(&row, 3)?),
+            principal: text(&row, 4)?,
             note: Some(resolution.as_str().to_owned()),
         };
         append_in(&tx, &scope, [event]).await?;
@@ -688,7 +753,7 @@ impl PostgresLedger {
     async fn unsettled_once(&self, scope: &str) -> Result<Vec<Unsettled>, Fault> {
         let client = self.pool.get().await?;
         let unsettled = client.prepare_cached(UNSETTLED).await?;
-        let rows = client.query(&unsettled, &[&scope]).await?;
+        let rows = client.query(&unsettled, &[&stored(scope)]).await?;
         rows.iter()
             .map(|row| {
                 let kind: String = row.try_get(0)?;
@@ -697,15 +762,15 @@ impl PostgresLedger {
                 Ok(Unsettled {
                     key: ClaimKey {
                         kind,
-                        scope: row.try_get(1)?,
-                        id: row.try_get(2)?,
+                        scope: text(row, 1)?,
+                        id: text(row, 2)?,
                     },
-                    call_id: row.try_get(3)?,
+                    call_id: text(row, 3)?,
                     binding: Binding {
-                        tool: row.try_get(4)?,
-                        contract: row.try_get(5)?,
-                        arguments: row.try_get(6)?,
-                        principal: row.try_get(7)?,
+                        tool: text(row, 4)?,
+                        contract: text(row, 5)?,
+                        arguments: text(row, 6)?,
+                        principal: text(row, 7)?,
                     },
                     attempt: attempt_of(row.try_get(8)?)?,
                     claimed_at: from_unix_millis(row.try_get(9)?),
@@ -717,7 +782,7 @@ impl PostgresLedger {
     async fn trail_once(&self, scope: &str) -> Result<Vec<AuditRecord>, Fault> {
         let client = self.pool.get().await?;
         let trail = client.prepare_cached(TRAIL).await?;
-        let rows = client.query(&trail, &[&scope]).await?;
+        let rows = client.query(&trail, &[&stored(scope)]).await?;
         rows.iter()
             .map(|row| {
                 let seq: i64 = row.try_get(0)?;
@@ -729,8 +794,8 @@ impl PostgresLedger {
                         .map_err(|_| corrupt(format_args!("an audit sequence number {seq}")))?,
                     at: row.try_get(1)?,
                     event: AuditEvent {
-                        call_id: row.try_get(2)?,
-                        tool: row.try_get(3)?,
+                        call_id: text(row, 2)?,
+                        tool: text(row, 3)?,
                         kind: AuditKind::parse(&kind)
                             .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
                         code: match code {
@@ -739,9 +804,9 @@ impl PostgresLedger {
                                 corrupt(format_args!("a failure code {code:?} in the audit"))
                             })?),
                         },
-                        digest: row.try_get(6)?,
-                        principal: row.try_get(7)?,
-                        note: row.try_get(8)?,
+                        digest: opt_text(row, 6)?,
+                        principal: text(row, 7)?,
+                        note: opt_text(row, 8)?,
                     },
                     prev: row.try_get(9)?,
                     hash: row.try_get(10)?,
@@ -754,7 +819,7 @@ impl PostgresLedger {
         let client = self.pool.get().await?;
         let insert = client.prepare_cached(USE_NONCE).await?;
         let inserted = client
-            .execute(&insert, &[&nonce, &unix_millis(expires)])
+            .execute(&insert, &[&stored(nonce), &unix_millis(expires)])
             .await?;
         Ok(inserted == 1)
     }
@@ -766,10 +831,13 @@ impl PostgresLedger {
         state: Option<&str>,
     ) -> Result<(), Fault> {
         let client = self.pool.get().await?;
+        let (scope, run) = (stored(scope), stored(run));
         match state {
             Some(state) => {
                 let store = client.prepare_cached(STORE_RUN).await?;
-                client.execute(&store, &[&scope, &run, &state]).await?;
+                client
+                    .execute(&store, &[&scope, &run, &stored(state)])
+                    .await?;
             }
             None => {
                 let remove = client.prepare_cached(REMOVE_RUN).await?;
@@ -782,9 +850,11 @@ impl PostgresLedger {
     async fn load_run_once(&self, scope: &str, run: &str) -> Result<Option<String>, Fault> {
         let client = self.pool.get().await?;
         let load = client.prepare_cached(LOAD_RUN).await?;
-        let row = client.query_opt(&load, &[&scope, &run]).await?;
+        let row = client
+            .query_opt(&load, &[&stored(scope), &stored(run)])
+            .await?;
         Ok(match row {
-            Some(row) => Some(row.try_get(0)?),
+            Some(row) => Some(text(&row, 0)?),
             None => None,
         })
     }
@@ -801,12 +871,13 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
     for quota in &claim.quotas {
         *wanted.entry(quota.name.as_str()).or_default() += 1;
     }
-    let names: Vec<&str> = wanted.keys().copied().collect();
+    let names: Vec<Cow<'_, str>> = wanted.keys().map(|name| stored(name)).collect();
     let counts: Vec<i64> = wanted.values().copied().collect();
+    let scope = stored(&claim.scope);
     let lock = tx.prepare_cached(LOCK_COUNTERS).await?;
     let mut used: BTreeMap<String, i64> = BTreeMap::new();
-    for row in tx.query(&lock, &[&claim.scope, &names]).await? {
-        used.insert(row.try_get(0)?, row.try_get(1)?);
+    for row in tx.query(&lock, &[&scope, &names]).await? {
+        used.insert(text(&row, 0)?, row.try_get(1)?);
     }
     for quota in &claim.quotas {
         let taken = used.get(&quota.name).copied().unwrap_or(0);
@@ -815,7 +886,7 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
         }
     }
     let take = tx.prepare_cached(TAKE_COUNTERS).await?;
-    tx.execute(&take, &[&claim.scope, &names, &counts]).await?;
+    tx.execute(&take, &[&scope, &names, &counts]).await?;
     Ok(None)
 }
 
@@ -847,8 +918,9 @@ async fn append_in(
     if events.is_empty() {
         return Ok(());
     }
+    let stored_scope = stored(scope);
     let lock = tx.prepare_cached(LOCK_HEAD).await?;
-    let head = tx.query_one(&lock, &[&scope, &GENESIS]).await?;
+    let head = tx.query_one(&lock, &[&stored_scope, &GENESIS]).await?;
     let seq: i64 = head.try_get(0)?;
     let hash: String = head.try_get(1)?;
     let at: i64 = head.try_get(2)?;
@@ -880,7 +952,7 @@ async fn append_in(
     tx.execute(
         &insert,
         &[
-            &scope,
+            &stored_scope,
             &at,
             &c.seq,
             &c.call_id,
@@ -921,13 +993,15 @@ impl AuditColumns {
             i64::try_from(record.seq).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
         let e = record.event;
         self.seq.push(seq);
-        self.call_id.push(e.call_id);
-        self.tool.push(e.tool);
+        self.call_id.push(stored(&e.call_id).into_owned());
+        self.tool.push(stored(&e.tool).into_owned());
         self.kind.push(e.kind.as_str());
         self.code.push(e.code.map(Code::as_str));
-        self.digest.push(e.digest);
-        self.principal.push(e.principal);
-        self.note.push(e.note);
+        self.digest
+            .push(e.digest.as_deref().map(|d| stored(d).into_owned()));
+        self.principal.push(stored(&e.principal).into_owned());
+        self.note
+            .push(e.note.as_deref().map(|n| stored(n).into_owned()));
         self.prev.push(record.prev);
         self.hash.push(record.hash);
         Ok(())
