@@ -42,6 +42,7 @@ pub(crate) fn event(id: &str, tool: &str, kind: AuditKind, code: Option<Code>) -
         digest: None,
         principal: "user-1".to_owned(),
         note: None,
+        output: None,
     }
 }
 
@@ -616,6 +617,26 @@ async fn trail(ledger: &dyn Ledger, scope: &str) {
     assert_eq!(kinds[3], ("call_1", AuditKind::Refused));
     assert_eq!(trail[3].event.code, Some(Code::CallInFlight));
     assert_eq!(kinds[4], ("call_1", AuditKind::Outcome));
+    // The record that settles a call carries the digest of its outcome; no other does.
+    assert_eq!(
+        trail[4].event.output,
+        Some(output(r#"{"refunded":true}"#).digest())
+    );
+    assert!(trail[..4].iter().all(|r| r.event.output.is_none()));
+    // A settlement given no outcome record gets one: call_2's failure.
+    let failed = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "card declined".into(),
+        detail: Some("gateway said 402".into()),
+    };
+    let settled_2: Vec<_> = trail
+        .iter()
+        .filter(|r| r.event.call_id == "call_2" && r.event.kind == AuditKind::Outcome)
+        .collect();
+    assert_eq!(settled_2.len(), 1, "{trail:#?}");
+    assert_eq!(settled_2[0].event.output, Some(failed.digest()));
+    assert_eq!(settled_2[0].event.code, Some(Code::ExecutionFailed));
+    assert_eq!(settled_2[0].event.digest.as_deref(), Some("aa"));
     assert_eq!(kinds[6], ("call_1", AuditKind::Replayed));
     assert!(
         trail

@@ -13,8 +13,9 @@ use tokio_postgres::{NoTls, Row};
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Reconciled,
-    Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
+    Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
+    held_outcomes, settling, unix_millis,
 };
 use crate::outcome::Code;
 
@@ -28,7 +29,10 @@ use crate::outcome::Code;
 /// taken for dead.
 ///
 /// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
-/// schema version that later versions of this crate check before touching them.
+/// schema version that later versions of this crate check before touching them. Tables at
+/// schema version 1 are brought to version 2 when the ledger opens: their records verify as
+/// before, and the outcomes of claims settled before then are not covered by the audit trail
+/// (later ones are).
 ///
 /// PostgreSQL text cannot hold U+0000, which a model may well put in a call id or a tool name.
 /// Such a string (and one that starts with U+FFFF) is stored escaped: U+FFFF, then the string
@@ -70,8 +74,17 @@ pub struct PostgresLedger {
 /// The mark that starts a stored string in which U+0000 is escaped (see [`stored`]).
 const ESCAPED: char = '\u{FFFF}';
 
-/// The schema this version of the crate reads and writes.
-const SCHEMA_VERSION: i32 = 1;
+/// The schema this version of the crate reads and writes. Tables at version 1 are brought to
+/// it (their claims settled until then have no audit record that covers their outcome).
+const SCHEMA_VERSION: i32 = 2;
+
+/// What version 2 adds to version 1: the digest of an outcome on the audit record that
+/// settled it, and that record's place on the claim.
+const FROM_VERSION_1: &str = "
+ALTER TABLE tool_ledger_audit ADD COLUMN output text;
+ALTER TABLE tool_ledger_claims ADD COLUMN settled_seq int8;
+UPDATE tool_ledger_schema SET version = 2;
+";
 
 /// The key of the advisory lock that serializes schema creation across processes.
 const SCHEMA_LOCK: i64 = 0x746f_6f6c_6c65_6467;
@@ -114,6 +127,7 @@ CREATE TABLE tool_ledger_claims (
     detail text,
     released bool NOT NULL DEFAULT false,
     settled_at int8,
+    settled_seq int8,
     PRIMARY KEY (kind, key_scope, id)
 );
 CREATE INDEX tool_ledger_claims_unsettled ON tool_ledger_claims (scope, lease_until)
@@ -139,6 +153,7 @@ CREATE TABLE tool_ledger_audit (
     note text,
     prev text NOT NULL,
     hash text NOT NULL,
+    output text,
     PRIMARY KEY (scope, seq)
 );
 CREATE TABLE tool_ledger_audit_heads (
@@ -181,7 +196,7 @@ const TAKE_OVER_CLAIM: &str = concat!(
     "UPDATE tool_ledger_claims SET attempt = $4, call_id = $5, scope = $6, tool = $7, ",
     "contract = $8, arguments = $9, principal = $10, effect = $11, claimed_at = clock.t, ",
     "lease_until = clock.t + $12, status = NULL, body = NULL, detail = NULL, released = false, ",
-    "settled_at = NULL FROM (SELECT ",
+    "settled_at = NULL, settled_seq = NULL FROM (SELECT ",
     now_ms!(),
     " AS t) AS clock WHERE kind = $1 AND key_scope = $2 AND id = $3"
 );
@@ -208,13 +223,17 @@ const LOCK_HEAD: &str = concat!(
     now_ms!()
 );
 
+/// Appends the records and moves the head; when `$15` is not NULL, notes it on the claim
+/// `($16, $17, $18)` as the record that settled it.
 const INSERT_AUDIT: &str = concat!(
     "WITH added AS (INSERT INTO tool_ledger_audit ",
-    "(scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash) ",
+    "(scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output) ",
     "SELECT $1, r.seq, $2, r.call_id, r.tool, r.kind, r.code, r.digest, r.principal, r.note, ",
-    "r.prev, r.hash FROM unnest($3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], ",
-    "$8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) ",
-    "AS r(seq, call_id, tool, kind, code, digest, principal, note, prev, hash)) ",
+    "r.prev, r.hash, r.output FROM unnest($3::int8[], $4::text[], $5::text[], $6::text[], ",
+    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $19::text[]) ",
+    "AS r(seq, call_id, tool, kind, code, digest, principal, note, prev, hash, output)), ",
+    "settled AS (UPDATE tool_ledger_claims SET settled_seq = $15 WHERE $15::int8 IS NOT NULL ",
+    "AND kind = $16 AND key_scope = $17 AND id = $18) ",
     "UPDATE tool_ledger_audit_heads SET seq = $13, hash = $14 WHERE scope = $1"
 );
 
@@ -222,7 +241,7 @@ const SETTLE: &str = concat!(
     "UPDATE tool_ledger_claims SET status = $5, body = $6, detail = $7, settled_at = ",
     now_ms!(),
     " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND attempt = $4 ",
-    "AND status IS NULL AND NOT released RETURNING scope"
+    "AND status IS NULL AND NOT released RETURNING scope, call_id, tool, arguments, principal"
 );
 
 const RECONCILE: &str = concat!(
@@ -248,8 +267,16 @@ const UNSETTLED: &str = concat!(
 );
 
 const TRAIL: &str = concat!(
-    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash ",
+    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output ",
     "FROM tool_ledger_audit WHERE scope = $1 ORDER BY seq"
+);
+
+/// The outcomes held for a scope's claims, with the records that settled them. No index
+/// serves it: the trail is read rarely, by an operator, and every index is one more write
+/// per call.
+const HELD: &str = concat!(
+    "SELECT settled_seq, call_id, status, body, detail FROM tool_ledger_claims ",
+    "WHERE scope = $1 AND status IS NOT NULL AND settled_seq IS NOT NULL"
 );
 
 const USE_NONCE: &str =
@@ -548,6 +575,11 @@ impl PostgresLedger {
                 .collect::<Result<_, _>>()?;
             return match versions.as_slice() {
                 [SCHEMA_VERSION] => Ok(()),
+                [1] => {
+                    tx.batch_execute(FROM_VERSION_1).await?;
+                    tx.commit().await?;
+                    Ok(())
+                }
                 [version] => Err(Fault::Ledger(LedgerError::new(format!(
                     "the ledger tables in this database are at schema version {version}; \
                      this version of tool-core reads and writes version {SCHEMA_VERSION}"
@@ -681,7 +713,18 @@ impl PostgresLedger {
             return Ok(false);
         };
         let scope = text(&row, 0)?;
-        append_in(&tx, &scope, audit.iter().cloned()).await?;
+        let call = AuditEvent {
+            call_id: text(&row, 1)?,
+            tool: text(&row, 2)?,
+            kind: AuditKind::Outcome,
+            code: None,
+            digest: Some(text(&row, 3)?),
+            principal: text(&row, 4)?,
+            note: None,
+            output: None,
+        };
+        let (events, at) = settling(audit, outcome, || call);
+        append_in(&tx, &scope, events, Some((key, at))).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -689,7 +732,7 @@ impl PostgresLedger {
     async fn append_once(&self, scope: &str, audit: &[AuditEvent]) -> Result<(), Fault> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        append_in(&tx, scope, audit.iter().cloned()).await?;
+        append_in(&tx, scope, audit.iter().cloned(), None).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -744,8 +787,10 @@ impl PostgresLedger {
             digest: Some(text(&row, 3)?),
             principal: text(&row, 4)?,
             note: Some(resolution.as_str().to_owned()),
+            output: outcome.as_ref().map(Recorded::digest),
         };
-        append_in(&tx, &scope, [event]).await?;
+        let settles = outcome.as_ref().map(|_| (key, 0));
+        append_in(&tx, &scope, [event], settles).await?;
         tx.commit().await?;
         Ok(Reconciled::Settled)
     }
@@ -781,9 +826,29 @@ impl PostgresLedger {
 
     async fn trail_once(&self, scope: &str) -> Result<Vec<AuditRecord>, Fault> {
         let client = self.pool.get().await?;
+        let scope_stored = stored(scope);
+        // The outcomes first: a record that settled one was committed with it, so the trail
+        // read next has it.
+        let held = client.prepare_cached(HELD).await?;
+        let held = client
+            .query(&held, &[&scope_stored])
+            .await?
+            .iter()
+            .map(|row| {
+                let seq: i64 = row.try_get(0)?;
+                Ok(HeldOutcome {
+                    seq: u64::try_from(seq)
+                        .map_err(|_| corrupt(format_args!("a settling record {seq}")))?,
+                    call_id: text(row, 1)?,
+                    outcome: recorded(row.try_get(2)?, opt_text(row, 3)?, opt_text(row, 4)?)?
+                        .ok_or_else(|| corrupt("a held outcome without a status"))?,
+                })
+            })
+            .collect::<Result<Vec<_>, Fault>>()?;
         let trail = client.prepare_cached(TRAIL).await?;
-        let rows = client.query(&trail, &[&stored(scope)]).await?;
-        rows.iter()
+        let rows = client.query(&trail, &[&scope_stored]).await?;
+        let mut records = rows
+            .iter()
             .map(|row| {
                 let seq: i64 = row.try_get(0)?;
                 let kind: String = row.try_get(4)?;
@@ -807,12 +872,15 @@ impl PostgresLedger {
                         digest: opt_text(row, 6)?,
                         principal: text(row, 7)?,
                         note: opt_text(row, 8)?,
+                        output: row.try_get(11)?,
                     },
                     prev: row.try_get(9)?,
                     hash: row.try_get(10)?,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, Fault>>()?;
+        held_outcomes(&mut records, held)?;
+        Ok(records)
     }
 
     async fn use_nonce_once(&self, nonce: &str, expires: SystemTime) -> Result<bool, Fault> {
@@ -901,6 +969,7 @@ async fn answer_claim(
         &tx,
         &claim.scope,
         claim.audit.iter().cloned().chain([event]),
+        None,
     )
     .await?;
     tx.commit().await?;
@@ -908,11 +977,13 @@ async fn answer_claim(
 }
 
 /// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
-/// until `tx` ends.
+/// until `tx` ends. With `settles`, the event at that index is noted on that claim as the
+/// record that settled it.
 async fn append_in(
     tx: &Transaction<'_>,
     scope: &str,
     events: impl IntoIterator<Item = AuditEvent>,
+    settles: Option<(&ClaimKey, usize)>,
 ) -> Result<(), Fault> {
     let events: Vec<AuditEvent> = events.into_iter().collect();
     if events.is_empty() {
@@ -933,7 +1004,8 @@ async fn append_in(
         )),
     };
     let mut columns = AuditColumns::default();
-    for event in events {
+    let mut settled_seq = None;
+    for (i, event) in events.into_iter().enumerate() {
         let record = AuditRecord::chain(
             scope,
             prev.as_ref().map(|(s, h)| (*s, h.as_str())),
@@ -941,6 +1013,12 @@ async fn append_in(
             event,
         );
         prev = Some((record.seq, record.hash.clone()));
+        if settles.is_some_and(|(_, at)| at == i) {
+            settled_seq = Some(
+                i64::try_from(record.seq)
+                    .map_err(|_| corrupt("an audit sequence number past 2^63"))?,
+            );
+        }
         columns.push(record)?;
     }
     let Some((last, head)) = prev else {
@@ -966,6 +1044,11 @@ async fn append_in(
             &c.hash,
             &last,
             &head,
+            &settled_seq,
+            &settles.map(|(key, _)| key.kind.as_str()),
+            &settles.map(|(key, _)| stored(&key.scope)),
+            &settles.map(|(key, _)| stored(&key.id)),
+            &c.output,
         ],
     )
     .await?;
@@ -985,6 +1068,7 @@ struct AuditColumns {
     note: Vec<Option<String>>,
     prev: Vec<String>,
     hash: Vec<String>,
+    output: Vec<Option<String>>,
 }
 
 impl AuditColumns {
@@ -1004,6 +1088,7 @@ impl AuditColumns {
             .push(e.note.as_deref().map(|n| stored(n).into_owned()));
         self.prev.push(record.prev);
         self.hash.push(record.hash);
+        self.output.push(e.output);
         Ok(())
     }
 }
