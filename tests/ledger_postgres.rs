@@ -302,13 +302,25 @@ async fn tables_of_schema_version_1_are_brought_up_to_date() {
     assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
     let done = Recorded::Output("1".into());
     assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+    // Version 1 stored every string as it is, this one too.
+    let marked = suite::claim("t", "\u{ffff}call", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&marked).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
     drop(ledger);
-    // As version 1 wrote them: no outcome digests, no settling records on the claims.
+    // As version 1 wrote them: no outcome digests, no settling records on the claims, no
+    // escaped strings.
     isolated
         .sql(
-            "DELETE FROM tool_ledger_audit WHERE output IS NOT NULL;
+            "UPDATE tool_ledger_claims SET id = substr(id, 2), call_id = substr(call_id, 2)
+                 WHERE left(id, 1) = chr(65535);
+             UPDATE tool_ledger_audit SET call_id = substr(call_id, 2)
+                 WHERE left(call_id, 1) = chr(65535);
+             DELETE FROM tool_ledger_audit WHERE output IS NOT NULL;
              UPDATE tool_ledger_audit_heads SET seq = 2,
-                 hash = (SELECT hash FROM tool_ledger_audit WHERE seq = 2);
+                 hash = (SELECT hash FROM tool_ledger_audit WHERE scope = 's' AND seq = 2)
+                 WHERE scope = 's';
              ALTER TABLE tool_ledger_audit DROP COLUMN output;
              ALTER TABLE tool_ledger_claims DROP COLUMN settled_seq;
              UPDATE tool_ledger_schema SET version = 1;",
@@ -316,8 +328,12 @@ async fn tables_of_schema_version_1_are_brought_up_to_date() {
         .await;
 
     let ledger = isolated.ledger().await.expect("version 1 opens");
+    assert_eq!(ledger.claim(&marked).await.unwrap(), Claimed::InFlight);
+    let marked_trail = ledger.trail("t").await.unwrap();
+    verify(&marked_trail, None).expect("escaped in place, the records verify");
+    assert_eq!(marked_trail[0].event.call_id, "\u{ffff}call");
     let trail = ledger.trail("s").await.unwrap();
-    assert_eq!(trail.len(), 2);
+    assert_eq!(trail.len(), 2, "{trail:#?}");
     let head = verify(&trail, None)
         .expect("version 1 records verify")
         .unwrap();

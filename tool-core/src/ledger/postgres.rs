@@ -79,10 +79,39 @@ const ESCAPED: char = '\u{FFFF}';
 const SCHEMA_VERSION: i32 = 2;
 
 /// What version 2 adds to version 1: the digest of an outcome on the audit record that
-/// settled it, and that record's place on the claim.
-const FROM_VERSION_1: &str = "
+/// settled it, and that record's place on the claim. Version 1 stored every string as it is
+/// (it could hold no U+0000); those that start with [`ESCAPED`] are escaped as [`stored`]
+/// escapes them, so they read back as written.
+const FROM_VERSION_1: &str = r"
 ALTER TABLE tool_ledger_audit ADD COLUMN output text;
 ALTER TABLE tool_ledger_claims ADD COLUMN settled_seq int8;
+CREATE FUNCTION pg_temp.tool_ledger_escape(text) RETURNS text LANGUAGE sql IMMUTABLE AS
+    $$ SELECT CASE WHEN left($1, 1) = chr(65535)
+        THEN chr(65535) || replace($1, '', '\') ELSE $1 END $$;
+UPDATE tool_ledger_claims SET key_scope = pg_temp.tool_ledger_escape(key_scope),
+    id = pg_temp.tool_ledger_escape(id), call_id = pg_temp.tool_ledger_escape(call_id),
+    scope = pg_temp.tool_ledger_escape(scope), tool = pg_temp.tool_ledger_escape(tool),
+    principal = pg_temp.tool_ledger_escape(principal), body = pg_temp.tool_ledger_escape(body),
+    detail = pg_temp.tool_ledger_escape(detail)
+    WHERE chr(65535) IN (left(key_scope, 1), left(id, 1), left(call_id, 1), left(scope, 1),
+        left(tool, 1), left(principal, 1), left(body, 1), left(detail, 1));
+UPDATE tool_ledger_audit SET scope = pg_temp.tool_ledger_escape(scope),
+    call_id = pg_temp.tool_ledger_escape(call_id), tool = pg_temp.tool_ledger_escape(tool),
+    principal = pg_temp.tool_ledger_escape(principal), note = pg_temp.tool_ledger_escape(note),
+    digest = pg_temp.tool_ledger_escape(digest)
+    WHERE chr(65535) IN (left(scope, 1), left(call_id, 1), left(tool, 1), left(principal, 1),
+        left(note, 1), left(digest, 1));
+UPDATE tool_ledger_audit_heads SET scope = pg_temp.tool_ledger_escape(scope)
+    WHERE left(scope, 1) = chr(65535);
+UPDATE tool_ledger_counters SET scope = pg_temp.tool_ledger_escape(scope),
+    name = pg_temp.tool_ledger_escape(name)
+    WHERE chr(65535) IN (left(scope, 1), left(name, 1));
+UPDATE tool_ledger_nonces SET nonce = pg_temp.tool_ledger_escape(nonce)
+    WHERE left(nonce, 1) = chr(65535);
+UPDATE tool_ledger_runs SET scope = pg_temp.tool_ledger_escape(scope),
+    run = pg_temp.tool_ledger_escape(run), state = pg_temp.tool_ledger_escape(state)
+    WHERE chr(65535) IN (left(scope, 1), left(run, 1), left(state, 1));
+DROP FUNCTION pg_temp.tool_ledger_escape(text);
 UPDATE tool_ledger_schema SET version = 2;
 ";
 
