@@ -620,21 +620,27 @@ pub fn settling(
     call: impl FnOnce() -> AuditEvent,
 ) -> (Vec<AuditEvent>, usize) {
     let mut events = audit.to_vec();
-    let at = match events.iter().rposition(|e| e.kind == AuditKind::Outcome) {
-        Some(at) => at,
-        None => {
-            let mut added = call();
-            added.kind = AuditKind::Outcome;
-            added.code = match outcome {
-                Recorded::Output(_) => None,
-                Recorded::Failure { code, .. } => Some(*code),
-            };
-            events.push(added);
-            events.len() - 1
-        }
-    };
+    let at = settling_at(audit);
+    if at == events.len() {
+        let mut added = call();
+        added.kind = AuditKind::Outcome;
+        added.code = match outcome {
+            Recorded::Output(_) => None,
+            Recorded::Failure { code, .. } => Some(*code),
+        };
+        events.push(added);
+    }
     events[at].output = Some(outcome.digest());
     (events, at)
+}
+
+/// The index of the settling event among the events [`settling`] makes of `audit`: its last
+/// `outcome` event, or one past its end.
+pub fn settling_at(audit: &[AuditEvent]) -> usize {
+    audit
+        .iter()
+        .rposition(|e| e.kind == AuditKind::Outcome)
+        .unwrap_or(audit.len())
 }
 
 /// An outcome a ledger holds, as [`held_outcomes`] checks it against the trail.

@@ -12,7 +12,7 @@ use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
-    held_outcomes, settling, unix_millis,
+    held_outcomes, settling, settling_at, unix_millis,
 };
 use crate::outcome::Code;
 use crate::sync::lock;
@@ -709,9 +709,14 @@ fn settle_in(
 ) -> Result<bool, Error> {
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = unix_millis(SystemTime::now());
+    // The settling record's place, known before it is appended (the file is locked): the
+    // claim notes it in the same statement that settles it.
+    let at = settling_at(&audit);
     let found: Option<(String, AuditEvent)> = tx
         .prepare_cached(
-            "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8
+            "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8,
+                settled_seq = ?9 + (SELECT coalesce(max(seq), 0) FROM ledger_audit
+                                    WHERE ledger_audit.scope = ledger_claims.scope)
              WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND attempt = ?4
                AND status IS NULL AND released = 0
              RETURNING scope, call_id, tool, arguments, principal",
@@ -726,6 +731,7 @@ fn settle_in(
                 outcome.body(),
                 outcome.detail(),
                 now,
+                i64::try_from(at + 1).unwrap_or(i64::MAX),
             ],
             |row| {
                 Ok((
@@ -747,9 +753,8 @@ fn settle_in(
     let Some((scope, call)) = found else {
         return Ok(false);
     };
-    let (events, at) = settling(&audit, outcome, || call);
-    let first = append(&tx, &scope, now, events)?;
-    settled_by(&tx, key, first.map(|first| first + at as u64))?;
+    let (events, _) = settling(&audit, outcome, || call);
+    append(&tx, &scope, now, events)?;
     tx.commit()?;
     Ok(true)
 }
