@@ -303,7 +303,7 @@ async fn tables_of_schema_version_1_are_brought_up_to_date() {
     let done = Recorded::Output("1".into());
     assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
     // Version 1 stored every string as it is, this one too.
-    let marked = suite::claim("t", "\u{ffff}call", "refund", "aa");
+    let marked = suite::claim("t", "\u{ffff}ca\\ll", "refund", "aa");
     assert_eq!(
         ledger.claim(&marked).await.unwrap(),
         Claimed::New { attempt: 1 }
@@ -313,9 +313,10 @@ async fn tables_of_schema_version_1_are_brought_up_to_date() {
     // escaped strings.
     isolated
         .sql(
-            "UPDATE tool_ledger_claims SET id = substr(id, 2), call_id = substr(call_id, 2)
+            r"UPDATE tool_ledger_claims SET id = substr(replace(id, '\\', '\'), 2),
+                 call_id = substr(replace(call_id, '\\', '\'), 2)
                  WHERE left(id, 1) = chr(65535);
-             UPDATE tool_ledger_audit SET call_id = substr(call_id, 2)
+             UPDATE tool_ledger_audit SET call_id = substr(replace(call_id, '\\', '\'), 2)
                  WHERE left(call_id, 1) = chr(65535);
              DELETE FROM tool_ledger_audit WHERE output IS NOT NULL;
              UPDATE tool_ledger_audit_heads SET seq = 2,
@@ -331,7 +332,7 @@ async fn tables_of_schema_version_1_are_brought_up_to_date() {
     assert_eq!(ledger.claim(&marked).await.unwrap(), Claimed::InFlight);
     let marked_trail = ledger.trail("t").await.unwrap();
     verify(&marked_trail, None).expect("escaped in place, the records verify");
-    assert_eq!(marked_trail[0].event.call_id, "\u{ffff}call");
+    assert_eq!(marked_trail[0].event.call_id, "\u{ffff}ca\\ll");
     let trail = ledger.trail("s").await.unwrap();
     assert_eq!(trail.len(), 2, "{trail:#?}");
     let head = verify(&trail, None)

@@ -665,14 +665,16 @@ pub fn held_outcomes(
     for held in held {
         let Ok(at) = trail.binary_search_by_key(&held.seq, |r| r.seq) else {
             return Err(LedgerError::new(format!(
-                "the outcome stored for call {:?} names audit record {}, which its trail does                  not have",
+                "the outcome stored for call {:?} names audit record {}, which its trail does \
+                 not have",
                 held.call_id, held.seq
             )));
         };
         let event = &mut trail[at].event;
         if event.call_id != held.call_id {
             return Err(LedgerError::new(format!(
-                "the outcome stored for call {:?} names audit record {}, which is about another                  call",
+                "the outcome stored for call {:?} names audit record {}, which is about \
+                 another call",
                 held.call_id, held.seq
             )));
         }

@@ -87,7 +87,7 @@ ALTER TABLE tool_ledger_audit ADD COLUMN output text;
 ALTER TABLE tool_ledger_claims ADD COLUMN settled_seq int8;
 CREATE FUNCTION pg_temp.tool_ledger_escape(text) RETURNS text LANGUAGE sql IMMUTABLE AS
     $$ SELECT CASE WHEN left($1, 1) = chr(65535)
-        THEN chr(65535) || replace($1, '', '\') ELSE $1 END $$;
+        THEN chr(65535) || replace($1, '\', '\\') ELSE $1 END $$;
 UPDATE tool_ledger_claims SET key_scope = pg_temp.tool_ledger_escape(key_scope),
     id = pg_temp.tool_ledger_escape(id), call_id = pg_temp.tool_ledger_escape(call_id),
     scope = pg_temp.tool_ledger_escape(scope), tool = pg_temp.tool_ledger_escape(tool),
