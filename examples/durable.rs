@@ -171,7 +171,7 @@ async fn story(path: &Path) -> Result<(), Box<dyn Error>> {
         );
         let output = json!({ "invoice": "from-billing-system", "to": "cus_7" }).to_string();
         ledger
-            .reconcile(&claim.key, &Resolution::Completed(output))
+            .reconcile(claim, &Resolution::Completed(output))
             .await?;
     }
     show(

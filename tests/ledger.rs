@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 use tool_core::agent::{self, Agent, Message, RunEnd, Turn};
-use tool_core::ledger::{AuditKind, ClaimKey, Ledger, MemoryLedger, Resolution, verify};
+use tool_core::ledger::{
+    AuditKind, ClaimKey, Ledger, MemoryLedger, Reconciled, Resolution, verify,
+};
 use tool_core::testing::ScriptedTurns;
 use tool_core::{
     Approvals, Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolCall, ToolDef,
@@ -265,7 +267,10 @@ async fn an_interrupted_call_is_in_doubt_until_the_application_reconciles_it() {
     assert_eq!(unsettled[0].key, ClaimKey::call("run-1", "call_1"));
     assert_eq!(unsettled[0].binding.tool, "charge");
     let settled = Resolution::Completed(r#"{"charged":500}"#.into());
-    assert!(ledger.reconcile(&unsettled[0].key, &settled).await.unwrap());
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &settled).await.unwrap(),
+        Reconciled::Settled
+    );
     let replayed = runtime.invoke("call_1", "charge", CHARGE, &alice()).await;
     assert!(replayed.is_replay());
     assert_eq!(replayed.output().unwrap().as_str(), r#"{"charged":500}"#);

@@ -16,7 +16,10 @@ use std::time::Duration;
 
 use examples::{CreateInvoice, create_invoice};
 use tests::workers::{Race, Scratch};
-use tool_core::ledger::{AuditKind, Claimed, Ledger, PostgresLedger, Recorded, verify};
+use tool_core::ledger::{
+    AuditKind, Claimed, Ledger, PostgresLedger, Reconciled, Recorded, Resolution, TrailError,
+    verify,
+};
 use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolInfo};
 
 const INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
@@ -221,6 +224,144 @@ async fn purge_forgets_only_claims_settled_before_the_retention() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_stored_outcome_fails_verification_at_its_record() {
+    let Some(url) =
+        tests::postgres_url("an_edited_stored_outcome_fails_verification_at_its_record")
+    else {
+        return;
+    };
+    let isolated = Isolated::new(&url, "edited").await;
+    let ledger = isolated.ledger().await.expect("the ledger opens");
+    let c = suite::claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = Recorded::Output(r#"{"refunded":10}"#.into());
+    assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+    let mut lost = suite::claim("s", "call\0two", "refund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let listed = ledger.unsettled("s").await.unwrap();
+    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
+    assert_eq!(
+        ledger.reconcile(&listed[0], &by_hand).await.unwrap(),
+        Reconciled::Settled
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    let head = verify(&trail, None).unwrap().unwrap();
+    let settled: Vec<u64> = trail
+        .iter()
+        .filter(|r| r.event.output.is_some())
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(settled, [3, 6], "{trail:#?}");
+
+    for (like, seq, original) in [
+        ("call_1", 3, r#"{"refunded":10}"#),
+        ("%two", 6, r#"{"refunded":20}"#),
+    ] {
+        isolated
+            .sql(&format!(
+                "UPDATE tool_ledger_claims SET body = '{{\"refunded\":1000}}' WHERE id LIKE '{like}'"
+            ))
+            .await;
+        assert_eq!(
+            verify(&ledger.trail("s").await.unwrap(), Some(&head)),
+            Err(TrailError::Edited { seq }),
+            "{like}"
+        );
+        isolated
+            .sql(&format!(
+                "UPDATE tool_ledger_claims SET body = '{original}' WHERE id LIKE '{like}'"
+            ))
+            .await;
+    }
+    assert_eq!(
+        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
+        Ok(Some(head.clone()))
+    );
+    isolated
+        .sql("UPDATE tool_ledger_claims SET settled_seq = 99 WHERE id = 'call_1'")
+        .await;
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("audit record 99"), "{error}");
+    drop(ledger);
+    isolated.drop_schema().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_of_schema_version_1_are_brought_up_to_date() {
+    let Some(url) = tests::postgres_url("tables_of_schema_version_1_are_brought_up_to_date") else {
+        return;
+    };
+    let isolated = Isolated::new(&url, "version1").await;
+    let ledger = isolated.ledger().await.expect("the ledger opens");
+    let c = suite::claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = Recorded::Output("1".into());
+    assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+    // Version 1 stored every string as it is, this one too.
+    let marked = suite::claim("t", "\u{ffff}ca\\ll", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&marked).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    drop(ledger);
+    // As version 1 wrote them: no outcome digests, no settling records on the claims, no
+    // escaped strings.
+    isolated
+        .sql(
+            r"UPDATE tool_ledger_claims SET id = substr(replace(id, '\\', '\'), 2),
+                 call_id = substr(replace(call_id, '\\', '\'), 2)
+                 WHERE left(id, 1) = chr(65535);
+             UPDATE tool_ledger_audit SET call_id = substr(replace(call_id, '\\', '\'), 2)
+                 WHERE left(call_id, 1) = chr(65535);
+             DELETE FROM tool_ledger_audit WHERE output IS NOT NULL;
+             UPDATE tool_ledger_audit_heads SET seq = 2,
+                 hash = (SELECT hash FROM tool_ledger_audit WHERE scope = 's' AND seq = 2)
+                 WHERE scope = 's';
+             ALTER TABLE tool_ledger_audit DROP COLUMN output;
+             ALTER TABLE tool_ledger_claims DROP COLUMN settled_seq;
+             UPDATE tool_ledger_schema SET version = 1;",
+        )
+        .await;
+
+    let ledger = isolated.ledger().await.expect("version 1 opens");
+    assert_eq!(ledger.claim(&marked).await.unwrap(), Claimed::InFlight);
+    let marked_trail = ledger.trail("t").await.unwrap();
+    verify(&marked_trail, None).expect("escaped in place, the records verify");
+    assert_eq!(marked_trail[0].event.call_id, "\u{ffff}ca\\ll");
+    let trail = ledger.trail("s").await.unwrap();
+    assert_eq!(trail.len(), 2, "{trail:#?}");
+    let head = verify(&trail, None)
+        .expect("version 1 records verify")
+        .unwrap();
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::Replay(done));
+    let next = suite::claim("s", "call_2", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&next).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert!(
+        ledger
+            .settle(&next.key, 1, &Recorded::Output("2".into()), &[])
+            .await
+            .unwrap()
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    verify(&trail, Some(&head)).expect("old and new records verify together");
+    assert!(trail.last().unwrap().event.output.is_some());
+    drop(ledger);
+    isolated
+        .ledger()
+        .await
+        .expect("and opens again at the new version");
+    isolated.drop_schema().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tables_of_another_schema_version_are_refused() {
     let Some(url) = tests::postgres_url("tables_of_another_schema_version_are_refused") else {
         return;
@@ -251,14 +392,29 @@ async fn a_broken_store_refuses_calls_and_runs_nothing() {
     let runtime = runtime(counted(&executed), Arc::clone(&ledger));
     let cx = Context::builder("user-1").scope("run-1").build();
 
-    // What the database refuses to store is an error, not a panic.
-    let nul = suite::claim("run-1", "call\0with-nul", "refund", "aa");
-    let error = ledger.claim(&nul).await.expect_err("a NUL is refused");
-    assert!(error.message().contains("U+0000"), "{error}");
-    let outcome = runtime
-        .invoke("call\0with-nul", "create_invoice", INVOICE, &cx)
-        .await;
-    assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
+    // PostgreSQL text cannot hold U+0000, but a call id that does is claimed like any other.
+    for _ in 0..2 {
+        let outcome = runtime
+            .invoke("call\0with-nul", "create_invoice", INVOICE, &cx)
+            .await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+    }
+    assert_eq!(
+        executed.load(Ordering::SeqCst),
+        1,
+        "run once, then replayed"
+    );
+    // And a refused call's name too: its refusal is audited.
+    let outcome = runtime.invoke("call\0x", "no\0such", "{}", &cx).await;
+    assert_eq!(outcome.code(), Some(Code::UnknownTool), "{outcome:?}");
+    let trail = ledger.trail("run-1").await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    let last = trail.last().expect("the refusal is audited");
+    assert_eq!(
+        (last.event.call_id.as_str(), last.event.tool.as_str()),
+        ("call\0x", "no\0such")
+    );
+    assert_eq!(last.event.code, Some(Code::UnknownTool));
 
     isolated.sql("DROP TABLE tool_ledger_claims").await;
     let outcome = runtime
@@ -267,7 +423,7 @@ async fn a_broken_store_refuses_calls_and_runs_nothing() {
     assert_eq!(outcome.code(), Some(Code::LedgerUnavailable), "{outcome:?}");
     let detail = outcome.failure().and_then(|f| f.detail()).unwrap_or("");
     assert!(detail.contains("tool_ledger_claims"), "{detail}");
-    assert_eq!(executed.load(Ordering::SeqCst), 0, "nothing ran");
+    assert_eq!(executed.load(Ordering::SeqCst), 1, "nothing more ran");
     isolated.drop_schema().await;
 }
 

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tests::workers::{Race, Scratch, lines, run, worker};
 use tool_core::ledger::{
-    AuditKind, ClaimKey, Claimed, Ledger, Recorded, Resolution, SqliteLedger, TrailError, verify,
+    AuditKind, ClaimKey, Claimed, Ledger, Reconciled, Recorded, Resolution, SqliteLedger,
+    TrailError, verify,
 };
 use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, ToolError};
 
@@ -256,6 +257,10 @@ async fn rows_this_crate_did_not_write_are_errors() {
         .unwrap();
     let error = ledger.claim(&c).await.unwrap_err();
     assert!(error.message().contains("unknown code"), "{error}");
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("unknown code"), "{error}");
+    edit.execute("UPDATE ledger_claims SET status = 'ok'", [])
+        .unwrap();
     edit.execute(
         "UPDATE ledger_audit SET kind = 'teleported' WHERE seq = 2",
         [],
@@ -263,6 +268,142 @@ async fn rows_this_crate_did_not_write_are_errors() {
     .unwrap();
     let error = ledger.trail("s").await.unwrap_err();
     assert!(error.message().contains("unknown kind"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_stored_outcome_fails_verification_at_its_record() {
+    let dir = Scratch::new("edited-outcome");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let c = suite::claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = Recorded::Output(r#"{"refunded":10}"#.into());
+    let audit = [suite::event("call_1", "refund", AuditKind::Outcome, None)];
+    assert!(ledger.settle(&c.key, 1, &done, &audit).await.unwrap());
+    let mut lost = suite::claim("s", "call_2", "refund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let listed = ledger.unsettled("s").await.unwrap();
+    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
+    assert_eq!(
+        ledger.reconcile(&listed[0], &by_hand).await.unwrap(),
+        Reconciled::Settled
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    let head = verify(&trail, None).unwrap().unwrap();
+    let settled: Vec<u64> = trail
+        .iter()
+        .filter(|r| r.event.output.is_some())
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(settled, [3, 6], "{trail:#?}");
+    assert_eq!(trail[2].event.output, Some(done.digest()));
+
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    let body = |id: &str, body: &str| {
+        edit.execute(
+            "UPDATE ledger_claims SET body = ?2 WHERE id = ?1",
+            [id, body],
+        )
+        .unwrap();
+    };
+    for (id, seq, original) in [
+        ("call_1", 3, r#"{"refunded":10}"#),
+        ("call_2", 6, r#"{"refunded":20}"#),
+    ] {
+        body(id, r#"{"refunded":1000}"#);
+        let trail = ledger.trail("s").await.unwrap();
+        assert_eq!(
+            verify(&trail, Some(&head)),
+            Err(TrailError::Edited { seq }),
+            "{id}"
+        );
+        body(id, original);
+    }
+    assert_eq!(
+        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
+        Ok(Some(head.clone()))
+    );
+    // The status is covered too.
+    edit.execute(
+        "UPDATE ledger_claims SET status = 'execution_failed' WHERE id = 'call_1'",
+        [],
+    )
+    .unwrap();
+    assert_eq!(
+        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
+        Err(TrailError::Edited { seq: 3 })
+    );
+    // An outcome that no longer names its record is an error.
+    edit.execute(
+        "UPDATE ledger_claims SET status = 'ok', settled_seq = 99 WHERE id = 'call_1'",
+        [],
+    )
+    .unwrap();
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("audit record 99"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_of_schema_version_1_is_brought_up_to_date() {
+    let dir = Scratch::new("version-1");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let c = suite::claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = Recorded::Output("1".into());
+    assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+    drop(ledger);
+    // As version 1 wrote it: no outcome digests, no settling records on the claims.
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute_batch(
+        "DELETE FROM ledger_audit WHERE output IS NOT NULL;
+         ALTER TABLE ledger_audit DROP COLUMN output;
+         ALTER TABLE ledger_claims DROP COLUMN settled_seq;
+         UPDATE ledger_meta SET value = 1 WHERE key = 'schema_version';",
+    )
+    .unwrap();
+    let before = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM ledger_audit", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .unwrap();
+    assert_eq!(before, 2);
+
+    let ledger = open(&path);
+    let trail = ledger.trail("s").await.unwrap();
+    let head = verify(&trail, None)
+        .expect("version 1 records verify")
+        .unwrap();
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::Replay(done));
+    let next = suite::claim("s", "call_2", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&next).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert!(
+        ledger
+            .settle(&next.key, 1, &Recorded::Output("2".into()), &[])
+            .await
+            .unwrap()
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    verify(&trail, Some(&head)).expect("old and new records verify together");
+    assert!(trail.last().unwrap().event.output.is_some());
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT value FROM ledger_meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, SqliteLedger::SCHEMA_VERSION);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -400,11 +541,12 @@ async fn a_killed_worker_leaves_its_call_in_doubt_until_reconciled() {
     assert_eq!(lines(&log), ["started call-1"]);
 
     let receipt = r#"{"charged":7,"reconciled":true}"#;
-    assert!(
+    assert_eq!(
         ledger
-            .reconcile(&key, &Resolution::Completed(receipt.into()))
+            .reconcile(&unsettled[0], &Resolution::Completed(receipt.into()))
             .await
-            .unwrap()
+            .unwrap(),
+        Reconciled::Settled
     );
     assert!(ledger.unsettled("crash").await.unwrap().is_empty());
     let outcome = &run(&mut invoke)[0];

@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use tool_core::Code;
 use tool_core::Effect;
 use tool_core::ledger::{
-    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, Ledger, Quota, Recorded, Resolution,
-    TrailError, verify,
+    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, Ledger, Quota, Reconciled, Recorded,
+    Resolution, TrailError, Unsettled, verify,
 };
 
 /// A claim of `id` in `scope` for `tool` with arguments digest `args`.
@@ -42,6 +42,7 @@ pub(crate) fn event(id: &str, tool: &str, kind: AuditKind, code: Option<Code>) -
         digest: None,
         principal: "user-1".to_owned(),
         note: None,
+        output: None,
     }
 }
 
@@ -49,13 +50,24 @@ fn output(text: &str) -> Recorded {
     Recorded::Output(text.to_owned())
 }
 
+/// The listing of `key` among `scope`'s unsettled claims.
+async fn listed(ledger: &dyn Ledger, scope: &str, key: &ClaimKey) -> Unsettled {
+    let unsettled = ledger.unsettled(scope).await.unwrap();
+    match unsettled.into_iter().find(|u| u.key == *key) {
+        Some(listed) => listed,
+        None => panic!("{key:?} is not listed as unsettled"),
+    }
+}
+
 /// Every rule, on scopes named after `prefix` (so one store can be checked more than once).
 pub(crate) async fn check<L: Ledger>(ledger: Arc<L>, prefix: &str) {
     replay_conflict_and_in_flight(&*ledger, &format!("{prefix}-replay")).await;
     idempotency_keys_are_apart_from_call_ids(&*ledger, &format!("{prefix}-keys")).await;
     interrupted_claims(&*ledger, &format!("{prefix}-crash")).await;
+    stale_reconciliation(&*ledger, &format!("{prefix}-stale")).await;
     quotas(&*ledger, &format!("{prefix}-quota")).await;
     nonces_and_runs(&*ledger, prefix).await;
+    nul_characters(&*ledger, &format!("{prefix}-nul")).await;
     trail(&*ledger, &format!("{prefix}-replay")).await;
     racing_claims(ledger, &format!("{prefix}-race")).await;
 }
@@ -187,8 +199,14 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     assert_eq!(unsettled[0].binding, lost.binding);
 
     let completed = Resolution::Completed(r#"{"sent":true}"#.into());
-    assert!(ledger.reconcile(&lost.key, &completed).await.unwrap());
-    assert!(!ledger.reconcile(&lost.key, &completed).await.unwrap());
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &completed).await.unwrap(),
+        Reconciled::Settled
+    );
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &completed).await.unwrap(),
+        Reconciled::AlreadySettled
+    );
     assert!(
         !ledger
             .settle(&lost.key, 1, &output("late"), &[])
@@ -210,11 +228,13 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
         Claimed::New { attempt: 1 }
     );
     tokio::time::sleep(Duration::from_millis(5)).await;
-    assert!(
+    let waiting = listed(ledger, scope, &retry.key).await;
+    assert_eq!(
         ledger
-            .reconcile(&retry.key, &Resolution::Retry)
+            .reconcile(&waiting, &Resolution::Retry)
             .await
-            .unwrap()
+            .unwrap(),
+        Reconciled::Settled
     );
     retry.lease = Duration::from_secs(60);
     assert_eq!(
@@ -235,8 +255,13 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
         ledger.claim(&never).await.unwrap(),
         Claimed::New { attempt: 1 }
     );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, scope, &never.key).await;
     let nothing = Resolution::DidNotHappen("the email was not sent".into());
-    assert!(ledger.reconcile(&never.key, &nothing).await.unwrap());
+    assert_eq!(
+        ledger.reconcile(&waiting, &nothing).await.unwrap(),
+        Reconciled::Settled
+    );
     match ledger.claim(&never).await.unwrap() {
         Claimed::Replay(Recorded::Failure { code, message, .. }) => {
             assert_eq!(code, Code::ExecutionFailed);
@@ -288,11 +313,86 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     tokio::time::sleep(Duration::from_millis(5)).await;
     assert_eq!(ledger.claim(&kept).await.unwrap(), Claimed::Unknown);
 
+    let mut nobody = waiting;
+    nobody.key = ClaimKey::call(scope, "never-claimed");
+    assert_eq!(
+        ledger.reconcile(&nobody, &Resolution::Retry).await.unwrap(),
+        Reconciled::NotFound
+    );
+}
+
+/// A reconciliation acts on the attempt it was listed with: once that attempt was settled or
+/// a later attempt took the claim over, the same listing changes nothing.
+async fn stale_reconciliation(ledger: &dyn Ledger, scope: &str) {
+    let mut lost = claim(scope, "call_1", "send_email", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let listed = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        ledger
+            .reconcile(&listed[0], &Resolution::Retry)
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+    // The retry runs, and is still running when the same listing is acted on again.
+    lost.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    let completed = Resolution::Completed(r#"{"sent":"by hand"}"#.into());
+    for resolution in [&completed, &Resolution::Retry] {
+        assert_eq!(
+            ledger.reconcile(&listed[0], resolution).await.unwrap(),
+            Reconciled::MovedOn { attempt: 2 }
+        );
+    }
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::InFlight);
+    // The live attempt's outcome is the one kept.
     assert!(
-        !ledger
-            .reconcile(&ClaimKey::call(scope, "never-claimed"), &Resolution::Retry)
+        ledger
+            .settle(&lost.key, 2, &output("sent"), &[])
             .await
             .unwrap()
+    );
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::Replay(output("sent"))
+    );
+    assert_eq!(
+        ledger.reconcile(&listed[0], &completed).await.unwrap(),
+        Reconciled::MovedOn { attempt: 2 }
+    );
+
+    // An attempt whose outcome arrived after it was listed is settled already.
+    let mut late = claim(scope, "call_2", "send_email", "aa");
+    late.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&late).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert!(
+        ledger
+            .settle(&late.key, 1, &output("late"), &[])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ledger.reconcile(&waiting[0], &completed).await.unwrap(),
+        Reconciled::AlreadySettled
+    );
+    assert_eq!(
+        ledger.claim(&late).await.unwrap(),
+        Claimed::Replay(output("late"))
     );
 }
 
@@ -371,6 +471,125 @@ async fn nonces_and_runs(ledger: &dyn Ledger, prefix: &str) {
     assert_eq!(ledger.load_run(&scope, "run-1").await.unwrap(), None);
 }
 
+/// U+0000 in names, ids, messages and scopes is kept like any other character, and so is the
+/// character a store may use to escape it; none is confused with another.
+async fn nul_characters(ledger: &dyn Ledger, prefix: &str) {
+    let scope = format!("{prefix}\0scope");
+    let mut refused = event(
+        "call\0one",
+        "to\0ol",
+        AuditKind::Refused,
+        Some(Code::UnknownTool),
+    );
+    refused.note = Some("\0".into());
+    let marked = event(
+        "\u{ffff}call\\0",
+        "\u{ffff}",
+        AuditKind::Refused,
+        Some(Code::UnknownTool),
+    );
+    ledger
+        .append(&scope, &[refused.clone(), marked.clone()])
+        .await
+        .unwrap();
+
+    let mut nul = claim(&scope, "call\0two", "re\0fund", "aa");
+    nul.binding.principal = "user\0".into();
+    assert_eq!(
+        ledger.claim(&nul).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    // Ids that an escaping store could confuse with it are other calls.
+    for id in [
+        "call",
+        "call\u{fffd}two",
+        "\u{ffff}call\\0two",
+        "call\\0two",
+    ] {
+        let other = claim(&scope, id, "re\0fund", "aa");
+        assert_eq!(
+            ledger.claim(&other).await.unwrap(),
+            Claimed::New { attempt: 1 },
+            "{id:?}"
+        );
+    }
+    let failure = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "no card \0 on file".into(),
+        detail: Some("\0".into()),
+    };
+    assert!(
+        ledger
+            .settle(&nul.key, 1, &failure, &[refused.clone()])
+            .await
+            .unwrap()
+    );
+    assert_eq!(ledger.claim(&nul).await.unwrap(), Claimed::Replay(failure));
+
+    let mut lost = claim(&scope, "call\0three", "re\0fund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, &scope, &lost.key).await;
+    assert_eq!(waiting.call_id, "call\0three");
+    assert_eq!(waiting.binding, lost.binding);
+    assert_eq!(
+        ledger
+            .reconcile(&waiting, &Resolution::Completed("\"\\u0000\"".into()))
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+
+    let trail = ledger.trail(&scope).await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    assert_eq!(trail[0].event, refused);
+    assert_eq!(trail[1].event, marked);
+    assert_eq!(trail[0].scope, scope);
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.call_id == "call\0two" && r.event.kind == AuditKind::Admitted)
+    );
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.call_id == "call\0three" && r.event.kind == AuditKind::Reconciled)
+    );
+
+    ledger
+        .store_run(&scope, "run\0", Some("[\"\0\"]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.load_run(&scope, "run\0").await.unwrap().as_deref(),
+        Some("[\"\0\"]")
+    );
+    assert_eq!(ledger.load_run(&scope, "run").await.unwrap(), None);
+    let until = SystemTime::now() + Duration::from_secs(600);
+    assert!(
+        ledger
+            .use_nonce(&format!("{prefix}\0nonce"), until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        ledger
+            .use_nonce(&format!("{prefix}nonce"), until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !ledger
+            .use_nonce(&format!("{prefix}\0nonce"), until)
+            .await
+            .unwrap()
+    );
+}
+
 async fn trail(ledger: &dyn Ledger, scope: &str) {
     ledger
         .append(
@@ -398,6 +617,26 @@ async fn trail(ledger: &dyn Ledger, scope: &str) {
     assert_eq!(kinds[3], ("call_1", AuditKind::Refused));
     assert_eq!(trail[3].event.code, Some(Code::CallInFlight));
     assert_eq!(kinds[4], ("call_1", AuditKind::Outcome));
+    // The record that settles a call carries the digest of its outcome; no other does.
+    assert_eq!(
+        trail[4].event.output,
+        Some(output(r#"{"refunded":true}"#).digest())
+    );
+    assert!(trail[..4].iter().all(|r| r.event.output.is_none()));
+    // A settlement given no outcome record gets one: call_2's failure.
+    let failed = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "card declined".into(),
+        detail: Some("gateway said 402".into()),
+    };
+    let settled_2: Vec<_> = trail
+        .iter()
+        .filter(|r| r.event.call_id == "call_2" && r.event.kind == AuditKind::Outcome)
+        .collect();
+    assert_eq!(settled_2.len(), 1, "{trail:#?}");
+    assert_eq!(settled_2[0].event.output, Some(failed.digest()));
+    assert_eq!(settled_2[0].event.code, Some(Code::ExecutionFailed));
+    assert_eq!(settled_2[0].event.digest.as_deref(), Some("aa"));
     assert_eq!(kinds[6], ("call_1", AuditKind::Replayed));
     assert!(
         trail

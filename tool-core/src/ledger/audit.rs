@@ -1,5 +1,6 @@
 //! The audit trail: one record per stage decision, chained by hashes so that an edited,
-//! removed, inserted or reordered record is found by [`verify`].
+//! removed, inserted or reordered record is found by [`verify`], and so is an edited outcome
+//! that the ledger would replay.
 
 use std::fmt;
 
@@ -88,6 +89,13 @@ pub struct AuditEvent {
     pub principal: String,
     /// A short note with no argument values: the attempt, what conflicted, a quota's name.
     pub note: Option<String>,
+    /// On the record that settles a call (its `outcome` record, or the `reconciled` record
+    /// that gives it one), the [digest](super::Recorded::digest) of the outcome recorded:
+    /// the ledger fills it in. When a trail is read, the ledger puts here the digest of the
+    /// outcome it holds now, so an outcome edited in the store no longer gives the record's
+    /// hash and [`verify`] reports the record as edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// An [`AuditEvent`] as appended: its place in its scope's chain, its time and its hashes.
@@ -129,7 +137,8 @@ impl AuditRecord {
 
     /// The hash the record's fields give, whatever its `hash` field says: SHA-256 over every
     /// field, each length-prefixed (and each optional one marked present or absent), so no
-    /// two different records hash the same bytes.
+    /// two different records hash the same bytes. The `output` digest comes last and only
+    /// when there is one, so records without it hash as they did before it existed.
     pub fn compute_hash(&self) -> String {
         fn field(hasher: &mut Sha256, value: Option<&[u8]>) {
             match value {
@@ -155,6 +164,9 @@ impl AuditRecord {
         field(&mut hasher, Some(e.principal.as_bytes()));
         field(&mut hasher, e.note.as_deref().map(str::as_bytes));
         field(&mut hasher, Some(self.prev.as_bytes()));
+        if let Some(output) = &e.output {
+            field(&mut hasher, Some(output.as_bytes()));
+        }
         super::hex(&hasher.finalize())
     }
 }
@@ -235,6 +247,7 @@ impl std::error::Error for TrailError {}
 ///     digest: None,
 ///     principal: "user-1".into(),
 ///     note: None,
+///     output: None,
 /// };
 /// let first = AuditRecord::chain("run-1", None, 0, event(AuditKind::Admitted));
 /// let second = AuditRecord::chain("run-1", Some((first.seq, &first.hash)), 1, event(AuditKind::Outcome));

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Recorded, Resolution, Unsettled,
-    claim_event, decide, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Reconciled, Recorded, Resolution,
+    Unsettled, claim_event, decide, settling, unix_millis,
 };
 use crate::sync::lock;
 
@@ -259,16 +259,17 @@ impl Ledger for MemoryLedger {
         audit: &'a [AuditEvent],
     ) -> LedgerFuture<'a, bool> {
         let mut state = lock(&self.state);
-        let scope = match state.claims.get_mut(key) {
+        let (scope, events) = match state.claims.get_mut(key) {
             Some(entry)
                 if entry.attempt == attempt && entry.outcome.is_none() && !entry.released =>
             {
                 entry.outcome = Some(outcome.clone());
-                entry.scope.clone()
+                let (events, _) = settling(audit, outcome, || call_event(entry));
+                (entry.scope.clone(), events)
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
         };
-        state.append(&scope, audit.iter().cloned(), self.capacity);
+        state.append(&scope, events, self.capacity);
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(true)))
     }
@@ -280,32 +281,36 @@ impl Ledger for MemoryLedger {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
+    ) -> LedgerFuture<'a, Reconciled> {
+        let key = &listed.key;
         let mut state = lock(&self.state);
         let event = match state.claims.get_mut(key) {
-            Some(entry) if entry.outcome.is_none() && !entry.released => {
+            None => return Box::pin(std::future::ready(Ok(Reconciled::NotFound))),
+            Some(entry) => {
+                let settled = entry.outcome.is_some() || entry.released;
+                let claimed_at = unix_millis(entry.claimed_at);
+                if let Some(answer) = Reconciled::check(listed, entry.attempt, claimed_at, settled)
+                {
+                    return Box::pin(std::future::ready(Ok(answer)));
+                }
+                let mut event = call_event(entry);
+                event.kind = AuditKind::Reconciled;
+                event.note = Some(resolution.as_str().to_owned());
                 match resolution.recorded() {
-                    Some(recorded) => entry.outcome = Some(recorded),
+                    Some(recorded) => {
+                        event.output = Some(recorded.digest());
+                        entry.outcome = Some(recorded);
+                    }
                     None => entry.released = true,
                 }
-                let event = AuditEvent {
-                    call_id: entry.call_id.clone(),
-                    tool: entry.binding.tool.clone(),
-                    kind: AuditKind::Reconciled,
-                    code: None,
-                    digest: Some(entry.binding.arguments.clone()),
-                    principal: entry.binding.principal.clone(),
-                    note: Some(resolution.as_str().to_owned()),
-                };
                 (entry.scope.clone(), event)
             }
-            _ => return Box::pin(std::future::ready(Ok(false))),
         };
         state.append(&event.0, [event.1], self.capacity);
         state.settle(key, self.capacity);
-        Box::pin(std::future::ready(Ok(true)))
+        Box::pin(std::future::ready(Ok(Reconciled::Settled)))
     }
 
     fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
@@ -382,6 +387,20 @@ impl Ledger for MemoryLedger {
             .get(&(scope.to_owned(), run.to_owned()))
             .cloned();
         Box::pin(std::future::ready(Ok(found)))
+    }
+}
+
+/// An audit event about the claim's call, to be given its kind.
+fn call_event(entry: &Entry) -> AuditEvent {
+    AuditEvent {
+        call_id: entry.call_id.clone(),
+        tool: entry.binding.tool.clone(),
+        kind: AuditKind::Outcome,
+        code: None,
+        digest: Some(entry.binding.arguments.clone()),
+        principal: entry.binding.principal.clone(),
+        note: None,
+        output: None,
     }
 }
 

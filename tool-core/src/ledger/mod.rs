@@ -27,7 +27,10 @@
 //!   ([`Ledger::store_run`]).
 //! - **Audit trail.** Every stage decision is appended per scope, with digests and never
 //!   argument values, each record carrying the hash of the one before; [`verify`] finds an
-//!   edited, removed, inserted or reordered record.
+//!   edited, removed, inserted or reordered record. The record that settles a call carries
+//!   the digest of its outcome, and a trail read from the ledger carries the digest of the
+//!   outcome the ledger holds now, so an outcome edited in the store, which replays would
+//!   return, fails verification at that record too.
 //!
 //! Three ledgers implement the trait: [`MemoryLedger`] (bounded, one process),
 //! `SqliteLedger` (one file, feature `sqlite`) and `PostgresLedger` (many workers and
@@ -77,6 +80,10 @@ pub trait Ledger: Send + Sync + 'static {
     /// Records the outcome of the attempt `attempt` of a claim, with its audit events.
     /// Returns `false` (and records nothing) when that attempt no longer holds the claim: it
     /// was settled already, reconciled, or taken over after its lease passed.
+    ///
+    /// The last `outcome` event of `audit` is the record that settles the call (see
+    /// [`settling`]): the ledger sets its [`output`](AuditEvent::output) to the outcome's
+    /// digest, and adds such a record when `audit` has none.
     fn settle<'a>(
         &'a self,
         key: &'a ClaimKey,
@@ -88,14 +95,18 @@ pub trait Ledger: Send + Sync + 'static {
     /// Appends audit events that belong to no claim (calls refused before admission).
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()>;
 
-    /// Settles a claim that has no outcome, as the application decides; appends a
-    /// `reconciled` record. Returns `false` when the claim does not exist or already has an
-    /// outcome.
+    /// Settles the interrupted attempt `listed` (as [`unsettled`](Ledger::unsettled) listed
+    /// it), as the application decides, and appends a `reconciled` record.
+    ///
+    /// Only that attempt is settled: when the claim has moved on since it was listed (the
+    /// attempt was settled or reconciled, or a later attempt holds the claim), nothing changes
+    /// and the answer says what happened instead, so a reconciliation repeated from an old
+    /// listing cannot settle, or release, a call that is running again.
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool>;
+    ) -> LedgerFuture<'a, Reconciled>;
 
     /// The claims of `scope` without an outcome whose lease has passed: the calls waiting to
     /// be reconciled, oldest first.
@@ -144,10 +155,10 @@ impl<L: Ledger + ?Sized> Ledger for std::sync::Arc<L> {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
-        (**self).reconcile(key, resolution)
+    ) -> LedgerFuture<'a, Reconciled> {
+        (**self).reconcile(listed, resolution)
     }
 
     fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
@@ -387,6 +398,25 @@ impl Recorded {
             Recorded::Failure { detail, .. } => detail.as_deref(),
         }
     }
+
+    /// SHA-256 (hex) of the outcome: its status, body and detail, each length-prefixed. The
+    /// record that settles a call carries it in the audit trail
+    /// ([`AuditEvent::output`]).
+    pub fn digest(&self) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(b"tool-core recorded outcome v1");
+        for part in [Some(self.status()), Some(self.body()), self.detail()] {
+            match part {
+                None => hasher.update([0]),
+                Some(text) => {
+                    hasher.update([1]);
+                    hasher.update((text.len() as u64).to_be_bytes());
+                    hasher.update(text.as_bytes());
+                }
+            }
+        }
+        hex(&hasher.finalize())
+    }
 }
 
 /// How the application settles a claim that has no outcome.
@@ -427,6 +457,9 @@ impl Resolution {
 }
 
 /// A claim without an outcome whose lease has passed.
+///
+/// Its `attempt` and `claimed_at` name the interrupted attempt:
+/// [`reconcile`](Ledger::reconcile) settles that attempt and no other.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsettled {
     /// The claim's key.
@@ -439,6 +472,46 @@ pub struct Unsettled {
     pub attempt: u32,
     /// When that attempt was claimed.
     pub claimed_at: SystemTime,
+}
+
+/// The answer to [`Ledger::reconcile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reconciled {
+    /// The listed attempt was settled as resolved.
+    Settled,
+    /// The listed attempt was settled before, by its own outcome arriving late or by an
+    /// earlier reconciliation; nothing changed.
+    AlreadySettled,
+    /// A later attempt holds the claim now (the call was retried, and may be running);
+    /// nothing changed. List the unsettled claims again to see whether it needs reconciling.
+    MovedOn {
+        /// The attempt that holds the claim.
+        attempt: u32,
+    },
+    /// No claim has this key: it was never claimed, or it was forgotten (purged, or beyond
+    /// the memory ledger's capacity); nothing changed.
+    NotFound,
+}
+
+impl Reconciled {
+    /// What a ledger answers for the stored claim of the key `listed` names: its attempt,
+    /// when that attempt was claimed (in milliseconds since the Unix epoch, as stored), and
+    /// whether it is settled. `None` means the listed attempt is the one waiting: settle it.
+    pub fn check(
+        listed: &Unsettled,
+        attempt: u32,
+        claimed_at: i64,
+        settled: bool,
+    ) -> Option<Reconciled> {
+        if attempt != listed.attempt || claimed_at != unix_millis(listed.claimed_at) {
+            Some(Reconciled::MovedOn { attempt })
+        } else if settled {
+            Some(Reconciled::AlreadySettled)
+        } else {
+            None
+        }
+    }
 }
 
 /// A ledger that could not answer: the store is unreachable, or what it holds is not what
@@ -538,6 +611,78 @@ pub fn decide(
     Some(Claimed::Unknown)
 }
 
+/// The events a ledger appends when it settles a claim with `outcome`: `audit`, whose last
+/// `outcome` event (or, when it has none, one added at the end for the claim's call) carries
+/// the outcome's digest; with the index of that settling event.
+pub fn settling(
+    audit: &[AuditEvent],
+    outcome: &Recorded,
+    call: impl FnOnce() -> AuditEvent,
+) -> (Vec<AuditEvent>, usize) {
+    let mut events = audit.to_vec();
+    let at = settling_at(audit);
+    if at == events.len() {
+        let mut added = call();
+        added.kind = AuditKind::Outcome;
+        added.code = match outcome {
+            Recorded::Output(_) => None,
+            Recorded::Failure { code, .. } => Some(*code),
+        };
+        events.push(added);
+    }
+    events[at].output = Some(outcome.digest());
+    (events, at)
+}
+
+/// The index of the settling event among the events [`settling`] makes of `audit`: its last
+/// `outcome` event, or one past its end.
+pub fn settling_at(audit: &[AuditEvent]) -> usize {
+    audit
+        .iter()
+        .rposition(|e| e.kind == AuditKind::Outcome)
+        .unwrap_or(audit.len())
+}
+
+/// An outcome a ledger holds, as [`held_outcomes`] checks it against the trail.
+#[derive(Debug, Clone)]
+pub struct HeldOutcome {
+    /// The sequence number of the record that settled it, in the claim's scope.
+    pub seq: u64,
+    /// The call id of the claim's attempt, which that record names too.
+    pub call_id: String,
+    /// The outcome, as stored now.
+    pub outcome: Recorded,
+}
+
+/// Puts into `trail` (one scope's, in order) the digest of each outcome the ledger holds for
+/// it, on the record that settled it, so that [`verify`] finds a record whose outcome was
+/// edited since. An outcome that names a record the trail does not have, or one about
+/// another call, is an error: the store was changed by something other than this crate.
+pub fn held_outcomes(
+    trail: &mut [AuditRecord],
+    held: impl IntoIterator<Item = HeldOutcome>,
+) -> Result<(), LedgerError> {
+    for held in held {
+        let Ok(at) = trail.binary_search_by_key(&held.seq, |r| r.seq) else {
+            return Err(LedgerError::new(format!(
+                "the outcome stored for call {:?} names audit record {}, which its trail does \
+                 not have",
+                held.call_id, held.seq
+            )));
+        };
+        let event = &mut trail[at].event;
+        if event.call_id != held.call_id {
+            return Err(LedgerError::new(format!(
+                "the outcome stored for call {:?} names audit record {}, which is about \
+                 another call",
+                held.call_id, held.seq
+            )));
+        }
+        event.output = Some(held.outcome.digest());
+    }
+    Ok(())
+}
+
 /// The audit kind a claim's answer is recorded as.
 pub fn claimed_kind(claimed: &Claimed) -> (AuditKind, Option<Code>) {
     match claimed {
@@ -563,6 +708,7 @@ pub fn claim_event(claim: &Claim, claimed: &Claimed) -> AuditEvent {
         code,
         digest: Some(claim.binding.arguments.clone()),
         principal: claim.binding.principal.clone(),
+        output: None,
         note: match claimed {
             Claimed::New { attempt } if *attempt > 1 => Some(format!("attempt {attempt}")),
             Claimed::Conflict { differs } => Some(format!("conflict: {differs}")),

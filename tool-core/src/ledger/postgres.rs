@@ -2,18 +2,20 @@
 //! is claimed once whichever process receives it, quotas are counted across all of them, and a
 //! restarted process replays what its predecessor completed.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::{NoTls, Row};
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Recorded,
-    Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
+    Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
+    held_outcomes, settling, unix_millis,
 };
 use crate::outcome::Code;
 
@@ -27,7 +29,17 @@ use crate::outcome::Code;
 /// taken for dead.
 ///
 /// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
-/// schema version that later versions of this crate check before touching them.
+/// schema version that later versions of this crate check before touching them. Tables at
+/// schema version 1 are brought to version 2 when the ledger opens: their records verify as
+/// before, and the outcomes of claims settled before then are not covered by the audit trail
+/// (later ones are).
+///
+/// PostgreSQL text cannot hold U+0000, which a model may well put in a call id or a tool name.
+/// Such a string (and one that starts with U+FFFF) is stored escaped: U+FFFF, then the string
+/// with each `\` written `\\` and each U+0000 written `\0`. The ledger reads back the string
+/// that was written, so calls, replays and the audit trail are the same as in the other
+/// ledgers; only SQL that reads the tables directly sees the escaped form. Every other string
+/// is stored as it is.
 ///
 /// Connections are made without TLS by [`connect`](Self::connect). An application that needs
 /// TLS, other pool settings or another way to authenticate builds its own
@@ -59,8 +71,49 @@ pub struct PostgresLedger {
     pool: Pool,
 }
 
-/// The schema this version of the crate reads and writes.
-const SCHEMA_VERSION: i32 = 1;
+/// The mark that starts a stored string in which U+0000 is escaped (see [`stored`]).
+const ESCAPED: char = '\u{FFFF}';
+
+/// The schema this version of the crate reads and writes. Tables at version 1 are brought to
+/// it (their claims settled until then have no audit record that covers their outcome).
+const SCHEMA_VERSION: i32 = 2;
+
+/// What version 2 adds to version 1: the digest of an outcome on the audit record that
+/// settled it, and that record's place on the claim. Version 1 stored every string as it is
+/// (it could hold no U+0000); those that start with [`ESCAPED`] are escaped as [`stored`]
+/// escapes them, so they read back as written.
+const FROM_VERSION_1: &str = r"
+ALTER TABLE tool_ledger_audit ADD COLUMN output text;
+ALTER TABLE tool_ledger_claims ADD COLUMN settled_seq int8;
+CREATE FUNCTION pg_temp.tool_ledger_escape(text) RETURNS text LANGUAGE sql IMMUTABLE AS
+    $$ SELECT CASE WHEN left($1, 1) = chr(65535)
+        THEN chr(65535) || replace($1, '\', '\\') ELSE $1 END $$;
+UPDATE tool_ledger_claims SET key_scope = pg_temp.tool_ledger_escape(key_scope),
+    id = pg_temp.tool_ledger_escape(id), call_id = pg_temp.tool_ledger_escape(call_id),
+    scope = pg_temp.tool_ledger_escape(scope), tool = pg_temp.tool_ledger_escape(tool),
+    principal = pg_temp.tool_ledger_escape(principal), body = pg_temp.tool_ledger_escape(body),
+    detail = pg_temp.tool_ledger_escape(detail)
+    WHERE chr(65535) IN (left(key_scope, 1), left(id, 1), left(call_id, 1), left(scope, 1),
+        left(tool, 1), left(principal, 1), left(body, 1), left(detail, 1));
+UPDATE tool_ledger_audit SET scope = pg_temp.tool_ledger_escape(scope),
+    call_id = pg_temp.tool_ledger_escape(call_id), tool = pg_temp.tool_ledger_escape(tool),
+    principal = pg_temp.tool_ledger_escape(principal), note = pg_temp.tool_ledger_escape(note),
+    digest = pg_temp.tool_ledger_escape(digest)
+    WHERE chr(65535) IN (left(scope, 1), left(call_id, 1), left(tool, 1), left(principal, 1),
+        left(note, 1), left(digest, 1));
+UPDATE tool_ledger_audit_heads SET scope = pg_temp.tool_ledger_escape(scope)
+    WHERE left(scope, 1) = chr(65535);
+UPDATE tool_ledger_counters SET scope = pg_temp.tool_ledger_escape(scope),
+    name = pg_temp.tool_ledger_escape(name)
+    WHERE chr(65535) IN (left(scope, 1), left(name, 1));
+UPDATE tool_ledger_nonces SET nonce = pg_temp.tool_ledger_escape(nonce)
+    WHERE left(nonce, 1) = chr(65535);
+UPDATE tool_ledger_runs SET scope = pg_temp.tool_ledger_escape(scope),
+    run = pg_temp.tool_ledger_escape(run), state = pg_temp.tool_ledger_escape(state)
+    WHERE chr(65535) IN (left(scope, 1), left(run, 1), left(state, 1));
+DROP FUNCTION pg_temp.tool_ledger_escape(text);
+UPDATE tool_ledger_schema SET version = 2;
+";
 
 /// The key of the advisory lock that serializes schema creation across processes.
 const SCHEMA_LOCK: i64 = 0x746f_6f6c_6c65_6467;
@@ -103,6 +156,7 @@ CREATE TABLE tool_ledger_claims (
     detail text,
     released bool NOT NULL DEFAULT false,
     settled_at int8,
+    settled_seq int8,
     PRIMARY KEY (kind, key_scope, id)
 );
 CREATE INDEX tool_ledger_claims_unsettled ON tool_ledger_claims (scope, lease_until)
@@ -128,6 +182,7 @@ CREATE TABLE tool_ledger_audit (
     note text,
     prev text NOT NULL,
     hash text NOT NULL,
+    output text,
     PRIMARY KEY (scope, seq)
 );
 CREATE TABLE tool_ledger_audit_heads (
@@ -170,7 +225,7 @@ const TAKE_OVER_CLAIM: &str = concat!(
     "UPDATE tool_ledger_claims SET attempt = $4, call_id = $5, scope = $6, tool = $7, ",
     "contract = $8, arguments = $9, principal = $10, effect = $11, claimed_at = clock.t, ",
     "lease_until = clock.t + $12, status = NULL, body = NULL, detail = NULL, released = false, ",
-    "settled_at = NULL FROM (SELECT ",
+    "settled_at = NULL, settled_seq = NULL FROM (SELECT ",
     now_ms!(),
     " AS t) AS clock WHERE kind = $1 AND key_scope = $2 AND id = $3"
 );
@@ -197,13 +252,17 @@ const LOCK_HEAD: &str = concat!(
     now_ms!()
 );
 
+/// Appends the records and moves the head; when `$15` is not NULL, notes it on the claim
+/// `($16, $17, $18)` as the record that settled it.
 const INSERT_AUDIT: &str = concat!(
     "WITH added AS (INSERT INTO tool_ledger_audit ",
-    "(scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash) ",
+    "(scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output) ",
     "SELECT $1, r.seq, $2, r.call_id, r.tool, r.kind, r.code, r.digest, r.principal, r.note, ",
-    "r.prev, r.hash FROM unnest($3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], ",
-    "$8::text[], $9::text[], $10::text[], $11::text[], $12::text[]) ",
-    "AS r(seq, call_id, tool, kind, code, digest, principal, note, prev, hash)) ",
+    "r.prev, r.hash, r.output FROM unnest($3::int8[], $4::text[], $5::text[], $6::text[], ",
+    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $19::text[]) ",
+    "AS r(seq, call_id, tool, kind, code, digest, principal, note, prev, hash, output)), ",
+    "settled AS (UPDATE tool_ledger_claims SET settled_seq = $15 WHERE $15::int8 IS NOT NULL ",
+    "AND kind = $16 AND key_scope = $17 AND id = $18) ",
     "UPDATE tool_ledger_audit_heads SET seq = $13, hash = $14 WHERE scope = $1"
 );
 
@@ -211,15 +270,21 @@ const SETTLE: &str = concat!(
     "UPDATE tool_ledger_claims SET status = $5, body = $6, detail = $7, settled_at = ",
     now_ms!(),
     " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND attempt = $4 ",
-    "AND status IS NULL AND NOT released RETURNING scope"
+    "AND status IS NULL AND NOT released RETURNING scope, call_id, tool, arguments, principal"
 );
 
 const RECONCILE: &str = concat!(
     "UPDATE tool_ledger_claims SET status = $4, body = $5, detail = $6, released = $7, ",
     "settled_at = ",
     now_ms!(),
-    " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND status IS NULL AND NOT released ",
-    "RETURNING scope, call_id, tool, arguments, principal"
+    " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND attempt = $8 AND claimed_at = $9 ",
+    "AND status IS NULL AND NOT released RETURNING scope, call_id, tool, arguments, principal"
+);
+
+/// Why a reconciliation found nothing to settle.
+const RECONCILE_MISSED: &str = concat!(
+    "SELECT attempt, claimed_at, status IS NOT NULL OR released FROM tool_ledger_claims ",
+    "WHERE kind = $1 AND key_scope = $2 AND id = $3"
 );
 
 const UNSETTLED: &str = concat!(
@@ -231,8 +296,16 @@ const UNSETTLED: &str = concat!(
 );
 
 const TRAIL: &str = concat!(
-    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash ",
+    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output ",
     "FROM tool_ledger_audit WHERE scope = $1 ORDER BY seq"
+);
+
+/// The outcomes held for a scope's claims, with the records that settled them. No index
+/// serves it: the trail is read rarely, by an operator, and every index is one more write
+/// per call.
+const HELD: &str = concat!(
+    "SELECT settled_seq, call_id, status, body, detail FROM tool_ledger_claims ",
+    "WHERE scope = $1 AND status IS NOT NULL AND settled_seq IS NOT NULL"
 );
 
 const USE_NONCE: &str =
@@ -359,6 +432,59 @@ fn corrupt(what: impl fmt::Display) -> Fault {
     )))
 }
 
+/// A string as stored. PostgreSQL text cannot hold U+0000, and calls may: a model can put it
+/// in a call id or a tool name, a handler in a failure's message. A string that holds one, or
+/// that starts with [`ESCAPED`] (U+FFFF), is stored as U+FFFF followed by the string with each
+/// `\` written `\\` and each U+0000 written `\0`; every other string is stored as it is.
+/// [`loaded`] gives back the string written, so the ledger holds and returns the same strings
+/// as the other ledgers, and no two strings are stored alike.
+fn stored(text: &str) -> Cow<'_, str> {
+    if !text.contains('\0') && !text.starts_with(ESCAPED) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push(ESCAPED);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The string [`stored`] as `text`.
+fn loaded(text: String) -> Result<String, Fault> {
+    let Some(rest) = text.strip_prefix(ESCAPED) else {
+        return Ok(text);
+    };
+    let mut out = String::with_capacity(rest.len());
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => out.push('\\'),
+            Some('0') => out.push('\0'),
+            _ => return Err(corrupt("an escaped string with a stray backslash")),
+        }
+    }
+    Ok(out)
+}
+
+/// Column `i` of `row`, a string as [`stored`].
+fn text(row: &Row, i: usize) -> Result<String, Fault> {
+    loaded(row.try_get(i)?)
+}
+
+/// Column `i` of `row`, a string as [`stored`] or NULL.
+fn opt_text(row: &Row, i: usize) -> Result<Option<String>, Fault> {
+    row.try_get::<_, Option<String>>(i)?.map(loaded).transpose()
+}
+
 fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis())
         .unwrap_or(i64::MAX)
@@ -478,6 +604,11 @@ impl PostgresLedger {
                 .collect::<Result<_, _>>()?;
             return match versions.as_slice() {
                 [SCHEMA_VERSION] => Ok(()),
+                [1] => {
+                    tx.batch_execute(FROM_VERSION_1).await?;
+                    tx.commit().await?;
+                    Ok(())
+                }
                 [version] => Err(Fault::Ledger(LedgerError::new(format!(
                     "the ledger tables in this database are at schema version {version}; \
                      this version of tool-core reads and writes version {SCHEMA_VERSION}"
@@ -510,20 +641,20 @@ impl PostgresLedger {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let kind = claim.key.kind.as_str();
-        let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
-            [&kind, &claim.key.scope, &claim.key.id];
+        let (key_scope, id) = (stored(&claim.key.scope), stored(&claim.key.id));
+        let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&kind, &key_scope, &id];
         let select = tx.prepare_cached(SELECT_CLAIM).await?;
         let held = tx.query_opt(&select, &key).await?;
         let (attempt, take_over) = match held {
             None => (1, false),
             Some(row) => {
                 let binding = Binding {
-                    tool: row.try_get(1)?,
-                    contract: row.try_get(2)?,
-                    arguments: row.try_get(3)?,
-                    principal: row.try_get(4)?,
+                    tool: text(&row, 1)?,
+                    contract: text(&row, 2)?,
+                    arguments: text(&row, 3)?,
+                    principal: text(&row, 4)?,
                 };
-                let outcome = recorded(row.try_get(5)?, row.try_get(6)?, row.try_get(7)?)?;
+                let outcome = recorded(row.try_get(5)?, opt_text(&row, 6)?, opt_text(&row, 7)?)?;
                 let released: bool = row.try_get(8)?;
                 let passed: bool = row.try_get(9)?;
                 match decide(claim, &binding, outcome, released, passed) {
@@ -557,15 +688,15 @@ impl PostgresLedger {
                         &write,
                         &[
                             &kind,
-                            &claim.key.scope,
-                            &claim.key.id,
+                            &key_scope,
+                            &id,
                             &i64::from(attempt),
-                            &claim.call_id,
-                            &claim.scope,
-                            &b.tool,
-                            &b.contract,
-                            &b.arguments,
-                            &b.principal,
+                            &stored(&claim.call_id),
+                            &stored(&claim.scope),
+                            &stored(&b.tool),
+                            &stored(&b.contract),
+                            &stored(&b.arguments),
+                            &stored(&b.principal),
                             &claim.effect.as_str(),
                             &millis(claim.lease),
                         ],
@@ -598,20 +729,31 @@ impl PostgresLedger {
                 &settle,
                 &[
                     &key.kind.as_str(),
-                    &key.scope,
-                    &key.id,
+                    &stored(&key.scope),
+                    &stored(&key.id),
                     &i64::from(attempt),
                     &outcome.status(),
-                    &outcome.body(),
-                    &outcome.detail(),
+                    &stored(outcome.body()),
+                    &outcome.detail().map(stored),
                 ],
             )
             .await?;
         let Some(row) = row else {
             return Ok(false);
         };
-        let scope: String = row.try_get(0)?;
-        append_in(&tx, &scope, audit.iter().cloned()).await?;
+        let scope = text(&row, 0)?;
+        let call = AuditEvent {
+            call_id: text(&row, 1)?,
+            tool: text(&row, 2)?,
+            kind: AuditKind::Outcome,
+            code: None,
+            digest: Some(text(&row, 3)?),
+            principal: text(&row, 4)?,
+            note: None,
+            output: None,
+        };
+        let (events, at) = settling(audit, outcome, || call);
+        append_in(&tx, &scope, events, Some((key, at))).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -619,12 +761,18 @@ impl PostgresLedger {
     async fn append_once(&self, scope: &str, audit: &[AuditEvent]) -> Result<(), Fault> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        append_in(&tx, scope, audit.iter().cloned()).await?;
+        append_in(&tx, scope, audit.iter().cloned(), None).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    async fn reconcile_once(&self, key: &ClaimKey, resolution: &Resolution) -> Result<bool, Fault> {
+    async fn reconcile_once(
+        &self,
+        listed: &Unsettled,
+        resolution: &Resolution,
+    ) -> Result<Reconciled, Fault> {
+        let key = &listed.key;
+        let (key_scope, id) = (stored(&key.scope), stored(&key.id));
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let outcome = resolution.recorded();
@@ -634,37 +782,52 @@ impl PostgresLedger {
                 &reconcile,
                 &[
                     &key.kind.as_str(),
-                    &key.scope,
-                    &key.id,
+                    &key_scope,
+                    &id,
                     &outcome.as_ref().map(Recorded::status),
-                    &outcome.as_ref().map(Recorded::body),
-                    &outcome.as_ref().and_then(Recorded::detail),
+                    &outcome.as_ref().map(|o| stored(o.body())),
+                    &outcome.as_ref().and_then(Recorded::detail).map(stored),
                     &outcome.is_none(),
+                    &i64::from(listed.attempt),
+                    &unix_millis(listed.claimed_at),
                 ],
             )
             .await?;
         let Some(row) = row else {
-            return Ok(false);
+            let missed = tx.prepare_cached(RECONCILE_MISSED).await?;
+            let Some(row) = tx
+                .query_opt(&missed, &[&key.kind.as_str(), &key_scope, &id])
+                .await?
+            else {
+                return Ok(Reconciled::NotFound);
+            };
+            let attempt = attempt_of(row.try_get(0)?)?;
+            // `None`: the listed attempt is waiting after all, so it changed since the update
+            // looked; try again.
+            return Reconciled::check(listed, attempt, row.try_get(1)?, row.try_get(2)?)
+                .ok_or(Fault::Raced);
         };
-        let scope: String = row.try_get(0)?;
+        let scope = text(&row, 0)?;
         let event = AuditEvent {
-            call_id: row.try_get(1)?,
-            tool: row.try_get(2)?,
+            call_id: text(&row, 1)?,
+            tool: text(&row, 2)?,
             kind: AuditKind::Reconciled,
             code: None,
-            digest: Some(row.try_get(3)?),
-            principal: row.try_get(4)?,
+            digest: Some(text(&row, 3)?),
+            principal: text(&row, 4)?,
             note: Some(resolution.as_str().to_owned()),
+            output: outcome.as_ref().map(Recorded::digest),
         };
-        append_in(&tx, &scope, [event]).await?;
+        let settles = outcome.as_ref().map(|_| (key, 0));
+        append_in(&tx, &scope, [event], settles).await?;
         tx.commit().await?;
-        Ok(true)
+        Ok(Reconciled::Settled)
     }
 
     async fn unsettled_once(&self, scope: &str) -> Result<Vec<Unsettled>, Fault> {
         let client = self.pool.get().await?;
         let unsettled = client.prepare_cached(UNSETTLED).await?;
-        let rows = client.query(&unsettled, &[&scope]).await?;
+        let rows = client.query(&unsettled, &[&stored(scope)]).await?;
         rows.iter()
             .map(|row| {
                 let kind: String = row.try_get(0)?;
@@ -673,15 +836,15 @@ impl PostgresLedger {
                 Ok(Unsettled {
                     key: ClaimKey {
                         kind,
-                        scope: row.try_get(1)?,
-                        id: row.try_get(2)?,
+                        scope: text(row, 1)?,
+                        id: text(row, 2)?,
                     },
-                    call_id: row.try_get(3)?,
+                    call_id: text(row, 3)?,
                     binding: Binding {
-                        tool: row.try_get(4)?,
-                        contract: row.try_get(5)?,
-                        arguments: row.try_get(6)?,
-                        principal: row.try_get(7)?,
+                        tool: text(row, 4)?,
+                        contract: text(row, 5)?,
+                        arguments: text(row, 6)?,
+                        principal: text(row, 7)?,
                     },
                     attempt: attempt_of(row.try_get(8)?)?,
                     claimed_at: from_unix_millis(row.try_get(9)?),
@@ -692,9 +855,29 @@ impl PostgresLedger {
 
     async fn trail_once(&self, scope: &str) -> Result<Vec<AuditRecord>, Fault> {
         let client = self.pool.get().await?;
+        let scope_stored = stored(scope);
+        // The outcomes first: a record that settled one was committed with it, so the trail
+        // read next has it.
+        let held = client.prepare_cached(HELD).await?;
+        let held = client
+            .query(&held, &[&scope_stored])
+            .await?
+            .iter()
+            .map(|row| {
+                let seq: i64 = row.try_get(0)?;
+                Ok(HeldOutcome {
+                    seq: u64::try_from(seq)
+                        .map_err(|_| corrupt(format_args!("a settling record {seq}")))?,
+                    call_id: text(row, 1)?,
+                    outcome: recorded(row.try_get(2)?, opt_text(row, 3)?, opt_text(row, 4)?)?
+                        .ok_or_else(|| corrupt("a held outcome without a status"))?,
+                })
+            })
+            .collect::<Result<Vec<_>, Fault>>()?;
         let trail = client.prepare_cached(TRAIL).await?;
-        let rows = client.query(&trail, &[&scope]).await?;
-        rows.iter()
+        let rows = client.query(&trail, &[&scope_stored]).await?;
+        let mut records = rows
+            .iter()
             .map(|row| {
                 let seq: i64 = row.try_get(0)?;
                 let kind: String = row.try_get(4)?;
@@ -705,8 +888,8 @@ impl PostgresLedger {
                         .map_err(|_| corrupt(format_args!("an audit sequence number {seq}")))?,
                     at: row.try_get(1)?,
                     event: AuditEvent {
-                        call_id: row.try_get(2)?,
-                        tool: row.try_get(3)?,
+                        call_id: text(row, 2)?,
+                        tool: text(row, 3)?,
                         kind: AuditKind::parse(&kind)
                             .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
                         code: match code {
@@ -715,22 +898,25 @@ impl PostgresLedger {
                                 corrupt(format_args!("a failure code {code:?} in the audit"))
                             })?),
                         },
-                        digest: row.try_get(6)?,
-                        principal: row.try_get(7)?,
-                        note: row.try_get(8)?,
+                        digest: opt_text(row, 6)?,
+                        principal: text(row, 7)?,
+                        note: opt_text(row, 8)?,
+                        output: row.try_get(11)?,
                     },
                     prev: row.try_get(9)?,
                     hash: row.try_get(10)?,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, Fault>>()?;
+        held_outcomes(&mut records, held)?;
+        Ok(records)
     }
 
     async fn use_nonce_once(&self, nonce: &str, expires: SystemTime) -> Result<bool, Fault> {
         let client = self.pool.get().await?;
         let insert = client.prepare_cached(USE_NONCE).await?;
         let inserted = client
-            .execute(&insert, &[&nonce, &unix_millis(expires)])
+            .execute(&insert, &[&stored(nonce), &unix_millis(expires)])
             .await?;
         Ok(inserted == 1)
     }
@@ -742,10 +928,13 @@ impl PostgresLedger {
         state: Option<&str>,
     ) -> Result<(), Fault> {
         let client = self.pool.get().await?;
+        let (scope, run) = (stored(scope), stored(run));
         match state {
             Some(state) => {
                 let store = client.prepare_cached(STORE_RUN).await?;
-                client.execute(&store, &[&scope, &run, &state]).await?;
+                client
+                    .execute(&store, &[&scope, &run, &stored(state)])
+                    .await?;
             }
             None => {
                 let remove = client.prepare_cached(REMOVE_RUN).await?;
@@ -758,9 +947,11 @@ impl PostgresLedger {
     async fn load_run_once(&self, scope: &str, run: &str) -> Result<Option<String>, Fault> {
         let client = self.pool.get().await?;
         let load = client.prepare_cached(LOAD_RUN).await?;
-        let row = client.query_opt(&load, &[&scope, &run]).await?;
+        let row = client
+            .query_opt(&load, &[&stored(scope), &stored(run)])
+            .await?;
         Ok(match row {
-            Some(row) => Some(row.try_get(0)?),
+            Some(row) => Some(text(&row, 0)?),
             None => None,
         })
     }
@@ -777,12 +968,13 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
     for quota in &claim.quotas {
         *wanted.entry(quota.name.as_str()).or_default() += 1;
     }
-    let names: Vec<&str> = wanted.keys().copied().collect();
+    let names: Vec<Cow<'_, str>> = wanted.keys().map(|name| stored(name)).collect();
     let counts: Vec<i64> = wanted.values().copied().collect();
+    let scope = stored(&claim.scope);
     let lock = tx.prepare_cached(LOCK_COUNTERS).await?;
     let mut used: BTreeMap<String, i64> = BTreeMap::new();
-    for row in tx.query(&lock, &[&claim.scope, &names]).await? {
-        used.insert(row.try_get(0)?, row.try_get(1)?);
+    for row in tx.query(&lock, &[&scope, &names]).await? {
+        used.insert(text(&row, 0)?, row.try_get(1)?);
     }
     for quota in &claim.quotas {
         let taken = used.get(&quota.name).copied().unwrap_or(0);
@@ -791,7 +983,7 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
         }
     }
     let take = tx.prepare_cached(TAKE_COUNTERS).await?;
-    tx.execute(&take, &[&claim.scope, &names, &counts]).await?;
+    tx.execute(&take, &[&scope, &names, &counts]).await?;
     Ok(None)
 }
 
@@ -806,6 +998,7 @@ async fn answer_claim(
         &tx,
         &claim.scope,
         claim.audit.iter().cloned().chain([event]),
+        None,
     )
     .await?;
     tx.commit().await?;
@@ -813,18 +1006,21 @@ async fn answer_claim(
 }
 
 /// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
-/// until `tx` ends.
+/// until `tx` ends. With `settles`, the event at that index is noted on that claim as the
+/// record that settled it.
 async fn append_in(
     tx: &Transaction<'_>,
     scope: &str,
     events: impl IntoIterator<Item = AuditEvent>,
+    settles: Option<(&ClaimKey, usize)>,
 ) -> Result<(), Fault> {
     let events: Vec<AuditEvent> = events.into_iter().collect();
     if events.is_empty() {
         return Ok(());
     }
+    let stored_scope = stored(scope);
     let lock = tx.prepare_cached(LOCK_HEAD).await?;
-    let head = tx.query_one(&lock, &[&scope, &GENESIS]).await?;
+    let head = tx.query_one(&lock, &[&stored_scope, &GENESIS]).await?;
     let seq: i64 = head.try_get(0)?;
     let hash: String = head.try_get(1)?;
     let at: i64 = head.try_get(2)?;
@@ -837,7 +1033,8 @@ async fn append_in(
         )),
     };
     let mut columns = AuditColumns::default();
-    for event in events {
+    let mut settled_seq = None;
+    for (i, event) in events.into_iter().enumerate() {
         let record = AuditRecord::chain(
             scope,
             prev.as_ref().map(|(s, h)| (*s, h.as_str())),
@@ -845,6 +1042,12 @@ async fn append_in(
             event,
         );
         prev = Some((record.seq, record.hash.clone()));
+        if settles.is_some_and(|(_, at)| at == i) {
+            settled_seq = Some(
+                i64::try_from(record.seq)
+                    .map_err(|_| corrupt("an audit sequence number past 2^63"))?,
+            );
+        }
         columns.push(record)?;
     }
     let Some((last, head)) = prev else {
@@ -856,7 +1059,7 @@ async fn append_in(
     tx.execute(
         &insert,
         &[
-            &scope,
+            &stored_scope,
             &at,
             &c.seq,
             &c.call_id,
@@ -870,6 +1073,11 @@ async fn append_in(
             &c.hash,
             &last,
             &head,
+            &settled_seq,
+            &settles.map(|(key, _)| key.kind.as_str()),
+            &settles.map(|(key, _)| stored(&key.scope)),
+            &settles.map(|(key, _)| stored(&key.id)),
+            &c.output,
         ],
     )
     .await?;
@@ -889,6 +1097,7 @@ struct AuditColumns {
     note: Vec<Option<String>>,
     prev: Vec<String>,
     hash: Vec<String>,
+    output: Vec<Option<String>>,
 }
 
 impl AuditColumns {
@@ -897,15 +1106,18 @@ impl AuditColumns {
             i64::try_from(record.seq).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
         let e = record.event;
         self.seq.push(seq);
-        self.call_id.push(e.call_id);
-        self.tool.push(e.tool);
+        self.call_id.push(stored(&e.call_id).into_owned());
+        self.tool.push(stored(&e.tool).into_owned());
         self.kind.push(e.kind.as_str());
         self.code.push(e.code.map(Code::as_str));
-        self.digest.push(e.digest);
-        self.principal.push(e.principal);
-        self.note.push(e.note);
+        self.digest
+            .push(e.digest.as_deref().map(|d| stored(d).into_owned()));
+        self.principal.push(stored(&e.principal).into_owned());
+        self.note
+            .push(e.note.as_deref().map(|n| stored(n).into_owned()));
         self.prev.push(record.prev);
         self.hash.push(record.hash);
+        self.output.push(e.output);
         Ok(())
     }
 }
@@ -951,11 +1163,11 @@ impl Ledger for PostgresLedger {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
+    ) -> LedgerFuture<'a, Reconciled> {
         Box::pin(retry("reconciling a claim", move || {
-            self.reconcile_once(key, resolution)
+            self.reconcile_once(listed, resolution)
         }))
     }
 

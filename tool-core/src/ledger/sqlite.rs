@@ -10,8 +10,9 @@ use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, Transaction
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
-    Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, LedgerError, LedgerFuture, Recorded,
-    Resolution, Unsettled, claim_event, decide, from_unix_millis, unix_millis,
+    Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
+    Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
+    held_outcomes, settling, settling_at, unix_millis,
 };
 use crate::outcome::Code;
 use crate::sync::lock;
@@ -35,7 +36,9 @@ use crate::sync::lock;
 ///
 /// The tables are created when the file has none, with a schema version; a file written by a
 /// newer version of this crate, or one that has the ledger's table names without being a
-/// ledger, is refused rather than changed.
+/// ledger, is refused rather than changed. A file at schema version 1 is brought to version 2
+/// when it is opened: its records verify as before, and the outcomes of its claims settled
+/// before then are not covered by the audit trail (later ones are).
 ///
 /// # Retention
 ///
@@ -100,8 +103,10 @@ impl Synchronous {
 }
 
 impl SqliteLedger {
-    /// The version of the tables this crate writes; a file with another is refused.
-    pub const SCHEMA_VERSION: i64 = 1;
+    /// The version of the tables this crate writes. A file at version 1 is brought to it when
+    /// opened (its claims settled until then have no audit record that covers their outcome);
+    /// a file with another version is refused.
+    pub const SCHEMA_VERSION: i64 = 2;
 
     /// How long a process waits for another one's transaction by default: 5 s.
     pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -341,6 +346,7 @@ CREATE TABLE ledger_claims (
     detail TEXT,
     released INTEGER NOT NULL DEFAULT 0,
     settled_at INTEGER,
+    settled_seq INTEGER,
     PRIMARY KEY (kind, key_scope, id)
 ) WITHOUT ROWID;
 CREATE TABLE ledger_counters (
@@ -367,6 +373,7 @@ CREATE TABLE ledger_audit (
     note TEXT,
     prev TEXT NOT NULL,
     hash TEXT NOT NULL,
+    output TEXT,
     PRIMARY KEY (scope, seq)
 ) WITHOUT ROWID;
 CREATE TABLE ledger_runs (
@@ -377,8 +384,17 @@ CREATE TABLE ledger_runs (
 );
 ";
 
-/// Creates the tables on a file without them, or checks the version of those it has. One
-/// transaction, so two processes opening a new file at once create the tables once.
+/// What version 2 adds to version 1: the digest of an outcome on the audit record that
+/// settled it, and that record's place on the claim.
+const FROM_VERSION_1: &str = "
+ALTER TABLE ledger_audit ADD COLUMN output TEXT;
+ALTER TABLE ledger_claims ADD COLUMN settled_seq INTEGER;
+UPDATE ledger_meta SET value = 2 WHERE key = 'schema_version';
+";
+
+/// Creates the tables on a file without them, brings those of an older version up to date,
+/// or checks the version of those it has. One transaction, so two processes opening a new
+/// file at once create the tables once.
 fn schema(connection: &mut Connection) -> Result<(), Error> {
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let has_meta = tx
@@ -411,6 +427,11 @@ fn schema(connection: &mut Connection) -> Result<(), Error> {
         .optional()?;
     match version {
         Some(rusqlite::types::Value::Integer(SqliteLedger::SCHEMA_VERSION)) => Ok(()),
+        Some(rusqlite::types::Value::Integer(1)) => {
+            tx.execute_batch(FROM_VERSION_1)?;
+            tx.commit()?;
+            Ok(())
+        }
         Some(rusqlite::types::Value::Integer(version))
             if version > SqliteLedger::SCHEMA_VERSION =>
         {
@@ -447,16 +468,17 @@ struct Held {
     lease_until: i64,
 }
 
-/// Appends `events` to `scope`'s chain, after its last record.
+/// Appends `events` to `scope`'s chain, after its last record; the sequence number of the
+/// first appended (`None` when there are none).
 fn append(
     tx: &Transaction<'_>,
     scope: &str,
     at: i64,
     events: impl IntoIterator<Item = AuditEvent>,
-) -> Result<(), Error> {
+) -> Result<Option<u64>, Error> {
     let mut events = events.into_iter().peekable();
     if events.peek().is_none() {
-        return Ok(());
+        return Ok(None);
     }
     let last: Option<(i64, String)> = tx
         .prepare_cached(
@@ -468,10 +490,12 @@ fn append(
         None => None,
         Some((seq, hash)) => Some((seq_of(seq)?, hash)),
     };
+    let first = last.as_ref().map_or(1, |(seq, _)| seq + 1);
     let mut insert = tx.prepare_cached(
         "INSERT INTO ledger_audit
-            (scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            (scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash,
+             output)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     for event in events {
         let prev = last.as_ref().map(|(seq, hash)| (*seq, hash.as_str()));
@@ -491,9 +515,22 @@ fn append(
             e.note,
             record.prev,
             record.hash,
+            e.output,
         ])?;
         last = Some((record.seq, record.hash));
     }
+    Ok(Some(first))
+}
+
+/// Notes on the claim of `key` the record `seq` of its scope as the one that settled it.
+fn settled_by(tx: &Transaction<'_>, key: &ClaimKey, seq: Option<u64>) -> Result<(), Error> {
+    let seq = seq
+        .and_then(|seq| i64::try_from(seq).ok())
+        .ok_or_else(|| data("the audit trail is full"))?;
+    tx.prepare_cached(
+        "UPDATE ledger_claims SET settled_seq = ?4 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+    )?
+    .execute(params![key.kind.as_str(), key.scope, key.id, seq])?;
     Ok(())
 }
 
@@ -622,16 +659,17 @@ fn claim_in(connection: &mut Connection, claim: &Claim) -> Result<Claimed, Error
                 "INSERT INTO ledger_claims
                     (kind, key_scope, id, attempt, tool, contract, arguments, principal, effect,
                      call_id, scope, claimed_at, lease_until, status, body, detail, released,
-                     settled_at)
+                     settled_at, settled_seq)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
-                         NULL, NULL, NULL, 0, NULL)
+                         NULL, NULL, NULL, 0, NULL, NULL)
                  ON CONFLICT (kind, key_scope, id) DO UPDATE SET
                     attempt = excluded.attempt, tool = excluded.tool,
                     contract = excluded.contract, arguments = excluded.arguments,
                     principal = excluded.principal, effect = excluded.effect,
                     call_id = excluded.call_id, scope = excluded.scope,
                     claimed_at = excluded.claimed_at, lease_until = excluded.lease_until,
-                    status = NULL, body = NULL, detail = NULL, released = 0, settled_at = NULL",
+                    status = NULL, body = NULL, detail = NULL, released = 0, settled_at = NULL,
+                    settled_seq = NULL",
             )?
             .execute(params![
                 claim.key.kind.as_str(),
@@ -671,12 +709,17 @@ fn settle_in(
 ) -> Result<bool, Error> {
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = unix_millis(SystemTime::now());
-    let scope: Option<String> = tx
+    // The settling record's place, known before it is appended (the file is locked): the
+    // claim notes it in the same statement that settles it.
+    let at = settling_at(&audit);
+    let found: Option<(String, AuditEvent)> = tx
         .prepare_cached(
-            "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8
+            "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8,
+                settled_seq = ?9 + (SELECT coalesce(max(seq), 0) FROM ledger_audit
+                                    WHERE ledger_audit.scope = ledger_claims.scope)
              WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND attempt = ?4
                AND status IS NULL AND released = 0
-             RETURNING scope",
+             RETURNING scope, call_id, tool, arguments, principal",
         )?
         .query_row(
             params![
@@ -688,43 +731,86 @@ fn settle_in(
                 outcome.body(),
                 outcome.detail(),
                 now,
+                i64::try_from(at + 1).unwrap_or(i64::MAX),
             ],
-            |row| row.get(0),
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    AuditEvent {
+                        call_id: row.get(1)?,
+                        tool: row.get(2)?,
+                        kind: AuditKind::Outcome,
+                        code: None,
+                        digest: Some(row.get(3)?),
+                        principal: row.get(4)?,
+                        note: None,
+                        output: None,
+                    },
+                ))
+            },
         )
         .optional()?;
-    let Some(scope) = scope else {
+    let Some((scope, call)) = found else {
         return Ok(false);
     };
-    append(&tx, &scope, now, audit)?;
+    let (events, _) = settling(&audit, outcome, || call);
+    append(&tx, &scope, now, events)?;
     tx.commit()?;
     Ok(true)
 }
 
 fn reconcile_in(
     connection: &mut Connection,
-    key: &ClaimKey,
+    listed: &Unsettled,
     resolution: &Resolution,
-) -> Result<bool, Error> {
+) -> Result<Reconciled, Error> {
+    struct Stored {
+        call_id: String,
+        tool: String,
+        arguments: String,
+        principal: String,
+        scope: String,
+        attempt: i64,
+        claimed_at: i64,
+        settled: bool,
+    }
+    let key = &listed.key;
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = unix_millis(SystemTime::now());
-    let found: Option<(String, String, String, String, String)> = tx
+    let found = tx
         .prepare_cached(
-            "SELECT call_id, tool, arguments, principal, scope FROM ledger_claims
-             WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND status IS NULL AND released = 0",
+            "SELECT call_id, tool, arguments, principal, scope, attempt, claimed_at,
+                    status IS NOT NULL OR released <> 0
+             FROM ledger_claims WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
         )?
         .query_row(params![key.kind.as_str(), key.scope, key.id], |row| {
-            Ok((
-                row.get(0)?,
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get(4)?,
-            ))
+            Ok(Stored {
+                call_id: row.get(0)?,
+                tool: row.get(1)?,
+                arguments: row.get(2)?,
+                principal: row.get(3)?,
+                scope: row.get(4)?,
+                attempt: row.get(5)?,
+                claimed_at: row.get(6)?,
+                settled: row.get(7)?,
+            })
         })
         .optional()?;
-    let Some((call_id, tool, arguments, principal, scope)) = found else {
-        return Ok(false);
+    let Some(stored) = found else {
+        return Ok(Reconciled::NotFound);
     };
+    let attempt = attempt_of(stored.attempt)?;
+    if let Some(answer) = Reconciled::check(listed, attempt, stored.claimed_at, stored.settled) {
+        return Ok(answer);
+    }
+    let Stored {
+        call_id,
+        tool,
+        arguments,
+        principal,
+        scope,
+        ..
+    } = stored;
     match resolution.recorded() {
         Some(recorded) => tx
             .prepare_cached(
@@ -747,6 +833,7 @@ fn reconcile_in(
             )?
             .execute(params![key.kind.as_str(), key.scope, key.id, now])?,
     };
+    let recorded = resolution.recorded();
     let event = AuditEvent {
         call_id,
         tool,
@@ -755,10 +842,14 @@ fn reconcile_in(
         digest: Some(arguments),
         principal,
         note: Some(resolution.as_str().to_owned()),
+        output: recorded.as_ref().map(Recorded::digest),
     };
-    append(&tx, &scope, now, [event])?;
+    let seq = append(&tx, &scope, now, [event])?;
+    if recorded.is_some() {
+        settled_by(&tx, key, seq)?;
+    }
     tx.commit()?;
-    Ok(true)
+    Ok(Reconciled::Settled)
 }
 
 fn unsettled_in(connection: &mut Connection, scope: &str) -> Result<Vec<Unsettled>, Error> {
@@ -807,8 +898,12 @@ fn unsettled_in(connection: &mut Connection, scope: &str) -> Result<Vec<Unsettle
 }
 
 fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>, Error> {
-    let mut statement = connection.prepare_cached(
-        "SELECT scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash
+    // One read transaction: the outcomes and the trail as of one moment.
+    let tx = connection.transaction()?;
+    let held = held_in(&tx, scope)?;
+    let mut statement = tx.prepare_cached(
+        "SELECT scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash,
+                output
          FROM ledger_audit WHERE scope = ?1 ORDER BY seq",
     )?;
     let rows = statement.query_map(params![scope], |row| {
@@ -828,6 +923,7 @@ fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>
                     digest: row.get(7)?,
                     principal: row.get(8)?,
                     note: row.get(9)?,
+                    output: row.get(12)?,
                 },
                 prev: row.get(10)?,
                 hash: row.get(11)?,
@@ -849,7 +945,40 @@ fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>
             };
         records.push(record);
     }
+    drop(statement);
+    held_outcomes(&mut records, held)?;
     Ok(records)
+}
+
+/// The outcomes held for the claims of `scope`, each with the record that settled it. This
+/// reads every claim, as [`unsettled_in`] does: the trail is read rarely, by an operator.
+fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error> {
+    let mut statement = tx.prepare_cached(
+        "SELECT settled_seq, call_id, status, body, detail FROM ledger_claims
+         WHERE scope = ?1 AND status IS NOT NULL AND settled_seq IS NOT NULL",
+    )?;
+    let rows = statement.query_map(params![scope], |row| {
+        Ok((
+            row.get::<_, i64>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, Option<String>>(2)?,
+            row.get::<_, Option<String>>(3)?,
+            row.get::<_, Option<String>>(4)?,
+        ))
+    })?;
+    let mut held = Vec::new();
+    for row in rows {
+        let (seq, call_id, status, body, detail) = row?;
+        let Some(outcome) = outcome_of(status, body, detail)? else {
+            continue;
+        };
+        held.push(HeldOutcome {
+            seq: seq_of(seq)?,
+            call_id,
+            outcome,
+        });
+    }
+    Ok(held)
 }
 
 fn use_nonce_in(connection: &mut Connection, nonce: &str, expires: i64) -> Result<bool, Error> {
@@ -901,12 +1030,12 @@ impl Ledger for SqliteLedger {
 
     fn reconcile<'a>(
         &'a self,
-        key: &'a ClaimKey,
+        listed: &'a Unsettled,
         resolution: &'a Resolution,
-    ) -> LedgerFuture<'a, bool> {
-        let (key, resolution) = (key.clone(), resolution.clone());
+    ) -> LedgerFuture<'a, Reconciled> {
+        let (listed, resolution) = (listed.clone(), resolution.clone());
         Box::pin(self.run("reconcile a claim", move |connection| {
-            reconcile_in(connection, &key, &resolution)
+            reconcile_in(connection, &listed, &resolution)
         }))
     }
 

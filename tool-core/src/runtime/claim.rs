@@ -58,6 +58,7 @@ impl Decisions {
             digest: None,
             principal: cx.principal().to_owned(),
             note: None,
+            output: None,
         });
     }
 
@@ -242,6 +243,7 @@ pub(super) async fn settle(
         digest: Some(held.digest.clone()),
         principal: cx.principal().to_owned(),
         note: None,
+        output: None,
     };
     let code = result.as_ref().err().map(Failure::code);
     let audit = [
