@@ -681,6 +681,51 @@ fn a_call_quoted_inside_a_string_argument_is_never_read_as_a_call() {
     }
 }
 
+/// A Mistral call whose arguments are a JSON string holding the object reads the same
+/// streamed as whole.
+#[test]
+fn mistral_arguments_as_a_json_string_stream_as_they_read_whole() {
+    let text = r#"[TOOL_CALLS]get_weather[ARGS]"{\"city\": \"Paris\"}""#;
+    let whole = parse_calls(text, None).unwrap();
+    assert_eq!(whole.calls().len(), 1);
+    assert_eq!(whole.calls()[0].arguments(), r#"{"city": "Paris"}"#);
+    for named in [None, Some(Dialect::Mistral)] {
+        let cuts: Vec<usize> = (1..text.len()).collect();
+        let (handed, reply) = stream(text, named, &cuts).unwrap();
+        assert_eq!(handed.as_slice(), whole.calls());
+        assert_eq!(reply.parsed(), &whole);
+    }
+}
+
+/// A closing or inner marker without the marker that opens its call is refused: the call it
+/// ends is never silently dropped while the others run.
+#[test]
+fn a_marker_without_its_opening_marker_is_refused() {
+    let g = "<tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call>";
+    for text in [
+        format!("{{\"name\": \"f\", \"arguments\": {{}}}}</tool_call>\n{g}"),
+        format!("{g}\n{{\"name\": \"f\", \"arguments\": {{}}}}\n</tool_call>"),
+        "Calling it: {\"name\": \"f\", \"arguments\": {}}</tool_call>".to_owned(),
+        "get_weather[ARGS]{\"city\": \"Paris\"}".to_owned(),
+        "[TOOL_CALLS]f[ARGS]{} g[ARGS]{}".to_owned(),
+        "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜> g<｜tool▁sep｜>{}<｜tool▁call▁end｜>".to_owned(),
+    ] {
+        for named in [None, Some(Dialect::Hermes), Some(Dialect::Mistral), Some(Dialect::DeepSeek)] {
+            let whole = parse_calls(&text, named);
+            let streamed = stream(&text, named, &[5, 20]);
+            if named.is_none() || whole.as_ref().is_ok_and(|p| !p.calls().is_empty()) {
+                assert!(
+                    matches!(whole, Err(TextError::Invalid { .. } | TextError::Ambiguous { .. })),
+                    "{named:?} {text}: {whole:?}"
+                );
+            }
+            if named.is_none() {
+                assert!(streamed.is_err(), "{text}");
+            }
+        }
+    }
+}
+
 /// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,
 /// separators, multi-byte characters and names.
 fn pieces() -> impl Strategy<Value = String> {

@@ -22,7 +22,9 @@
 //! query quotes `<tool_call>{…}</tool_call>` is the search, in every dialect, read whole or
 //! streamed. Prose is read as prose (its quotes are apostrophes); inside a bracketed group,
 //! `{…}`, `[…]` or `name(…)`, quotes delimit strings. A marker inside quotes in prose, outside
-//! any call, is refused rather than guessed at.
+//! any call, is refused rather than guessed at. So is a marker that closes or divides a call
+//! (`</tool_call>`, `[ARGS]`, DeepSeek's separator and end) standing outside any call: the
+//! call it belongs to lost its opening marker, and the other calls are not run without it.
 //!
 //! A call object's arguments may also be a JSON string holding the object (as OpenAI's format
 //! writes them); anything else is refused. The arguments of JSON dialects are passed on as the
@@ -409,14 +411,33 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
 /// `text` is wholly written in.
 fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
     let mut scanner = scan::Scanner::new(0);
-    while let Some((_, marker)) = scanner.next(text, true) {
+    let mut stray = None;
+    while let Some((at, marker)) = scanner.next(text, true) {
         if marker.opens {
             return Ok(Some(marker.dialect));
         }
+        if marker.stray() {
+            stray = stray.or(Some((at, marker)));
+        }
+    }
+    if let Some((at, marker)) = stray {
+        return Err(stray_marker(at, marker));
     }
     match whole_dialect(text) {
         None if let Some(at) = scanner.hidden() => Err(quoted_marker(at)),
         found => Ok(found),
+    }
+}
+
+/// A closing or inner marker with no call open: the call it belongs to lost its opening
+/// marker, and is not guessed at.
+pub(crate) fn stray_marker(at: usize, marker: &scan::Marker) -> TextError {
+    TextError::Invalid {
+        at,
+        reason: format!(
+            "`{}` stands outside any call: the marker that opens its call is missing",
+            marker.text
+        ),
     }
 }
 
@@ -471,6 +492,15 @@ impl<'a> Seeker<'a> {
         }
     }
 
+    /// The next marker of the dialect outside quotes at or after `from` that may stand
+    /// outside a call; one that closes or divides a call is refused as stray.
+    fn opener(&mut self, from: usize) -> Result<Option<(usize, &'static scan::Marker)>, TextError> {
+        match self.next(from) {
+            Some((at, marker)) if marker.stray() => Err(stray_marker(at, marker)),
+            found => Ok(found),
+        }
+    }
+
     /// The next marker of the dialect outside quotes at or after `from`.
     fn next(&mut self, from: usize) -> Option<(usize, &'static scan::Marker)> {
         let mut scanner = scan::Scanner::new(from);
@@ -478,7 +508,7 @@ impl<'a> Seeker<'a> {
             match scanner.next(self.text, true) {
                 Some((at, marker)) if marker.dialect == self.dialect => break Some((at, marker)),
                 Some((_, marker)) => {
-                    if marker.opens && !self.others.contains(&marker.dialect) {
+                    if !self.others.contains(&marker.dialect) {
                         self.others.push(marker.dialect);
                     }
                 }
@@ -703,12 +733,8 @@ fn tagged(
     let mut used = Vec::new();
     let mut seeker = Seeker::new(text, dialect);
     let mut from = 0;
-    while let Some((start, marker)) = seeker.next(from) {
+    while let Some((start, marker)) = seeker.opener(from)? {
         let body = start + marker.text.len();
-        if !opens.contains(&marker.text) {
-            from = body;
-            continue;
-        }
         let (mut found_calls, end) = json_calls(text, body)?;
         let mut block_end = end;
         if let Some(close) = close {
@@ -743,7 +769,7 @@ fn llama3(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize
     let mut calls = Vec::new();
     let mut used = Vec::new();
     let mut from = 0;
-    while let Some((start, marker)) = seeker.next(from) {
+    while let Some((start, marker)) = seeker.opener(from)? {
         let mut at = start + marker.text.len();
         loop {
             let (mut found, end) = json_calls(text, at)?;
@@ -785,12 +811,8 @@ fn mistral(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usiz
     let mut used = Vec::new();
     let mut seeker = Seeker::new(text, Dialect::Mistral);
     let mut from = 0;
-    while let Some((start, marker)) = seeker.next(from) {
+    while let Some((start, marker)) = seeker.opener(from)? {
         let body = start + marker.text.len();
-        if marker.text != "[TOOL_CALLS]" {
-            from = body;
-            continue;
-        }
         let rest = text[body..].trim_start();
         let end = if rest.starts_with('[') || rest.starts_with('{') {
             let (mut found, end) = json_calls(text, body)?;
@@ -858,7 +880,7 @@ fn deepseek(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usi
     let mut seeker = Seeker::new(text, Dialect::DeepSeek);
     let mut from = 0;
     let (mut opened, mut closed) = (false, false);
-    while let Some((start, marker)) = seeker.next(from) {
+    while let Some((start, marker)) = seeker.opener(from)? {
         let end = start + marker.text.len();
         match marker.text {
             DS_CALL_BEGIN => {

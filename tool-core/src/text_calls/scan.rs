@@ -22,6 +22,15 @@ pub(crate) struct Marker {
     pub(crate) opens: bool,
 }
 
+impl Marker {
+    /// Whether the marker, outside a call, means one lost its opening marker: every marker
+    /// that closes or divides a call (a wrapper's end, or Python's end token, after all
+    /// calls, is not).
+    pub(crate) fn stray(&self) -> bool {
+        !self.opens && self.text != DS_CALLS_END && self.text != "<|python_end|>"
+    }
+}
+
 const fn marker(text: &'static str, dialect: Dialect, opens: bool) -> Marker {
     Marker {
         text,
@@ -172,13 +181,13 @@ impl Scanner {
     }
 }
 
-/// The dialects whose opening markers stand outside quotes anywhere in `text`, in the order
-/// of [`Dialect::ALL`].
+/// The dialects whose markers stand outside quotes anywhere in `text`, in the order of
+/// [`Dialect::ALL`].
 pub(crate) fn dialects_outside_quotes(text: &str) -> Vec<Dialect> {
     let mut scanner = Scanner::new(0);
     let mut found = Vec::new();
     while let Some((_, marker)) = scanner.next(text, true) {
-        if marker.opens && !found.contains(&marker.dialect) {
+        if !found.contains(&marker.dialect) {
             found.push(marker.dialect);
         }
     }

@@ -2,10 +2,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::scan::Scanner;
+use super::scan::{Marker, Scanner};
 use super::{
     DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, Dialect, ParsedCalls, TextCall, TextError,
     deepseek_call, deepseek_head, json_calls, mistral_call, mistral_name, parse_calls,
+    stray_marker,
 };
 
 /// The default cap on the whole reply: 8 MiB.
@@ -54,6 +55,8 @@ pub struct TextCallStream {
     phase: Phase,
     scan: usize,
     yielded: Vec<TextCall>,
+    /// Markers that close or divide a call, read outside any before a dialect was known.
+    strays: Vec<(usize, &'static Marker)>,
     max_call_bytes: usize,
     max_text_bytes: usize,
     max_duration: Option<Duration>,
@@ -128,6 +131,7 @@ impl TextCallStream {
             phase,
             scan: 0,
             yielded: Vec::new(),
+            strays: Vec::new(),
             max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             max_duration: None,
@@ -273,6 +277,17 @@ impl TextCallStream {
                         {
                             break Some((at, marker));
                         }
+                        Some((at, marker)) if marker.stray() => match self.detected {
+                            Some(dialect) if dialect == marker.dialect => {
+                                return Err(stray_marker(at, marker));
+                            }
+                            Some(_) => {}
+                            None => {
+                                if !self.strays.iter().any(|(_, m)| m.dialect == marker.dialect) {
+                                    self.strays.push((at, marker));
+                                }
+                            }
+                        },
                         Some(_) => {}
                         None => break None,
                     }
@@ -287,6 +302,14 @@ impl TextCallStream {
                 };
                 if self.detected.is_none() {
                     self.detected = Some(marker.dialect);
+                    // A marker of this dialect read before, outside any call.
+                    if let Some(&(at, stray)) = self
+                        .strays
+                        .iter()
+                        .find(|(_, m)| m.dialect == marker.dialect)
+                    {
+                        return Err(stray_marker(at, stray));
+                    }
                 }
                 let body = at + marker.text.len();
                 let next = match marker.text {
@@ -486,7 +509,8 @@ fn back_off(text: &str, len: usize) -> usize {
     text.floor_char_boundary(text.len().saturating_sub(len - 1))
 }
 
-/// Finds where a JSON object or array ends, reading each byte once however the text arrives.
+/// Finds where a JSON object, array or string ends, reading each byte once however the text
+/// arrives.
 #[derive(Debug)]
 struct JsonEnd {
     /// Where the value starts (whitespace before it included).
@@ -522,11 +546,15 @@ impl JsonEnd {
                     self.escaped = true;
                 } else if byte == b'"' {
                     self.in_string = false;
+                    // A JSON string as the whole value (arguments written as a string).
+                    if self.depth == 0 {
+                        return Ok(Some(self.at));
+                    }
                 }
                 continue;
             }
             match byte {
-                b'"' if self.depth > 0 => self.in_string = true,
+                b'"' => self.in_string = true,
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' if self.depth > 0 => {
                     self.depth -= 1;
