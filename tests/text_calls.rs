@@ -726,6 +726,248 @@ fn a_marker_without_its_opening_marker_is_refused() {
     }
 }
 
+/// `text` read whole (detected and named) and streamed in chunks of several sizes: always the
+/// `dialect` and exactly the `expected` calls.
+fn reads_as(text: &str, dialect: Dialect, expected: &[(&str, Value)]) {
+    let expected: Vec<(String, Value)> = expected
+        .iter()
+        .map(|(name, args)| ((*name).to_owned(), args.clone()))
+        .collect();
+    for named in [None, Some(dialect)] {
+        assert_eq!(
+            read(text, named),
+            (Some(dialect), expected.clone()),
+            "{named:?}: {text}"
+        );
+        let whole = parse_calls(text, named).unwrap();
+        for size in [1, 2, 5, 13] {
+            let cuts: Vec<usize> = (size..text.len()).step_by(size).collect();
+            let (mut handed, reply) =
+                stream(text, named, &cuts).unwrap_or_else(|error| panic!("{error}: {text}"));
+            assert_eq!(reply.parsed(), &whole, "{text}");
+            handed.extend_from_slice(reply.remaining());
+            assert_eq!(handed.as_slice(), whole.calls(), "{text}");
+        }
+    }
+}
+
+/// `text` is refused whole and streamed (detected), never read as calls.
+fn refused(text: &str) {
+    assert!(
+        parse_calls(text, None).is_err(),
+        "{text}: {:?}",
+        parse_calls(text, None)
+    );
+    let mut stream = TextCallStream::new(None);
+    let handed = stream.push(text);
+    assert!(
+        handed.is_err() || stream.finish().is_err(),
+        "streamed: {text}"
+    );
+}
+
+/// `text` is prose: no dialect, no calls.
+fn prose_only(text: &str) {
+    let parsed = parse_calls(text, None).unwrap_or_else(|error| panic!("{error}: {text}"));
+    assert_eq!(
+        (parsed.dialect(), parsed.calls().len()),
+        (None, 0),
+        "{text}"
+    );
+}
+
+fn weather_ref(city: &str) -> (&'static str, Value) {
+    ("get_weather", json!({ "city": city }))
+}
+
+#[test]
+fn reads_the_xlam_tool_calls_envelope() {
+    let both = [weather_ref("Paris"), weather_ref("Oslo")];
+    let text = r#"{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]}"#;
+    reads_as(text, Dialect::Json, &both);
+    reads_as(&format!("```json\n{text}\n```"), Dialect::Json, &both);
+    reads_as(r#"{"tool_calls": []}"#, Dialect::Json, &[]);
+    // An envelope with anything else in it is not guessed at.
+    refused(r#"{"tool_calls": [{"name": "f", "arguments": {}}], "thought": "x"}"#);
+    refused(r#"{"tool_calls": [{"name": "f"}]}"#);
+    refused(r#"{"tool_calls": {"name": "f", "arguments": {}}}"#);
+}
+
+#[test]
+fn reads_markdown_escaped_names_in_python_calls() {
+    reads_as(
+        r#"[event\_finder.find\_upcoming(location="New York, NY", genre="rock", days\_ahead=7)]"#,
+        Dialect::Pythonic,
+        &[(
+            "event_finder.find_upcoming",
+            json!({"location": "New York, NY", "genre": "rock", "days_ahead": 7}),
+        )],
+    );
+    reads_as(
+        r"get\_weather(city='Paris')",
+        Dialect::Pythonic,
+        &[weather_ref("Paris")],
+    );
+    // Inside a string the backslash is Python's: kept as written.
+    reads_as(
+        r"f(q='a\_b')",
+        Dialect::Pythonic,
+        &[("f", json!({"q": "a\\_b"}))],
+    );
+    // A backslash anywhere else in a name is no name.
+    prose_only(r"[get\weather(city='Paris')]");
+}
+
+#[test]
+fn reads_python_statements_separated_by_semicolons() {
+    let both = [weather_ref("Paris"), weather_ref("Oslo")];
+    reads_as(
+        r#"get_weather(city="Paris"); get_weather(city="Oslo");"#,
+        Dialect::Pythonic,
+        &both,
+    );
+    reads_as(
+        "get_weather(city=\"Paris\");\nget_weather(city=\"Oslo\")",
+        Dialect::Pythonic,
+        &both,
+    );
+    reads_as(
+        "```python\nget_weather(city=\"Paris\"); get_weather(city=\"Oslo\");\n```",
+        Dialect::Pythonic,
+        &both,
+    );
+    // A statement that is not a literal call is refused with the rest.
+    refused(r#"get_weather(city="Paris"); x = get_weather(city="Oslo")"#);
+    refused(r#"get_weather(city="Paris"); print(get_weather(city="Oslo"))"#);
+}
+
+#[test]
+fn reads_bare_python_calls_separated_by_commas() {
+    reads_as(
+        r#"get_weather(city="Paris"), get_weather(city="Oslo")"#,
+        Dialect::Pythonic,
+        &[weather_ref("Paris"), weather_ref("Oslo")],
+    );
+    // Prose after a comma is not a call.
+    refused(r#"get_weather(city="Paris"), which gives the weather (in Paris)"#);
+}
+
+#[test]
+fn reads_lists_of_strings_that_each_hold_a_call() {
+    reads_as(
+        r#"['get_hours(name="Blue Bottle")', "get_hours(name='Tartine', day=\"Monday\")"]"#,
+        Dialect::Pythonic,
+        &[
+            ("get_hours", json!({"name": "Blue Bottle"})),
+            ("get_hours", json!({"name": "Tartine", "day": "Monday"})),
+        ],
+    );
+    reads_as(
+        r#"["get_weather(city='Paris')"]"#,
+        Dialect::Pythonic,
+        &[weather_ref("Paris")],
+    );
+    // A list of plain strings is an answer; a list mixing calls and other strings, or a
+    // string holding more than one call or an expression, is refused.
+    prose_only(r#"["Paris", "Oslo"]"#);
+    prose_only("['Paris (France)', 'Oslo']");
+    refused(r#"['get_hours(name="Blue Bottle")', 'Tartine']"#);
+    refused(r#"['get_hours(name="Blue Bottle"), get_hours(name="Tartine")']"#);
+    refused("['get_hours(name=NAME)']");
+    refused(r#"['get_hours(name="Blue Bottle")"#);
+}
+
+#[test]
+fn reads_a_name_line_then_its_json_arguments() {
+    reads_as(
+        "get_weather\n{\"city\": \"Paris\"}",
+        Dialect::Json,
+        &[weather_ref("Paris")],
+    );
+    reads_as(
+        "get_weather\n```json\n{\"city\": \"Paris\"}\n```",
+        Dialect::Json,
+        &[weather_ref("Paris")],
+    );
+    reads_as(
+        "```\nmath.factorial\n{\"number\": 5}\n```",
+        Dialect::Json,
+        &[("math.factorial", json!({"number": 5}))],
+    );
+    // Prose on the first line is not a name; prose after the object is refused.
+    prose_only("Here you go\n{\"city\": \"Paris\"}");
+    prose_only("Answer:\n{\"city\": \"Paris\"}");
+    refused("get_weather\n{\"city\": \"Paris\"}\nThat should do it.");
+    refused("get_weather\n{\"city\": \"Par");
+}
+
+#[test]
+fn reads_python_dicts_inside_tool_call_tags() {
+    reads_as(
+        "<tool_call>\n{'name': 'get_weather', 'arguments': {'city': 'Paris', 'days': None, 'metric': True}}\n</tool_call>",
+        Dialect::Hermes,
+        &[(
+            "get_weather",
+            json!({"city": "Paris", "days": null, "metric": true}),
+        )],
+    );
+    // Quotes, braces and markers inside the strings are the strings'.
+    reads_as(
+        "<tool_call>{'name': 'f', 'arguments': {'q': \"it's } </tool_call> {\", 'r': '''a ' b'''}}</tool_call>\n<tool_call>{'name': 'g', 'arguments': {}}</tool_call>",
+        Dialect::Hermes,
+        &[
+            ("f", json!({"q": "it's } </tool_call> {", "r": "a ' b"})),
+            ("g", json!({})),
+        ],
+    );
+    // Names and expressions stay refused; so does a dict that is not a call object.
+    refused("<tool_call>{'name': 'f', 'arguments': {'q': CITY}}</tool_call>");
+    refused("<tool_call>{'name': 'f', 'arguments': {'q': 1 + 2}}</tool_call>");
+    refused("<tool_call>{'name': 'f', 'arguments': {}, 'note': 'x'}</tool_call>");
+    refused("<tool_call>{'name': 'f'}</tool_call>");
+}
+
+#[test]
+fn reads_json_literals_inside_python_calls() {
+    reads_as(
+        "get_weather(city='Paris', metric=true, unit=null, hourly=false)",
+        Dialect::Pythonic,
+        &[(
+            "get_weather",
+            json!({"city": "Paris", "metric": true, "unit": null, "hourly": false}),
+        )],
+    );
+    refused("get_weather(city='Paris', metric=truth)");
+    refused("get_weather(city='Paris', metric=TRUE)");
+}
+
+/// Near misses of the forms read: prose that mentions a function, an expression as an
+/// argument, text that could be read more than one way. None yields a call.
+#[test]
+fn near_misses_of_the_forms_read_yield_no_call() {
+    for text in [
+        "You can call get_weather(city) to find out.",
+        "get_weather(city) returns the weather for a city.",
+        "Note (see below): get_weather needs a city.",
+        "get_weather\nThe function takes a city.",
+        "The tool_calls field lists {\"name\": \"f\"} objects.",
+        "[Paris, Oslo]",
+    ] {
+        prose_only(text);
+    }
+    for text in [
+        "get_weather(city='Par' + 'is')",
+        "get_weather(city=CITY); get_weather(city='Oslo')",
+        "get_weather(city='Paris') or get_weather(city='Oslo')",
+        "get_weather(city='Paris'); get_weather(city=",
+        "[get_weather(city='Paris')] will fetch the weather.",
+        "{\"tool_calls\": [{\"name\": \"f\", \"arguments\": {\"a\": 1}}]} and more",
+        "['get_weather(city=\"Paris\")'] + ['x']",
+    ] {
+        refused(text);
+    }
+}
+
 /// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,
 /// separators, multi-byte characters and names.
 fn pieces() -> impl Strategy<Value = String> {
@@ -772,6 +1014,14 @@ fn pieces() -> impl Strategy<Value = String> {
         "1",
         "None",
         "True",
+        "true",
+        "null",
+        "\\_",
+        "\"tool_calls\"",
+        "'get_weather(",
+        "get_weather\n",
+        "<tool_call>{'name': 'f', 'arguments': {",
+        "'''",
     ]);
     prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
 }

@@ -10,13 +10,13 @@
 //!
 //! | dialect | what it reads |
 //! |---|---|
-//! | [`Json`](Dialect::Json) | the whole reply (or a Markdown `json` fence) is one call object `{"name": …, "arguments" \| "parameters": {…}}` or a list of them |
+//! | [`Json`](Dialect::Json) | the whole reply (or a Markdown `json` fence) is one call object `{"name": …, "arguments" \| "parameters": {…}}` or a list of them; or a tool name on a line of its own, then its arguments object |
 //! | [`Hermes`](Dialect::Hermes) | `<tool_call>{…}</tool_call>`, repeated for parallel calls (Hermes, Qwen) |
 //! | [`Llama3`](Dialect::Llama3) | `<\|python_tag\|>` then call objects separated by `;`, or a reply that is one call object with `parameters` |
 //! | [`Mistral`](Dialect::Mistral) | `[TOOL_CALLS][{…}, …]`, or `[TOOL_CALLS]name[ARGS]{…}` repeated (newer tokenizers) |
 //! | [`Granite`](Dialect::Granite) | `<function_call>{…}` or `<\|tool_call\|>[{…}, …]`, repeated |
 //! | [`DeepSeek`](Dialect::DeepSeek) | `<｜tool▁call▁begin｜>` … `<｜tool▁call▁end｜>` blocks, the name then the arguments as JSON, with or without a fence |
-//! | [`Pythonic`](Dialect::Pythonic) | `get_weather(city="Paris")` or `[f(a=1), g(b=2)]`, keyword and positional arguments, Python literals |
+//! | [`Pythonic`](Dialect::Pythonic) | `get_weather(city="Paris")`, `[f(a=1), g(b=2)]`, `f(a=1); g(b=2)` or `['f(a=1)', 'g(b=2)']`, keyword and positional arguments, Python literals |
 //!
 //! A marker inside a quoted string never names a dialect or opens a call: a search whose
 //! query quotes `<tool_call>{…}</tool_call>` is the search, in every dialect, read whole or
@@ -30,6 +30,32 @@
 //! writes them); anything else is refused. The arguments of JSON dialects are passed on as the
 //! exact text the model wrote, so the runtime's strict parser sees every duplicate key and
 //! number as written.
+//!
+//! Besides their documented formats, models write a few others whose reading is never in
+//! doubt; each is read by one rule, and everything near it that is not exactly it is prose
+//! or refused:
+//!
+//! - xLAM's envelope, `{"tool_calls": [call objects]}`: an object whose only member is
+//!   `tool_calls`, a list of call objects, is those calls (wherever a call object is read).
+//! - A tool name alone on the first line, then its arguments as one JSON object (bare or in
+//!   a fence) and nothing else, is that call ([`Json`](Dialect::Json)). The line must be a
+//!   name (letters, digits, `_`, `-`, `.`), so `Answer:` or a sentence is prose.
+//! - A call object written as a Python dict, `{'name': 'f', 'arguments': {'a': None}}` (or a
+//!   list of them), wherever a call object is read (`<tool_call>` blocks, say): a dict of
+//!   literals with exactly `name` and `arguments` (or `parameters`), converted to JSON.
+//! - Python calls separated by `;` or `,` without brackets, `f(a=1); g(b=2);`, are those
+//!   calls; the reply must still be nothing but calls.
+//! - A list whose items are strings, each holding exactly one Python call,
+//!   `['get_hours(name="Tartine")']`, is those calls; a list of other strings is prose, and
+//!   a list mixing both is refused.
+//! - In a Python call's function or keyword name, `\_` (an underscore escaped for Markdown,
+//!   never Python) reads as `_`.
+//! - JSON's `true`, `false` and `null` as Python argument values read as `True`, `False` and
+//!   `None`. Every other name, and every expression, stays refused.
+//!
+//! Not read, and so prose or refused: calls followed by prose that explains them, and a fence
+//! of calls followed by more text (whether the text takes back or changes the calls is not
+//! guessed).
 
 use std::fmt;
 use std::ops::Range;
@@ -455,11 +481,14 @@ fn whole_dialect(text: &str) -> Option<Dialect> {
     match trimmed.bytes().next() {
         Some(b'{') => Some(Dialect::Json),
         Some(b'[') => {
-            // A list of call objects, or of Python calls.
+            // A list of call objects, of Python calls, or of strings holding Python calls.
             let inner = trimmed[1..].trim_start();
+            let quoted = inner
+                .strip_prefix(['\'', '"'])
+                .is_some_and(python_call_start);
             if inner.starts_with('{') || inner.starts_with(']') {
                 Some(Dialect::Json)
-            } else if python_call_start(inner) {
+            } else if python_call_start(inner) || quoted {
                 Some(Dialect::Pythonic)
             } else {
                 None
@@ -468,6 +497,7 @@ fn whole_dialect(text: &str) -> Option<Dialect> {
         Some(_) if python_call_start(trimmed) && looks_whole_call(trimmed) => {
             Some(Dialect::Pythonic)
         }
+        Some(_) if name_line(trimmed).is_some() => Some(Dialect::Json),
         _ => None,
     }
 }
@@ -547,7 +577,9 @@ fn call_shaped(text: &str) -> bool {
         .next();
     let named = |value: &Value| value.get("name").is_some();
     match first {
-        Some(Ok(Value::Object(object))) => object.contains_key("name"),
+        Some(Ok(Value::Object(object))) => {
+            object.contains_key("name") || object.contains_key("tool_calls")
+        }
         Some(Ok(Value::Array(items))) => items.is_empty() || items.iter().any(named),
         // Not one whole JSON value: it may be a call cut short or written wrong.
         _ => true,
@@ -558,24 +590,56 @@ fn call_shaped(text: &str) -> bool {
 fn python_call_start(text: &str) -> bool {
     let b = text.as_bytes();
     let mut i = 0;
-    if !b
+    if !(b
         .first()
         .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        || b.starts_with(b"\\_"))
     {
         return false;
     }
-    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
-        i += 1;
+    while i < b.len() {
+        if b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' {
+            i += 1;
+        } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'_') {
+            i += 2;
+        } else {
+            break;
+        }
     }
     b.get(i) == Some(&b'(')
 }
 
-/// Whether a text starting with `name(` is meant as nothing but calls: it ends with `)` (or
-/// is cut off inside the call, which then reads as unterminated). Prose that merely starts
-/// with a word and a parenthesis (`Note (see below): …`) does not.
+/// Whether a text starting with `name(` is meant as nothing but calls: it ends with `)` or
+/// `);` (or is cut off inside the call, which then reads as unterminated). Prose that merely
+/// starts with a word and a parenthesis (`Note (see below): …`) does not.
 fn looks_whole_call(text: &str) -> bool {
     let trimmed = text.trim_end();
-    trimmed.ends_with(')') || !trimmed.contains(')')
+    if trimmed.trim_end_matches(';').trim_end().ends_with(')') || !trimmed.contains(')') {
+        return true;
+    }
+    // A literal call and a separator: calls (the next one perhaps cut off).
+    let mut reader = python::Reader::new(trimmed, 0);
+    reader.call().is_ok() && {
+        reader.skip_space();
+        matches!(trimmed.as_bytes().get(reader.at()), Some(b';' | b','))
+    }
+}
+
+/// A reply whose first line is a tool name alone and whose rest is one JSON object (bare or
+/// in a fence): the name, and where the object (or its fence) starts.
+fn name_line(text: &str) -> Option<(&str, usize)> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    let line = rest.find('\n')?;
+    let name = rest[..line].trim_end();
+    let first = name.bytes().next()?;
+    if !(first.is_ascii_alphabetic() || first == b'_') || !tool_name(name) {
+        return None;
+    }
+    let after = &rest[line..];
+    let object = start + line + (after.len() - after.trim_start().len());
+    let body = unfenced(&text[object..]).0.trim_start();
+    body.starts_with('{').then_some((name, object))
 }
 
 /// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
@@ -602,6 +666,9 @@ fn unfenced(text: &str) -> (&str, usize) {
 /// The whole reply as call objects (one, or a list).
 fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let (body, offset) = unfenced(text);
+    if let Some((name, object)) = name_line(body) {
+        return name_line_call(text, name, offset + object);
+    }
     let trimmed = body.trim_start();
     let at = offset + (body.len() - trimmed.len());
     let (calls, end) = json_calls(text, at)?;
@@ -615,9 +682,61 @@ fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextErro
     Ok((calls, std::iter::once(0..text.len()).collect()))
 }
 
-/// Call objects at `at`: one object, or a JSON list of them. Returns them and where they end.
-fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+/// A reply that is a tool name on a line of its own, then its arguments as a JSON object
+/// (bare or in a fence) at `object`.
+fn name_line_call(
+    text: &str,
+    name: &str,
+    object: usize,
+) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let (inner, inner_offset) = unfenced(&text[object..]);
+    let at = object + inner_offset + (inner.len() - inner.trim_start().len());
     let (raw, end) = json_value(text, at)?;
+    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid { at, reason })?;
+    let rest = text[end..].trim();
+    if !rest.is_empty() && rest != "```" && rest.replace(char::is_whitespace, "") != "``````" {
+        return Err(TextError::Invalid {
+            at: end + (text[end..].len() - text[end..].trim_start().len()),
+            reason: "text after the call in a reply that is only a call".into(),
+        });
+    }
+    let start = text.len() - text.trim_start().len();
+    let call = TextCall {
+        name: name.to_owned(),
+        arguments,
+        positional: Vec::new(),
+        span: start..end,
+    };
+    Ok((vec![call], std::iter::once(0..text.len()).collect()))
+}
+
+/// xLAM's envelope: an object whose only member is a list of call objects.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tool_calls: Vec<&'a RawValue>,
+}
+
+/// Call objects at `at`: one object, a JSON list of them, or an object whose only member
+/// `tool_calls` lists them (xLAM); a Python dict or list of dicts written the same way. Returns
+/// them and where they end.
+fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    let (raw, end) = match json_value(text, at) {
+        Ok(found) => found,
+        Err(error @ TextError::Invalid { .. }) => {
+            return python_calls(text, at).ok_or(error);
+        }
+        Err(error) => return Err(error),
+    };
+    if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get()) {
+        let calls = envelope
+            .tool_calls
+            .into_iter()
+            .map(|item| call_object(item, at..end))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((calls, end));
+    }
     let calls = match raw.get().trim_start().as_bytes().first() {
         Some(b'[') => {
             let items: Vec<&RawValue> =
@@ -633,6 +752,50 @@ fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError
         _ => vec![call_object(raw, at..end)?],
     };
     Ok((calls, end))
+}
+
+/// Call objects written as Python literals at `at` (after whitespace): a dict
+/// `{'name': …, 'arguments': {…}}` or a list of them, with nothing in it but literals. `None`
+/// when that is not what stands there.
+fn python_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
+    let mut reader = python::Reader::new(text, at);
+    reader.skip_space();
+    let start = reader.at();
+    if !matches!(text.as_bytes().get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let value = reader.value().ok()?;
+    let end = reader.at();
+    let items = match value {
+        Value::Array(items) => items,
+        object => vec![object],
+    };
+    let mut calls = Vec::new();
+    for item in items {
+        let Value::Object(mut object) = item else {
+            return None;
+        };
+        let name = match object.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => return None,
+        };
+        let arguments = match (object.remove("arguments"), object.remove("parameters")) {
+            (Some(Value::Object(arguments)), None) | (None, Some(Value::Object(arguments))) => {
+                arguments
+            }
+            _ => return None,
+        };
+        if !object.is_empty() {
+            return None;
+        }
+        calls.push(TextCall {
+            name,
+            arguments: Value::Object(arguments).to_string(),
+            positional: Vec::new(),
+            span: start..end,
+        });
+    }
+    Some((calls, end))
 }
 
 /// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.

@@ -518,7 +518,9 @@ struct JsonEnd {
     /// The next byte to read.
     at: usize,
     depth: usize,
-    in_string: bool,
+    /// The quote of the string being read, and whether it is tripled (Python's strings
+    /// inside a dict are read too).
+    quote: Option<(u8, bool)>,
     escaped: bool,
 }
 
@@ -528,7 +530,7 @@ impl JsonEnd {
             from,
             at: from,
             depth: 0,
-            in_string: false,
+            quote: None,
             escaped: false,
         }
     }
@@ -538,39 +540,62 @@ impl JsonEnd {
         let bytes = text.as_bytes();
         while self.at < bytes.len() {
             let byte = bytes[self.at];
-            self.at += 1;
-            if self.in_string {
+            if let Some((quote, triple)) = self.quote {
                 if self.escaped {
                     self.escaped = false;
                 } else if byte == b'\\' {
                     self.escaped = true;
-                } else if byte == b'"' {
-                    self.in_string = false;
+                } else if byte == quote {
+                    if triple {
+                        if self.at + 2 >= bytes.len() {
+                            return Ok(None);
+                        }
+                        if bytes[self.at + 1] == quote && bytes[self.at + 2] == quote {
+                            self.quote = None;
+                            self.at += 2;
+                        }
+                    } else {
+                        self.quote = None;
+                    }
                     // A JSON string as the whole value (arguments written as a string).
-                    if self.depth == 0 {
+                    if self.quote.is_none() && self.depth == 0 {
+                        self.at += 1;
                         return Ok(Some(self.at));
                     }
                 }
+                self.at += 1;
                 continue;
             }
             match byte {
-                b'"' => self.in_string = true,
+                b'"' if self.depth == 0 => self.quote = Some((byte, false)),
+                b'"' | b'\'' if self.depth > 0 => {
+                    if self.at + 2 >= bytes.len() {
+                        return Ok(None);
+                    }
+                    let triple = bytes[self.at + 1] == byte && bytes[self.at + 2] == byte;
+                    self.quote = Some((byte, triple));
+                    if triple {
+                        self.at += 2;
+                    }
+                }
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' if self.depth > 0 => {
                     self.depth -= 1;
                     if self.depth == 0 {
+                        self.at += 1;
                         return Ok(Some(self.at));
                     }
                 }
                 b' ' | b'\t' | b'\n' | b'\r' if self.depth == 0 => {}
                 _ if self.depth == 0 => {
                     return Err(TextError::Invalid {
-                        at: self.at - 1,
+                        at: self.at,
                         reason: "expected a call object or a list of them".into(),
                     });
                 }
                 _ => {}
             }
+            self.at += 1;
         }
         Ok(None)
     }
