@@ -894,9 +894,22 @@ fn reads_a_name_line_then_its_json_arguments() {
         Dialect::Json,
         &[("math.factorial", json!({"number": 5}))],
     );
-    // Prose on the first line is not a name; prose after the object is refused.
-    prose_only("Here you go\n{\"city\": \"Paris\"}");
-    prose_only("Answer:\n{\"city\": \"Paris\"}");
+    reads_as(
+        "getWeather\n{\"city\": \"Paris\"}",
+        Dialect::Json,
+        &[("getWeather", json!({"city": "Paris"}))],
+    );
+    // Prose, a title or a lone word on the first line is not a name; prose after the object
+    // is refused.
+    for text in [
+        "Here you go\n{\"city\": \"Paris\"}",
+        "Answer:\n{\"city\": \"Paris\"}",
+        "Result\n{\"city\": \"Paris\"}",
+        "json\n{\"name\": \"Paris\"}",
+        "search\n{\"query\": \"Paris\"}",
+    ] {
+        prose_only(text);
+    }
     refused("get_weather\n{\"city\": \"Paris\"}\nThat should do it.");
     refused("get_weather\n{\"city\": \"Par");
 }
@@ -966,6 +979,25 @@ fn near_misses_of_the_forms_read_yield_no_call() {
     ] {
         refused(text);
     }
+}
+
+/// Apostrophes and quotation marks in prose are prose: they never hide a call after them. Where
+/// prose inside a call-like group could hide one, the reply is refused, never read without it.
+#[test]
+fn quotes_in_prose_never_hide_a_call() {
+    let call =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    for before in [
+        "I'll check (it's quick).",
+        "Let me look at the user's weather(it's odd) first.",
+        "[the user's guide](https://example.com/guide)",
+        "He said \"use the tool\" and 'that's it'.",
+        "{it's a brace}",
+    ] {
+        let text = format!("{before}\n{call}");
+        reads_as(&text, Dialect::Hermes, &[weather_ref("Paris")]);
+    }
+    refused(&format!("Using get_weather(the user's city) {call}"));
 }
 
 /// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,

@@ -39,7 +39,9 @@
 //!   `tool_calls`, a list of call objects, is those calls (wherever a call object is read).
 //! - A tool name alone on the first line, then its arguments as one JSON object (bare or in
 //!   a fence) and nothing else, is that call ([`Json`](Dialect::Json)). The line must be a
-//!   name (letters, digits, `_`, `-`, `.`), so `Answer:` or a sentence is prose.
+//!   function's name of more than one word (letters, digits, `_`, `-`, `.`; lowercase first;
+//!   `snake_case`, `dotted.name` or `camelCase`), so a title (`Result`, `Answer:`), a lone
+//!   word (`json`, `search`) or a sentence is prose.
 //! - A call object written as a Python dict, `{'name': 'f', 'arguments': {'a': None}}` (or a
 //!   list of them), wherever a call object is read (`<tool_call>` blocks, say): a dict of
 //!   literals with exactly `name` and `arguments` (or `parameters`), converted to JSON.
@@ -632,8 +634,14 @@ fn name_line(text: &str) -> Option<(&str, usize)> {
     let rest = &text[start..];
     let line = rest.find('\n')?;
     let name = rest[..line].trim_end();
+    // A function's name, not a title or a word (`Result`, `json`, `search`): lowercase first,
+    // and more than one word (`snake_case`, `dotted.name`, `camelCase`).
     let first = name.bytes().next()?;
-    if !(first.is_ascii_alphabetic() || first == b'_') || !tool_name(name) {
+    let words = name
+        .bytes()
+        .skip(1)
+        .any(|c| matches!(c, b'_' | b'.') || c.is_ascii_uppercase());
+    if !(first.is_ascii_lowercase() || first == b'_') || !words || !tool_name(name) {
         return None;
     }
     let after = &rest[line..];
