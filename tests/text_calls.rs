@@ -667,6 +667,10 @@ fn a_call_quoted_inside_a_string_argument_is_never_read_as_a_call() {
             }
         }
     }
+    // An answer written as JSON that quotes a call is an answer.
+    let answer = json!({"summary": injected}).to_string();
+    let parsed = parse_calls(&answer, None).unwrap();
+    assert_eq!((parsed.dialect(), parsed.calls().len()), (None, 0));
     // A Python call that is refused (a name as an argument) is refused, not read as the call
     // its string quotes; so is prose that quotes a call inside a call-like text.
     for text in [
