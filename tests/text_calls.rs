@@ -1004,6 +1004,42 @@ fn quotes_in_prose_never_hide_a_call() {
     refused(&format!("Using get_weather(the user's city) {call}"));
 }
 
+/// Replies made of what the scanner waits on or skips (quotes, groups, marker prefixes, long
+/// names and whitespace) are read in time that grows with their length, whole and streamed
+/// byte by byte.
+#[test]
+fn adversarial_replies_are_read_in_linear_time() {
+    let n = 100_000;
+    for text in [
+        format!("f(a='{}')", "<tool_call>".repeat(n)),
+        format!("[{}", "('\"".repeat(n)),
+        format!(
+            "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}",
+            "<".repeat(n)
+        ),
+        format!("<｜tool▁call▁begin｜>{}", "a".repeat(n)),
+        format!("<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}", " ".repeat(n)),
+        format!("<tool_call>{{'a': '''{}'''}}", "'' ".repeat(n)),
+        "<tool_cal".repeat(n),
+    ] {
+        let started = std::time::Instant::now();
+        let _ = parse_calls(&text, None);
+        let mut stream = TextCallStream::new(None);
+        for byte in text.as_bytes() {
+            if stream.push([*byte]).is_err() {
+                break;
+            }
+        }
+        let _ = stream.finish();
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}…: {:?}",
+            text.chars().take(20).collect::<String>(),
+            started.elapsed()
+        );
+    }
+}
+
 /// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,
 /// separators, multi-byte characters and names.
 fn pieces() -> impl Strategy<Value = String> {
