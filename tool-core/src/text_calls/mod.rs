@@ -10,18 +10,54 @@
 //!
 //! | dialect | what it reads |
 //! |---|---|
-//! | [`Json`](Dialect::Json) | the whole reply (or a Markdown `json` fence) is one call object `{"name": …, "arguments" \| "parameters": {…}}` or a list of them |
+//! | [`Json`](Dialect::Json) | the whole reply (or a Markdown `json` fence) is one call object `{"name": …, "arguments" \| "parameters": {…}}` or a list of them; or a tool name on a line of its own, then its arguments object |
 //! | [`Hermes`](Dialect::Hermes) | `<tool_call>{…}</tool_call>`, repeated for parallel calls (Hermes, Qwen) |
 //! | [`Llama3`](Dialect::Llama3) | `<\|python_tag\|>` then call objects separated by `;`, or a reply that is one call object with `parameters` |
 //! | [`Mistral`](Dialect::Mistral) | `[TOOL_CALLS][{…}, …]`, or `[TOOL_CALLS]name[ARGS]{…}` repeated (newer tokenizers) |
 //! | [`Granite`](Dialect::Granite) | `<function_call>{…}` or `<\|tool_call\|>[{…}, …]`, repeated |
 //! | [`DeepSeek`](Dialect::DeepSeek) | `<｜tool▁call▁begin｜>` … `<｜tool▁call▁end｜>` blocks, the name then the arguments as JSON, with or without a fence |
-//! | [`Pythonic`](Dialect::Pythonic) | `get_weather(city="Paris")` or `[f(a=1), g(b=2)]`, keyword and positional arguments, Python literals |
+//! | [`Pythonic`](Dialect::Pythonic) | `get_weather(city="Paris")`, `[f(a=1), g(b=2)]`, `f(a=1); g(b=2)` or `['f(a=1)', 'g(b=2)']`, keyword and positional arguments, Python literals |
+//!
+//! A marker inside a quoted string never names a dialect or opens a call: a search whose
+//! query quotes `<tool_call>{…}</tool_call>` is the search, in every dialect, read whole or
+//! streamed. Prose is read as prose (its quotes are apostrophes); inside a bracketed group,
+//! `{…}`, `[…]` or `name(…)`, quotes delimit strings. A marker inside quotes in prose, outside
+//! any call, is refused rather than guessed at. So is a marker that closes or divides a call
+//! (`</tool_call>`, `[ARGS]`, DeepSeek's separator and end) standing outside any call: the
+//! call it belongs to lost its opening marker, and the other calls are not run without it.
 //!
 //! A call object's arguments may also be a JSON string holding the object (as OpenAI's format
 //! writes them); anything else is refused. The arguments of JSON dialects are passed on as the
 //! exact text the model wrote, so the runtime's strict parser sees every duplicate key and
 //! number as written.
+//!
+//! Besides their documented formats, models write a few others whose reading is never in
+//! doubt; each is read by one rule, and everything near it that is not exactly it is prose
+//! or refused:
+//!
+//! - xLAM's envelope, `{"tool_calls": [call objects]}`: an object whose only member is
+//!   `tool_calls`, a list of call objects, is those calls (wherever a call object is read).
+//! - A tool name alone on the first line, then its arguments as one JSON object (bare or in
+//!   a fence) and nothing else, is that call ([`Json`](Dialect::Json)). The line must be a
+//!   function's name of more than one word (letters, digits, `_`, `-`, `.`; lowercase first;
+//!   `snake_case`, `dotted.name` or `camelCase`), so a title (`Result`, `Answer:`), a lone
+//!   word (`json`, `search`) or a sentence is prose.
+//! - A call object written as a Python dict, `{'name': 'f', 'arguments': {'a': None}}` (or a
+//!   list of them), wherever a call object is read (`<tool_call>` blocks, say): a dict of
+//!   literals with exactly `name` and `arguments` (or `parameters`), converted to JSON.
+//! - Python calls separated by `;` or `,` without brackets, `f(a=1); g(b=2);`, are those
+//!   calls; the reply must still be nothing but calls.
+//! - A list whose items are strings, each holding exactly one Python call,
+//!   `['get_hours(name="Tartine")']`, is those calls; a list of other strings is prose, and
+//!   a list mixing both is refused.
+//! - In a Python call's function or keyword name, `\_` (an underscore escaped for Markdown,
+//!   never Python) reads as `_`.
+//! - JSON's `true`, `false` and `null` as Python argument values read as `True`, `False` and
+//!   `None`. Every other name, and every expression, stays refused.
+//!
+//! Not read, and so prose or refused: calls followed by prose that explains them, and a fence
+//! of calls followed by more text (whether the text takes back or changes the calls is not
+//! guessed).
 
 use std::fmt;
 use std::ops::Range;
@@ -36,6 +72,7 @@ use crate::registry::{Registry, ToolInfo};
 mod model;
 mod python;
 mod render;
+mod scan;
 mod stream;
 
 pub use model::TextModel;
@@ -84,19 +121,6 @@ impl Dialect {
             Dialect::Granite => "granite",
             Dialect::DeepSeek => "deepseek",
             Dialect::Pythonic => "pythonic",
-        }
-    }
-
-    /// The markers that name this dialect in a reply.
-    const fn markers(self) -> &'static [&'static str] {
-        match self {
-            Dialect::Hermes => &["<tool_call>"],
-            Dialect::Llama3 => &["<|python_tag|>"],
-            Dialect::Mistral => &["[TOOL_CALLS]"],
-            Dialect::Granite => &["<function_call>", "<|tool_call|>"],
-            Dialect::DeepSeek => &[DS_CALLS_BEGIN, DS_CALL_BEGIN],
-            Dialect::Pythonic => &["<|python_start|>"],
-            Dialect::Json => &[],
         }
     }
 }
@@ -320,8 +344,8 @@ impl std::error::Error for TextError {}
 
 /// Reads the calls in `text`, in `dialect`, or in the dialect its markers name when `None`.
 ///
-/// Detection: the markers of the tag dialects decide (two dialects' markers: refused as
-/// ambiguous); without markers, a reply that is wholly a call object or a list of them (bare
+/// Detection: the first marker of a tag dialect outside quotes decides (another dialect's
+/// marker outside quotes too: refused as ambiguous); without markers, a reply that is wholly a call object or a list of them (bare
 /// or in one Markdown `json` fence) is [`Json`](Dialect::Json), one that is wholly a Python
 /// call or a list of them is [`Pythonic`](Dialect::Pythonic), and anything else is prose with
 /// no calls. A reply guessed to be JSON whose value is no call object (an answer written as
@@ -359,10 +383,11 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
             }
         },
     };
-    let (calls, used) = match dialect {
+    let detecting = named.is_none();
+    let read = match dialect {
         // A reply guessed to be JSON (no dialect named) whose first value is no call object at
         // all, `{"summary": …}` say, is an answer in JSON: prose, not a broken call.
-        Dialect::Json if named.is_none() => match json_reply(text) {
+        Dialect::Json if detecting => match json_reply(text) {
             Err(TextError::Invalid { .. }) if !call_shaped(text) => {
                 return Ok(ParsedCalls {
                     dialect: None,
@@ -370,15 +395,38 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
                     prose: prose(text, &[]),
                 });
             }
-            result => result?,
+            result => result,
         },
-        Dialect::Json => json_reply(text)?,
-        Dialect::Hermes => tagged(text, &["<tool_call>"], Some("</tool_call>"))?,
-        Dialect::Granite => tagged(text, &["<function_call>", "<|tool_call|>"], None)?,
-        Dialect::Llama3 => llama3(text)?,
-        Dialect::Mistral => mistral(text)?,
-        Dialect::DeepSeek => deepseek(text)?,
-        Dialect::Pythonic => pythonic(text)?,
+        Dialect::Json => json_reply(text),
+        Dialect::Hermes => tagged(
+            text,
+            dialect,
+            &["<tool_call>"],
+            Some("</tool_call>"),
+            detecting,
+        ),
+        Dialect::Granite => tagged(
+            text,
+            dialect,
+            &["<function_call>", "<|tool_call|>"],
+            None,
+            detecting,
+        ),
+        Dialect::Llama3 => llama3(text, detecting),
+        Dialect::Mistral => mistral(text, detecting),
+        Dialect::DeepSeek => deepseek(text, detecting),
+        Dialect::Pythonic => pythonic(text, detecting),
+    };
+    let (calls, used) = match read {
+        Ok(read) => read,
+        Err(error) => {
+            // A reply in two dialects that fails in the first is refused as ambiguous.
+            let dialects = scan::dialects_outside_quotes(text);
+            if detecting && dialects.len() > 1 {
+                return Err(TextError::Ambiguous { dialects });
+            }
+            return Err(error);
+        }
     };
     Ok(ParsedCalls {
         dialect: Some(dialect),
@@ -387,35 +435,138 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
     })
 }
 
-/// The dialect `text`'s markers name, or the marker-less dialect it is wholly written in.
+/// The dialect named by the first opening marker outside quotes, or the marker-less dialect
+/// `text` is wholly written in.
 fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
-    let found: Vec<Dialect> = Dialect::ALL
-        .into_iter()
-        .filter(|d| d.markers().iter().any(|m| text.contains(m)))
-        .collect();
-    match found.len() {
-        0 => {}
-        1 => return Ok(Some(found[0])),
-        _ => return Err(TextError::Ambiguous { dialects: found }),
+    let mut scanner = scan::Scanner::new(0);
+    let mut stray = None;
+    while let Some((at, marker)) = scanner.next(text, true) {
+        if marker.opens {
+            return Ok(Some(marker.dialect));
+        }
+        if marker.stray() {
+            stray = stray.or(Some((at, marker)));
+        }
     }
+    if let Some((at, marker)) = stray {
+        return Err(stray_marker(at, marker));
+    }
+    match whole_dialect(text) {
+        None if let Some(at) = scanner.hidden() => Err(quoted_marker(at)),
+        found => Ok(found),
+    }
+}
+
+/// A closing or inner marker with no call open: the call it belongs to lost its opening
+/// marker, and is not guessed at.
+pub(crate) fn stray_marker(at: usize, marker: &scan::Marker) -> TextError {
+    TextError::Invalid {
+        at,
+        reason: format!(
+            "`{}` stands outside any call: the marker that opens its call is missing",
+            marker.text
+        ),
+    }
+}
+
+/// A marker inside quotes in prose: text that quotes it, or a call whose quotes were misread.
+fn quoted_marker(at: usize) -> TextError {
+    TextError::Invalid {
+        at,
+        reason: "a tool-call marker inside quotes outside any call; whether a call is meant is not guessed".into(),
+    }
+}
+
+/// The marker-less dialect `text` is wholly written in, if any.
+fn whole_dialect(text: &str) -> Option<Dialect> {
     let trimmed = unfenced(text).0.trim_start();
     match trimmed.bytes().next() {
-        Some(b'{') => Ok(Some(Dialect::Json)),
+        Some(b'{') => Some(Dialect::Json),
         Some(b'[') => {
-            // A list of call objects, or of Python calls.
+            // A list of call objects, of Python calls, or of strings holding Python calls.
             let inner = trimmed[1..].trim_start();
+            let quoted = inner
+                .strip_prefix(['\'', '"'])
+                .is_some_and(python_call_start);
             if inner.starts_with('{') || inner.starts_with(']') {
-                Ok(Some(Dialect::Json))
-            } else if python_call_start(inner) {
-                Ok(Some(Dialect::Pythonic))
+                Some(Dialect::Json)
+            } else if python_call_start(inner) || quoted {
+                Some(Dialect::Pythonic)
             } else {
-                Ok(None)
+                None
             }
         }
         Some(_) if python_call_start(trimmed) && looks_whole_call(trimmed) => {
-            Ok(Some(Dialect::Pythonic))
+            Some(Dialect::Pythonic)
         }
-        _ => Ok(None),
+        Some(_) if name_line(trimmed).is_some() => Some(Dialect::Json),
+        _ => None,
+    }
+}
+
+/// Finds a dialect's markers outside quotes in the prose between its blocks, and notes what
+/// else the prose holds.
+struct Seeker<'a> {
+    text: &'a str,
+    dialect: Dialect,
+    /// Other dialects whose opening markers stand in the prose.
+    others: Vec<Dialect>,
+    hidden: Option<usize>,
+}
+
+impl<'a> Seeker<'a> {
+    fn new(text: &'a str, dialect: Dialect) -> Self {
+        Seeker {
+            text,
+            dialect,
+            others: Vec::new(),
+            hidden: None,
+        }
+    }
+
+    /// The next marker of the dialect outside quotes at or after `from` that may stand
+    /// outside a call; one that closes or divides a call is refused as stray.
+    fn opener(&mut self, from: usize) -> Result<Option<(usize, &'static scan::Marker)>, TextError> {
+        match self.next(from) {
+            Some((at, marker)) if marker.stray() => Err(stray_marker(at, marker)),
+            found => Ok(found),
+        }
+    }
+
+    /// The next marker of the dialect outside quotes at or after `from`.
+    fn next(&mut self, from: usize) -> Option<(usize, &'static scan::Marker)> {
+        let mut scanner = scan::Scanner::new(from);
+        let found = loop {
+            match scanner.next(self.text, true) {
+                Some((at, marker)) if marker.dialect == self.dialect => break Some((at, marker)),
+                Some((_, marker)) => {
+                    if !self.others.contains(&marker.dialect) {
+                        self.others.push(marker.dialect);
+                    }
+                }
+                None => break None,
+            }
+        };
+        self.hidden = self.hidden.or(scanner.hidden());
+        found
+    }
+
+    /// Refuses a reply whose prose holds another dialect's markers (when the dialect was
+    /// detected) or a marker inside quotes.
+    fn finish(self, detecting: bool) -> Result<(), TextError> {
+        if detecting && !self.others.is_empty() {
+            let mut found = self.others;
+            found.push(self.dialect);
+            let dialects = Dialect::ALL
+                .into_iter()
+                .filter(|d| found.contains(d))
+                .collect();
+            return Err(TextError::Ambiguous { dialects });
+        }
+        match self.hidden {
+            Some(at) => Err(quoted_marker(at)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -428,7 +579,9 @@ fn call_shaped(text: &str) -> bool {
         .next();
     let named = |value: &Value| value.get("name").is_some();
     match first {
-        Some(Ok(Value::Object(object))) => object.contains_key("name"),
+        Some(Ok(Value::Object(object))) => {
+            object.contains_key("name") || object.contains_key("tool_calls")
+        }
         Some(Ok(Value::Array(items))) => items.is_empty() || items.iter().any(named),
         // Not one whole JSON value: it may be a call cut short or written wrong.
         _ => true,
@@ -439,24 +592,62 @@ fn call_shaped(text: &str) -> bool {
 fn python_call_start(text: &str) -> bool {
     let b = text.as_bytes();
     let mut i = 0;
-    if !b
+    if !(b
         .first()
         .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        || b.starts_with(b"\\_"))
     {
         return false;
     }
-    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
-        i += 1;
+    while i < b.len() {
+        if b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' {
+            i += 1;
+        } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'_') {
+            i += 2;
+        } else {
+            break;
+        }
     }
     b.get(i) == Some(&b'(')
 }
 
-/// Whether a text starting with `name(` is meant as nothing but calls: it ends with `)` (or
-/// is cut off inside the call, which then reads as unterminated). Prose that merely starts
-/// with a word and a parenthesis (`Note (see below): …`) does not.
+/// Whether a text starting with `name(` is meant as nothing but calls: it ends with `)` or
+/// `);` (or is cut off inside the call, which then reads as unterminated). Prose that merely
+/// starts with a word and a parenthesis (`Note (see below): …`) does not.
 fn looks_whole_call(text: &str) -> bool {
     let trimmed = text.trim_end();
-    trimmed.ends_with(')') || !trimmed.contains(')')
+    if trimmed.trim_end_matches(';').trim_end().ends_with(')') || !trimmed.contains(')') {
+        return true;
+    }
+    // A literal call and a separator: calls (the next one perhaps cut off).
+    let mut reader = python::Reader::new(trimmed, 0);
+    reader.call().is_ok() && {
+        reader.skip_space();
+        matches!(trimmed.as_bytes().get(reader.at()), Some(b';' | b','))
+    }
+}
+
+/// A reply whose first line is a tool name alone and whose rest is one JSON object (bare or
+/// in a fence): the name, and where the object (or its fence) starts.
+fn name_line(text: &str) -> Option<(&str, usize)> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    let line = rest.find('\n')?;
+    let name = rest[..line].trim_end();
+    // A function's name, not a title or a word (`Result`, `json`, `search`): lowercase first,
+    // and more than one word (`snake_case`, `dotted.name`, `camelCase`).
+    let first = name.bytes().next()?;
+    let words = name
+        .bytes()
+        .skip(1)
+        .any(|c| matches!(c, b'_' | b'.') || c.is_ascii_uppercase());
+    if !(first.is_ascii_lowercase() || first == b'_') || !words || !tool_name(name) {
+        return None;
+    }
+    let after = &rest[line..];
+    let object = start + line + (after.len() - after.trim_start().len());
+    let body = unfenced(&text[object..]).0.trim_start();
+    body.starts_with('{').then_some((name, object))
 }
 
 /// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
@@ -483,6 +674,9 @@ fn unfenced(text: &str) -> (&str, usize) {
 /// The whole reply as call objects (one, or a list).
 fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let (body, offset) = unfenced(text);
+    if let Some((name, object)) = name_line(body) {
+        return name_line_call(text, name, offset + object);
+    }
     let trimmed = body.trim_start();
     let at = offset + (body.len() - trimmed.len());
     let (calls, end) = json_calls(text, at)?;
@@ -496,9 +690,61 @@ fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextErro
     Ok((calls, std::iter::once(0..text.len()).collect()))
 }
 
-/// Call objects at `at`: one object, or a JSON list of them. Returns them and where they end.
-fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+/// A reply that is a tool name on a line of its own, then its arguments as a JSON object
+/// (bare or in a fence) at `object`.
+fn name_line_call(
+    text: &str,
+    name: &str,
+    object: usize,
+) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let (inner, inner_offset) = unfenced(&text[object..]);
+    let at = object + inner_offset + (inner.len() - inner.trim_start().len());
     let (raw, end) = json_value(text, at)?;
+    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid { at, reason })?;
+    let rest = text[end..].trim();
+    if !rest.is_empty() && rest != "```" && rest.replace(char::is_whitespace, "") != "``````" {
+        return Err(TextError::Invalid {
+            at: end + (text[end..].len() - text[end..].trim_start().len()),
+            reason: "text after the call in a reply that is only a call".into(),
+        });
+    }
+    let start = text.len() - text.trim_start().len();
+    let call = TextCall {
+        name: name.to_owned(),
+        arguments,
+        positional: Vec::new(),
+        span: start..end,
+    };
+    Ok((vec![call], std::iter::once(0..text.len()).collect()))
+}
+
+/// xLAM's envelope: an object whose only member is a list of call objects.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tool_calls: Vec<&'a RawValue>,
+}
+
+/// Call objects at `at`: one object, a JSON list of them, or an object whose only member
+/// `tool_calls` lists them (xLAM); a Python dict or list of dicts written the same way. Returns
+/// them and where they end.
+fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    let (raw, end) = match json_value(text, at) {
+        Ok(found) => found,
+        Err(error @ TextError::Invalid { .. }) => {
+            return python_calls(text, at).ok_or(error);
+        }
+        Err(error) => return Err(error),
+    };
+    if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get()) {
+        let calls = envelope
+            .tool_calls
+            .into_iter()
+            .map(|item| call_object(item, at..end))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((calls, end));
+    }
     let calls = match raw.get().trim_start().as_bytes().first() {
         Some(b'[') => {
             let items: Vec<&RawValue> =
@@ -514,6 +760,50 @@ fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError
         _ => vec![call_object(raw, at..end)?],
     };
     Ok((calls, end))
+}
+
+/// Call objects written as Python literals at `at` (after whitespace): a dict
+/// `{'name': …, 'arguments': {…}}` or a list of them, with nothing in it but literals. `None`
+/// when that is not what stands there.
+fn python_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
+    let mut reader = python::Reader::new(text, at);
+    reader.skip_space();
+    let start = reader.at();
+    if !matches!(text.as_bytes().get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let value = reader.value().ok()?;
+    let end = reader.at();
+    let items = match value {
+        Value::Array(items) => items,
+        object => vec![object],
+    };
+    let mut calls = Vec::new();
+    for item in items {
+        let Value::Object(mut object) = item else {
+            return None;
+        };
+        let name = match object.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => return None,
+        };
+        let arguments = match (object.remove("arguments"), object.remove("parameters")) {
+            (Some(Value::Object(arguments)), None) | (None, Some(Value::Object(arguments))) => {
+                arguments
+            }
+            _ => return None,
+        };
+        if !object.is_empty() {
+            return None;
+        }
+        calls.push(TextCall {
+            name,
+            arguments: Value::Object(arguments).to_string(),
+            positional: Vec::new(),
+            span: start..end,
+        });
+    }
+    Some((calls, end))
 }
 
 /// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.
@@ -605,30 +895,17 @@ fn arguments_text(raw: &RawValue) -> Result<String, String> {
 /// closed by `close`; with no `close`, a block ends with its JSON.
 fn tagged(
     text: &str,
+    dialect: Dialect,
     opens: &[&str],
     close: Option<&str>,
+    detecting: bool,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
+    let mut seeker = Seeker::new(text, dialect);
     let mut from = 0;
-    // Where each opener next occurs at or after `from` (`None`: nowhere), searched again only
-    // once `from` has passed it, so that an opener the reply never uses is looked for once.
-    let mut next: Vec<Option<usize>> = opens.iter().map(|open| text.find(open)).collect();
-    loop {
-        for (slot, open) in next.iter_mut().zip(opens) {
-            if slot.is_some_and(|at| at < from) {
-                *slot = text[from..].find(open).map(|at| from + at);
-            }
-        }
-        let Some((start, open)) = next
-            .iter()
-            .zip(opens)
-            .filter_map(|(at, open)| at.map(|at| (at, *open)))
-            .min_by_key(|&(at, _)| at)
-        else {
-            break;
-        };
-        let body = start + open.len();
+    while let Some((start, marker)) = seeker.opener(from)? {
+        let body = start + marker.text.len();
         let (mut found_calls, end) = json_calls(text, body)?;
         let mut block_end = end;
         if let Some(close) = close {
@@ -652,52 +929,61 @@ fn tagged(
         used.push(start..block_end);
         from = block_end;
     }
+    seeker.finish(detecting)?;
     Ok((calls, used))
 }
 
-/// Llama 3: `<|python_tag|>` then call objects separated by `;`; or a reply that is one call
-/// object.
-fn llama3(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let Some(start) = text.find("<|python_tag|>") else {
-        return json_reply(text);
-    };
+/// Llama 3: `<|python_tag|>` then call objects separated by `;` (repeated); or a reply that is
+/// one call object.
+fn llama3(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut seeker = Seeker::new(text, Dialect::Llama3);
     let mut calls = Vec::new();
-    let mut at = start + "<|python_tag|>".len();
-    loop {
-        let (mut found, end) = json_calls(text, at)?;
-        calls.append(&mut found);
-        at = end;
-        let rest = &text[at..];
-        let gap = rest.len() - rest.trim_start().len();
-        if rest[gap..].starts_with(';') {
-            at += gap + 1;
-            if text[at..].trim().is_empty() {
-                break;
+    let mut used = Vec::new();
+    let mut from = 0;
+    while let Some((start, marker)) = seeker.opener(from)? {
+        let mut at = start + marker.text.len();
+        loop {
+            let (mut found, end) = json_calls(text, at)?;
+            calls.append(&mut found);
+            at = end;
+            let rest = &text[at..];
+            let gap = rest.len() - rest.trim_start().len();
+            if rest[gap..].starts_with(';') {
+                at += gap + 1;
+                if text[at..].trim().is_empty() {
+                    break;
+                }
+                continue;
             }
-            continue;
+            break;
         }
-        break;
-    }
-    let mut end = at;
-    for token in ["<|eom_id|>", "<|eot_id|>"] {
-        let rest = &text[end..];
-        let gap = rest.len() - rest.trim_start().len();
-        if rest[gap..].starts_with(token) {
-            end += gap + token.len();
+        let mut end = at;
+        for token in ["<|eom_id|>", "<|eot_id|>"] {
+            let rest = &text[end..];
+            let gap = rest.len() - rest.trim_start().len();
+            if rest[gap..].starts_with(token) {
+                end += gap + token.len();
+            }
         }
+        used.push(start..end);
+        from = end;
     }
-    Ok((calls, std::iter::once(start..end).collect()))
+    if used.is_empty() {
+        return json_reply(text);
+    }
+    seeker.finish(detecting)?;
+    Ok((calls, used))
 }
 
 /// Mistral: `[TOOL_CALLS]` then a JSON list of call objects, or `name[ARGS]{…}` (repeated
 /// with more `[TOOL_CALLS]` markers).
-fn mistral(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+fn mistral(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
+    let mut seeker = Seeker::new(text, Dialect::Mistral);
     let mut from = 0;
-    while let Some(found) = text[from..].find("[TOOL_CALLS]") {
-        let start = from + found;
-        let body = start + "[TOOL_CALLS]".len();
+    while let Some((start, marker)) = seeker.opener(from)? {
+        let body = start + marker.text.len();
         let rest = text[body..].trim_start();
         let end = if rest.starts_with('[') || rest.starts_with('{') {
             let (mut found, end) = json_calls(text, body)?;
@@ -719,6 +1005,7 @@ fn mistral(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> 
         used.push(start..end);
         from = end;
     }
+    seeker.finish(detecting)?;
     Ok((calls, used))
 }
 
@@ -726,17 +1013,21 @@ fn mistral(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> 
 /// `[ARGS]` starts).
 fn mistral_name(text: &str, body: usize, args: usize) -> Result<String, TextError> {
     let name = text[body..args].trim();
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
-    {
+    if !tool_name(name) {
         return Err(TextError::Invalid {
             at: body,
             reason: format!("{name:?} is not a tool name"),
         });
     }
     Ok(name.to_owned())
+}
+
+/// Whether `name` is written as tool names are: letters, digits, `_`, `-` and `.`.
+fn tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
 }
 
 /// A Mistral `name[ARGS]{…}` call opened at `start`, its arguments from `at`.
@@ -754,110 +1045,194 @@ fn mistral_call(text: &str, start: usize, name: String, at: usize) -> Result<Tex
 /// DeepSeek: `<｜tool▁call▁begin｜>[function<｜tool▁sep｜>]name` then the arguments as JSON (in
 /// a fence or bare) and `<｜tool▁call▁end｜>`, inside optional
 /// `<｜tool▁calls▁begin｜>`…`<｜tool▁calls▁end｜>`.
-fn deepseek(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+fn deepseek(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
+    let mut seeker = Seeker::new(text, Dialect::DeepSeek);
     let mut from = 0;
-    // The wrapper's opening token is left out of the prose; every call block counts, before
-    // it or after it.
-    if let Some(found) = text.find(DS_CALLS_BEGIN) {
-        used.push(found..found + DS_CALLS_BEGIN.len());
-    }
-    while let Some(found) = text[from..].find(DS_CALL_BEGIN) {
-        let start = from + found;
-        let body = start + DS_CALL_BEGIN.len();
-        let Some(close) = text[body..].find(DS_CALL_END) else {
-            return Err(TextError::Unterminated {
-                at: body,
-                reason: format!("`{DS_CALL_END}` is missing"),
-            });
-        };
-        let call = deepseek_call(text, start, body + close)?;
-        used.push(call.span());
-        from = call.span.end;
-        calls.push(call);
-    }
-    match text[from..].find(DS_CALLS_END) {
-        Some(found) => used.push(from + found..from + found + DS_CALLS_END.len()),
-        None if calls.is_empty() && !used.is_empty() => {
-            return Err(TextError::Unterminated {
-                at: text.len(),
-                reason: format!("`{DS_CALLS_END}` is missing"),
-            });
+    let (mut opened, mut closed) = (false, false);
+    while let Some((start, marker)) = seeker.opener(from)? {
+        let end = start + marker.text.len();
+        match marker.text {
+            DS_CALL_BEGIN => {
+                let call = deepseek_call(text, start)?;
+                used.push(call.span());
+                from = call.span.end;
+                calls.push(call);
+                continue;
+            }
+            // The wrapper's tokens are left out of the prose.
+            DS_CALLS_BEGIN => {
+                opened = true;
+                used.push(start..end);
+            }
+            DS_CALLS_END => {
+                closed = true;
+                used.push(start..end);
+            }
+            _ => {}
         }
-        None => {}
+        from = end;
     }
-    used.sort_by_key(|range| range.start);
+    if opened && !closed && calls.is_empty() {
+        return Err(TextError::Unterminated {
+            at: text.len(),
+            reason: format!("`{DS_CALLS_END}` is missing"),
+        });
+    }
+    seeker.finish(detecting)?;
     Ok((calls, used))
 }
 
-/// One DeepSeek call opened at `start` (its begin marker) whose end marker is at `close`.
-fn deepseek_call(text: &str, start: usize, close: usize) -> Result<TextCall, TextError> {
+/// The most bytes from a DeepSeek call's begin marker to its arguments.
+const DS_MAX_HEAD: usize = 1024;
+
+/// The head of a DeepSeek call opened at `start`: its tool name, where its arguments start,
+/// and whether they are in a fence. `None`: the text ends before that is known and more may
+/// come (never when `complete`).
+fn deepseek_head(
+    text: &str,
+    start: usize,
+    complete: bool,
+) -> Result<Option<(String, usize, bool)>, TextError> {
     let body = start + DS_CALL_BEGIN.len();
-    let inner = &text[body..close];
-    let Some(sep) = inner.find(DS_SEP) else {
-        return Err(TextError::Invalid {
-            at: body,
-            reason: format!("`{DS_SEP}` is missing"),
-        });
+    let invalid = |at: usize, reason: String| TextError::Invalid { at, reason };
+    let short = |at: usize, what: &str| {
+        if complete {
+            Err(TextError::Unterminated {
+                at,
+                reason: format!("the call ends before {what}"),
+            })
+        } else {
+            Ok(None)
+        }
     };
+    let capped = text.len() > body + DS_MAX_HEAD;
+    let window = &text[body..text.floor_char_boundary(text.len().min(body + DS_MAX_HEAD))];
+    let name_byte = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    // The name (or `function`) up to the separator.
+    let q = window
+        .bytes()
+        .position(|c| !(name_byte(c) || c == b' ' || c == b'\t'))
+        .unwrap_or(window.len());
+    if !window[q..].starts_with(DS_SEP) {
+        if !capped && DS_SEP.starts_with(&window[q..]) {
+            return short(text.len(), &format!("`{DS_SEP}`"));
+        }
+        return Err(invalid(
+            body,
+            format!("`{DS_SEP}` is missing after the tool's name"),
+        ));
+    }
+    let before = window[..q].trim();
+    let mut at = q + DS_SEP.len();
     // V3 writes `function<sep>name\n```json\n{…}\n```; later ones `name<sep>{…}`.
-    let (name, args_at) = if inner[..sep].trim() == "function" {
-        let after = &inner[sep + DS_SEP.len()..];
-        let line = after.find('\n').unwrap_or(after.len());
-        (after[..line].trim(), body + sep + DS_SEP.len() + line)
+    let name = if before == "function" {
+        let rest = &window[at..];
+        let len = rest
+            .bytes()
+            .position(|c| !name_byte(c))
+            .unwrap_or(rest.len());
+        if len == rest.len() && !capped {
+            return short(text.len(), "the arguments");
+        }
+        at += len;
+        &rest[..len]
     } else {
-        (inner[..sep].trim(), body + sep + DS_SEP.len())
+        before
     };
-    if name.is_empty() {
-        return Err(TextError::Invalid {
-            at: body,
-            reason: "the call has no tool name".into(),
+    if !tool_name(name) {
+        return Err(invalid(body, format!("{name:?} is not a tool name")));
+    }
+    let rest = &window[at..];
+    at += rest.len() - rest.trim_start().len();
+    let rest = &window[at..];
+    let fenced = rest.starts_with("```");
+    if fenced {
+        at += 3;
+        let label = window[at..]
+            .bytes()
+            .take_while(u8::is_ascii_alphabetic)
+            .count();
+        if at + label == window.len() && !capped {
+            return short(text.len(), "the arguments");
+        }
+        if !(label == 0 || window[at..at + label].eq_ignore_ascii_case("json")) {
+            return Err(invalid(
+                body + at,
+                "the arguments' fence is not JSON".into(),
+            ));
+        }
+        at += label;
+    } else if rest.is_empty() || "```".starts_with(rest) {
+        if !capped {
+            return short(text.len(), "the arguments");
+        }
+        return Err(invalid(body, "the call's head is too long".into()));
+    }
+    Ok(Some((name.to_owned(), body + at, fenced)))
+}
+
+/// One DeepSeek call opened at `start` (its begin marker), read up to its end marker.
+fn deepseek_call(text: &str, start: usize) -> Result<TextCall, TextError> {
+    let Some((name, args_at, fenced)) = deepseek_head(text, start, true)? else {
+        return Err(TextError::Unterminated {
+            at: text.len(),
+            reason: "the call is cut off".into(),
         });
-    }
-    let mut args = &text[args_at..close];
-    let mut args_offset = args_at;
-    let trimmed = args.trim();
-    if let Some(fenced) = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        && let Some(fenced) = fenced.strip_suffix("```")
-    {
-        args_offset =
-            args_at + (args.len() - args.trim_start().len()) + (trimmed.len() - fenced.len() - 3);
-        args = fenced;
-    }
-    let raw: &RawValue = serde_json::from_str(args.trim()).map_err(|error| TextError::Invalid {
-        at: args_offset,
-        reason: format!("the arguments are not one JSON object: {error}"),
-    })?;
+    };
+    let (raw, mut at) = json_value(text, args_at)?;
     let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
-        at: args_offset,
+        at: args_at,
         reason,
     })?;
+    let mut expect = |token: &str| {
+        let rest = &text[at..];
+        let rest_at = at + (rest.len() - rest.trim_start().len());
+        let rest = &text[rest_at..];
+        if rest.starts_with(token) {
+            at = rest_at + token.len();
+            Ok(())
+        } else if token.starts_with(rest) {
+            Err(TextError::Unterminated {
+                at: rest_at,
+                reason: format!("`{token}` is missing"),
+            })
+        } else {
+            Err(TextError::Invalid {
+                at: rest_at,
+                reason: format!("expected `{token}` after the arguments"),
+            })
+        }
+    };
+    if fenced {
+        expect("```")?;
+    }
+    expect(DS_CALL_END)?;
     Ok(TextCall {
-        name: name.to_owned(),
+        name,
         arguments,
         positional: Vec::new(),
-        span: start..close + DS_CALL_END.len(),
+        span: start..at,
     })
 }
 
-/// Python calls: the whole reply (or its one fence) is a call or a list of calls, optionally
-/// between `<|python_start|>` and `<|python_end|>`.
-fn pythonic(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let (mut body, mut offset) = unfenced(text);
-    let mut used_from = 0;
-    if let Some(start) = body.find("<|python_start|>") {
-        used_from = offset + start;
-        let inner = start + "<|python_start|>".len();
-        let end = body[inner..]
-            .find("<|python_end|>")
-            .map_or(body.len(), |e| inner + e);
-        offset += inner;
-        body = &body[inner..end];
-    }
-    let mut reader = python::Reader::new(text, offset + (body.len() - body.trim_start().len()));
+/// Python calls: the whole reply (or its one fence) is a call or a list of calls, or the
+/// calls stand after `<|python_start|>` (up to an optional `<|python_end|>`).
+fn pythonic(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut seeker = Seeker::new(text, Dialect::Pythonic);
+    let (start, used_from) = match seeker.next(0) {
+        Some((at, marker)) if marker.opens => {
+            // The prose before the marker holds no other call.
+            seeker.finish(detecting)?;
+            (at + marker.text.len(), at)
+        }
+        _ => {
+            let (body, offset) = unfenced(text);
+            (offset + (body.len() - body.trim_start().len()), 0)
+        }
+    };
+    let mut reader = python::Reader::new(text, start);
     let calls = reader.calls()?;
     let end = reader.at();
     let rest = &text[end..];

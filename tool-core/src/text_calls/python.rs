@@ -1,7 +1,8 @@
 //! Python call syntax, read without evaluating anything: `get_weather(city="Paris", days=3)`
 //! and lists of such calls, with arguments that are Python literals converted to JSON exactly.
 //! Anything that is not a literal (a name, an operator, a call, a comprehension) is refused
-//! with the reason and its byte offset.
+//! with the reason and its byte offset; JSON's `true`, `false` and `null` are the only names
+//! read, as the literals they mean.
 
 use std::ops::Range;
 
@@ -98,20 +99,49 @@ impl<'a> Reader<'a> {
         Some(&self.text[start..self.at])
     }
 
+    /// A name of a function or a keyword argument, where a Markdown-escaped underscore `\_`
+    /// (never Python) reads as `_`.
+    fn identifier(&mut self) -> Option<String> {
+        let b = self.bytes();
+        let escaped = |at: usize| b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'_');
+        if !(b
+            .get(self.at)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            || escaped(self.at))
+        {
+            return None;
+        }
+        let mut name = String::new();
+        loop {
+            if escaped(self.at) {
+                name.push('_');
+                self.at += 2;
+            } else if let Some(&c) = b
+                .get(self.at)
+                .filter(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            {
+                name.push(c as char);
+                self.at += 1;
+            } else {
+                return Some(name);
+            }
+        }
+    }
+
     /// A call `name(args)`, the name possibly dotted (`math.factorial`).
     pub(crate) fn call(&mut self) -> Result<PyCall, TextError> {
         self.skip_space();
         let start = self.at;
-        let mut name = match self.name() {
-            Some(name) => name.to_owned(),
+        let mut name = match self.identifier() {
+            Some(name) => name,
             None => return Err(self.error("expected a function name")),
         };
         while self.peek() == Some(b'.') {
             self.at += 1;
-            match self.name() {
+            match self.identifier() {
                 Some(part) => {
                     name.push('.');
-                    name.push_str(part);
+                    name.push_str(&part);
                 }
                 None => return Err(self.error("expected a name after `.`")),
             }
@@ -131,7 +161,7 @@ impl<'a> Reader<'a> {
             }
             // `name=` starts a keyword argument; a name without `=` is a variable: refused.
             let save = self.at;
-            let keyword_name = match self.name() {
+            let keyword_name = match self.identifier() {
                 Some(word) => {
                     self.skip_space();
                     if self.peek() == Some(b'=') && self.bytes().get(self.at + 1) != Some(&b'=') {
@@ -148,7 +178,7 @@ impl<'a> Reader<'a> {
             let value = self.literal(0)?;
             match keyword_name {
                 Some(word) => {
-                    if keyword.insert(word.to_owned(), value).is_some() {
+                    if keyword.insert(word.clone(), value).is_some() {
                         self.at = save;
                         return Err(self.error(format!("the argument `{word}` is given twice")));
                     }
@@ -177,13 +207,36 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// A list of calls `[f(...), g(...)]`, or one call.
+    /// A list of calls `[f(...), g(...)]`, a list of strings that each hold one call
+    /// `['f(...)', "g(...)"]`, or calls separated by `;` or `,` (`f(...); g(...);`).
     pub(crate) fn calls(&mut self) -> Result<Vec<PyCall>, TextError> {
         self.skip_space();
         if self.peek() != Some(b'[') {
-            return Ok(vec![self.call()?]);
+            let mut calls = vec![self.call()?];
+            loop {
+                let save = self.at;
+                self.skip_space();
+                if !matches!(self.peek(), Some(b';' | b',')) {
+                    self.at = save;
+                    return Ok(calls);
+                }
+                self.at += 1;
+                let after = self.at;
+                self.skip_space();
+                if self.identifier().is_none() {
+                    // A last separator with no call after it.
+                    self.at = after;
+                    return Ok(calls);
+                }
+                self.at = after;
+                calls.push(self.call()?);
+            }
         }
         self.at += 1;
+        self.skip_space();
+        if matches!(self.peek(), Some(b'"' | b'\'')) {
+            return self.call_strings();
+        }
         let mut calls = Vec::new();
         loop {
             self.skip_space();
@@ -206,8 +259,67 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// One Python literal, as JSON.
+    /// The rest of a list whose items are strings that each hold one call, from its first
+    /// item.
+    fn call_strings(&mut self) -> Result<Vec<PyCall>, TextError> {
+        let mut calls = Vec::new();
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(calls);
+                }
+                Some(b'"' | b'\'') => {}
+                None => return Err(self.error("the list of calls is not closed with `]`")),
+                _ => return Err(self.error("expected a string holding a call")),
+            }
+            let start = self.at;
+            let Value::String(inner) = self.strings()? else {
+                return Err(self.error("expected a string holding a call"));
+            };
+            let invalid = |reason: String| TextError::Invalid {
+                at: start,
+                reason: format!("the string does not hold one call: {reason}"),
+            };
+            let mut reader = Reader::new(&inner, 0);
+            let mut call = reader.call().map_err(|error| match error {
+                TextError::Invalid { reason, .. } | TextError::Unterminated { reason, .. } => {
+                    invalid(reason)
+                }
+                other => other,
+            })?;
+            reader.skip_space();
+            if reader.at() != inner.len() {
+                return Err(invalid("text after the call".into()));
+            }
+            call.span = start..self.at;
+            calls.push(call);
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {}
+                None => return Err(self.error("the list of calls is not closed with `]`")),
+                _ => return Err(self.error("expected `,` or `]` after a call")),
+            }
+        }
+    }
+
+    /// One Python literal at the reader's position, as JSON.
+    /// (What follows it is the caller's to judge.)
+    pub(crate) fn value(&mut self) -> Result<Value, TextError> {
+        self.bare_literal(0)
+    }
+
+    /// One Python literal, as JSON, not followed by an operator.
     fn literal(&mut self, depth: usize) -> Result<Value, TextError> {
+        let value = self.bare_literal(depth)?;
+        self.no_operator_after()?;
+        Ok(value)
+    }
+
+    /// One Python literal, as JSON.
+    fn bare_literal(&mut self, depth: usize) -> Result<Value, TextError> {
         if depth > MAX_DEPTH {
             return Err(self.error(format!("literals nest deeper than {MAX_DEPTH} levels")));
         }
@@ -239,9 +351,10 @@ impl<'a> Reader<'a> {
             _ => {
                 let start = self.at;
                 match self.name() {
-                    Some("True") => Value::Bool(true),
-                    Some("False") => Value::Bool(false),
-                    Some("None") => Value::Null,
+                    // JSON's spellings too: no Python program means a variable by them.
+                    Some("True" | "true") => Value::Bool(true),
+                    Some("False" | "false") => Value::Bool(false),
+                    Some("None" | "null") => Value::Null,
                     Some(prefix)
                         if prefix.len() <= 2
                             && matches!(self.peek(), Some(b'"' | b'\''))
@@ -277,7 +390,11 @@ impl<'a> Reader<'a> {
                 }
             }
         };
-        // A literal followed by an operator or a call is an expression.
+        Ok(value)
+    }
+
+    /// A literal followed by an operator or a call is an expression: refused.
+    fn no_operator_after(&mut self) -> Result<(), TextError> {
         self.skip_space();
         if let Some(next) = self.peek()
             && matches!(
@@ -310,7 +427,7 @@ impl<'a> Reader<'a> {
         {
             return Err(self.error("an expression is not a literal; nothing is evaluated"));
         }
-        Ok(value)
+        Ok(())
     }
 
     /// Items up to `close`; whether a comma came after the last one.

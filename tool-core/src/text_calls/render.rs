@@ -24,9 +24,10 @@ use crate::call::ToolCall;
 /// | [`Pythonic`](Dialect::Pythonic) | `[name(key=literal, …), …]` |
 ///
 /// JSON dialects carry each call's arguments as their exact text. Python calls need keyword
-/// names that are identifiers and tool names that are dotted identifiers. A call whose name or
-/// arguments hold any dialect's marker (`<tool_call>` in a string, say) is refused, since a
-/// reader would take it for a call. Refusals, and arguments that are not a JSON object, are
+/// names that are identifiers and tool names that are dotted identifiers. Markers inside
+/// string arguments (a query that quotes `<tool_call>`, say) are written as they are: a
+/// reader never takes a marker inside quotes for a call. A call whose name holds a marker is
+/// refused. Refusals, and arguments that are not a JSON object, are
 /// [`Invalid`](TextError::Invalid) with `at` the index of the call (not a byte offset). No calls
 /// render as the empty text. Integers beyond 64 bits
 /// are written as floats in Python, as JSON readers without arbitrary precision hold them.
@@ -47,11 +48,7 @@ pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, Text
         return Ok(out);
     }
     for (i, call) in calls.iter().enumerate() {
-        let arguments = call.arguments_text();
-        if let Some(marker) = MARKERS
-            .iter()
-            .find(|m| call.name().contains(*m) || arguments.contains(*m))
-        {
+        if let Some(marker) = MARKERS.iter().find(|m| call.name().contains(*m)) {
             return Err(refuse(
                 i,
                 format!(
@@ -138,8 +135,8 @@ pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, Text
     Ok(out)
 }
 
-/// Every dialect's markers: in a call's name or arguments, one would be read as a call (or make
-/// the reply ambiguous).
+/// Every dialect's markers: in a call's name, one would be read as a call (or make the reply
+/// ambiguous).
 const MARKERS: [&str; 11] = [
     "<tool_call>",
     "</tool_call>",

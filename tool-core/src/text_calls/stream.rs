@@ -2,33 +2,11 @@
 
 use std::time::{Duration, Instant};
 
+use super::scan::{Marker, Scanner};
 use super::{
-    DS_CALL_BEGIN, DS_CALL_END, Dialect, ParsedCalls, TextCall, TextError, deepseek_call,
-    json_calls, mistral_call, mistral_name, parse_calls,
-};
-
-/// The markers that open a block of calls, and the dialect each one names.
-const OPENERS: [(&str, Dialect); 6] = [
-    ("<tool_call>", Dialect::Hermes),
-    ("<function_call>", Dialect::Granite),
-    ("<|tool_call|>", Dialect::Granite),
-    ("<|python_tag|>", Dialect::Llama3),
-    ("[TOOL_CALLS]", Dialect::Mistral),
-    (DS_CALL_BEGIN, Dialect::DeepSeek),
-];
-
-/// The longest opener, in bytes: a marker split across chunks is searched again from this far
-/// back.
-const LONGEST_OPENER: usize = {
-    let mut longest = 0;
-    let mut i = 0;
-    while i < OPENERS.len() {
-        if OPENERS[i].0.len() > longest {
-            longest = OPENERS[i].0.len();
-        }
-        i += 1;
-    }
-    longest
+    DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, Dialect, ParsedCalls, TextCall, TextError,
+    deepseek_call, deepseek_head, json_calls, mistral_call, mistral_name, parse_calls,
+    stray_marker,
 };
 
 /// The default cap on the whole reply: 8 MiB.
@@ -77,6 +55,8 @@ pub struct TextCallStream {
     phase: Phase,
     scan: usize,
     yielded: Vec<TextCall>,
+    /// Markers that close or divide a call, read outside any before a dialect was known.
+    strays: Vec<(usize, &'static Marker)>,
     max_call_bytes: usize,
     max_text_bytes: usize,
     max_duration: Option<Duration>,
@@ -87,8 +67,8 @@ pub struct TextCallStream {
 /// Where the reader is in the reply.
 #[derive(Debug)]
 enum Phase {
-    /// Looking for the next opening marker from `scan`.
-    Seek,
+    /// Looking for the next opening marker outside quotes.
+    Seek(Scanner),
     /// A JSON value of the block opened at `start`; `json` tracks where it ends.
     Value {
         start: usize,
@@ -107,8 +87,15 @@ enum Phase {
     Mistral { start: usize, body: usize },
     /// Mistral: a tool name from `body` up to `[ARGS]`.
     MistralName { start: usize, body: usize },
-    /// DeepSeek: a call opened at `start`, up to its end marker.
+    /// DeepSeek: a call opened at `start`, up to its arguments.
     DeepSeek { start: usize },
+    /// DeepSeek: after the arguments (whitespace read up to `at`), the fence's end if
+    /// `fenced`, then the end marker.
+    DeepSeekTail {
+        start: usize,
+        at: usize,
+        fenced: bool,
+    },
     /// Nothing more is read before the end.
     Rest,
 }
@@ -124,6 +111,8 @@ enum Then {
     Separator,
     /// The arguments of a Mistral `name[ARGS]` call.
     MistralArgs { name: String },
+    /// The arguments of a DeepSeek call.
+    DeepSeek { fenced: bool },
 }
 
 impl TextCallStream {
@@ -132,7 +121,7 @@ impl TextCallStream {
     pub fn new(dialect: Option<Dialect>) -> Self {
         let phase = match dialect {
             Some(Dialect::Json | Dialect::Pythonic) => Phase::Rest,
-            _ => Phase::Seek,
+            _ => Phase::Seek(Scanner::new(0)),
         };
         TextCallStream {
             dialect,
@@ -142,6 +131,7 @@ impl TextCallStream {
             phase,
             scan: 0,
             yielded: Vec::new(),
+            strays: Vec::new(),
             max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             max_duration: None,
@@ -278,21 +268,59 @@ impl TextCallStream {
         let text = self.text.as_str();
         match phase {
             Phase::Rest => Ok((Phase::Rest, false)),
-            Phase::Seek => {
-                let Some((at, marker, dialect)) = self.next_opener() else {
-                    return Ok((Phase::Seek, false));
+            Phase::Seek(mut scanner) => {
+                let found = loop {
+                    match scanner.next(text, false) {
+                        Some((at, marker))
+                            if marker.opens
+                                && self.detected.is_none_or(|d| d == marker.dialect) =>
+                        {
+                            break Some((at, marker));
+                        }
+                        Some((at, marker)) if marker.stray() => match self.detected {
+                            Some(dialect) if dialect == marker.dialect => {
+                                return Err(stray_marker(at, marker));
+                            }
+                            Some(_) => {}
+                            None => {
+                                if !self.strays.iter().any(|(_, m)| m.dialect == marker.dialect) {
+                                    self.strays.push((at, marker));
+                                }
+                            }
+                        },
+                        Some(_) => {}
+                        None => break None,
+                    }
+                };
+                if scanner.hidden().is_some() {
+                    // A marker inside quotes: only the reply read whole tells a call that
+                    // quotes it from prose.
+                    return Ok((Phase::Rest, true));
+                }
+                let Some((at, marker)) = found else {
+                    return Ok((Phase::Seek(scanner), false));
                 };
                 if self.detected.is_none() {
-                    self.detected = Some(dialect);
+                    self.detected = Some(marker.dialect);
+                    // A marker of this dialect read before, outside any call.
+                    if let Some(&(at, stray)) = self
+                        .strays
+                        .iter()
+                        .find(|(_, m)| m.dialect == marker.dialect)
+                    {
+                        return Err(stray_marker(at, stray));
+                    }
                 }
-                let body = at + marker.len();
-                let next = match marker {
+                let body = at + marker.text.len();
+                let next = match marker.text {
                     "<tool_call>" => value(at, body, Then::Hermes),
-                    "<function_call>" => value(at, body, Then::Seek),
-                    "<|tool_call|>" => value(at, body, Then::Seek),
+                    "<function_call>" | "<|tool_call|>" => value(at, body, Then::Seek),
                     "<|python_tag|>" => value(at, body, Then::Separator),
                     "[TOOL_CALLS]" => Phase::Mistral { start: at, body },
-                    _ => Phase::DeepSeek { start: at },
+                    DS_CALL_BEGIN => Phase::DeepSeek { start: at },
+                    DS_CALLS_BEGIN => seek(body),
+                    // `<|python_start|>`: Python calls, read at the end.
+                    _ => Phase::Rest,
                 };
                 self.scan = body;
                 Ok((next, true))
@@ -309,9 +337,13 @@ impl TextCallStream {
                 let next = match then {
                     Then::MistralArgs { name } => {
                         out.push(mistral_call(text, start, name, json.from)?);
-                        self.scan = end;
-                        Phase::Seek
+                        seek(end)
                     }
+                    Then::DeepSeek { fenced } => Phase::DeepSeekTail {
+                        start,
+                        at: end,
+                        fenced,
+                    },
                     then => {
                         let (calls, end) = json_calls(text, json.from)?;
                         self.scan = end;
@@ -323,7 +355,7 @@ impl TextCallStream {
                             }
                             _ => {
                                 out.extend(calls);
-                                Phase::Seek
+                                seek(end)
                             }
                         }
                     }
@@ -336,12 +368,10 @@ impl TextCallStream {
                 let rest = &text[at..];
                 if rest.starts_with(CLOSE) {
                     out.extend(calls);
-                    self.scan = at + CLOSE.len();
-                    Ok((Phase::Seek, true))
+                    Ok((seek(at + CLOSE.len()), true))
                 } else if rest.starts_with("<tool_call>") {
                     out.extend(calls);
-                    self.scan = at;
-                    Ok((Phase::Seek, true))
+                    Ok((seek(at), true))
                 } else if CLOSE.starts_with(rest) || "<tool_call>".starts_with(rest) {
                     self.check_call_size(calls.first().map_or(at, |c| c.span.start))?;
                     Ok((Phase::Close { at, calls }, false))
@@ -363,7 +393,7 @@ impl TextCallStream {
                         },
                         true,
                     )),
-                    Some(_) => Ok((Phase::Rest, true)),
+                    Some(_) => Ok((seek(at), true)),
                 }
             }
             Phase::Semicolon { body, at } => {
@@ -400,44 +430,46 @@ impl TextCallStream {
                 let args_at = args + "[ARGS]".len();
                 Ok((value(start, args_at, Then::MistralArgs { name }), true))
             }
-            Phase::DeepSeek { start } => {
-                let body = start + DS_CALL_BEGIN.len();
-                let from = self.scan.max(body);
-                let Some(found) = text[from..].find(DS_CALL_END) else {
-                    self.scan = back_off(text, DS_CALL_END.len()).max(body);
+            Phase::DeepSeek { start } => match deepseek_head(text, start, false)? {
+                None => {
                     self.check_call_size(start)?;
-                    return Ok((Phase::DeepSeek { start }, false));
-                };
-                let call = deepseek_call(text, start, from + found)?;
-                self.scan = call.span.end;
-                out.push(call);
-                Ok((Phase::Seek, true))
+                    Ok((Phase::DeepSeek { start }, false))
+                }
+                Some((_, args, fenced)) => {
+                    Ok((value(start, args, Then::DeepSeek { fenced }), true))
+                }
+            },
+            Phase::DeepSeekTail { start, at, fenced } => {
+                let at = skip_space(text, at);
+                let rest = &text[at..];
+                let token = if fenced { "```" } else { DS_CALL_END };
+                if rest.starts_with(token) {
+                    if fenced {
+                        let at = at + token.len();
+                        return Ok((
+                            Phase::DeepSeekTail {
+                                start,
+                                at,
+                                fenced: false,
+                            },
+                            true,
+                        ));
+                    }
+                    let call = deepseek_call(text, start)?;
+                    let end = call.span.end;
+                    out.push(call);
+                    Ok((seek(end), true))
+                } else if token.starts_with(rest) {
+                    self.check_call_size(start)?;
+                    Ok((Phase::DeepSeekTail { start, at, fenced }, false))
+                } else {
+                    Err(TextError::Invalid {
+                        at,
+                        reason: format!("expected `{token}` after the arguments"),
+                    })
+                }
             }
         }
-    }
-
-    /// The next opening marker of the stream's dialect (or of any dialect, before one is
-    /// known) at or after `scan`; moves `scan` past what was searched when there is none.
-    fn next_opener(&mut self) -> Option<(usize, &'static str, Dialect)> {
-        let text = self.text.as_str();
-        let rest = &text[self.scan..];
-        // Every opener starts with `<` or `[`: only there is each one tried.
-        let mut from = 0;
-        while let Some(found) = rest.as_bytes()[from..]
-            .iter()
-            .position(|&b| b == b'<' || b == b'[')
-        {
-            let at = from + found;
-            let here = &rest[at..];
-            if let Some(&(marker, dialect)) = OPENERS.iter().find(|(marker, dialect)| {
-                self.detected.is_none_or(|d| d == *dialect) && here.starts_with(marker)
-            }) {
-                return Some((self.scan + at, marker, dialect));
-            }
-            from = at + 1;
-        }
-        self.scan = back_off(text, LONGEST_OPENER).max(self.scan);
-        None
     }
 
     fn check_call_size(&self, start: usize) -> Result<(), TextError> {
@@ -449,6 +481,11 @@ impl TextCallStream {
         }
         Ok(())
     }
+}
+
+/// Looking for the next opening marker from `at`.
+fn seek(at: usize) -> Phase {
+    Phase::Seek(Scanner::new(at))
 }
 
 /// A JSON value from `from` (after whitespace) that closes the block opened at `start`.
@@ -472,7 +509,8 @@ fn back_off(text: &str, len: usize) -> usize {
     text.floor_char_boundary(text.len().saturating_sub(len - 1))
 }
 
-/// Finds where a JSON object or array ends, reading each byte once however the text arrives.
+/// Finds where a JSON object, array or string ends, reading each byte once however the text
+/// arrives.
 #[derive(Debug)]
 struct JsonEnd {
     /// Where the value starts (whitespace before it included).
@@ -480,7 +518,9 @@ struct JsonEnd {
     /// The next byte to read.
     at: usize,
     depth: usize,
-    in_string: bool,
+    /// The quote of the string being read, and whether it is tripled (Python's strings
+    /// inside a dict are read too).
+    quote: Option<(u8, bool)>,
     escaped: bool,
 }
 
@@ -490,7 +530,7 @@ impl JsonEnd {
             from,
             at: from,
             depth: 0,
-            in_string: false,
+            quote: None,
             escaped: false,
         }
     }
@@ -500,35 +540,62 @@ impl JsonEnd {
         let bytes = text.as_bytes();
         while self.at < bytes.len() {
             let byte = bytes[self.at];
-            self.at += 1;
-            if self.in_string {
+            if let Some((quote, triple)) = self.quote {
                 if self.escaped {
                     self.escaped = false;
                 } else if byte == b'\\' {
                     self.escaped = true;
-                } else if byte == b'"' {
-                    self.in_string = false;
+                } else if byte == quote {
+                    if triple {
+                        if self.at + 2 >= bytes.len() {
+                            return Ok(None);
+                        }
+                        if bytes[self.at + 1] == quote && bytes[self.at + 2] == quote {
+                            self.quote = None;
+                            self.at += 2;
+                        }
+                    } else {
+                        self.quote = None;
+                    }
+                    // A JSON string as the whole value (arguments written as a string).
+                    if self.quote.is_none() && self.depth == 0 {
+                        self.at += 1;
+                        return Ok(Some(self.at));
+                    }
                 }
+                self.at += 1;
                 continue;
             }
             match byte {
-                b'"' if self.depth > 0 => self.in_string = true,
+                b'"' if self.depth == 0 => self.quote = Some((byte, false)),
+                b'"' | b'\'' if self.depth > 0 => {
+                    if self.at + 2 >= bytes.len() {
+                        return Ok(None);
+                    }
+                    let triple = bytes[self.at + 1] == byte && bytes[self.at + 2] == byte;
+                    self.quote = Some((byte, triple));
+                    if triple {
+                        self.at += 2;
+                    }
+                }
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' if self.depth > 0 => {
                     self.depth -= 1;
                     if self.depth == 0 {
+                        self.at += 1;
                         return Ok(Some(self.at));
                     }
                 }
                 b' ' | b'\t' | b'\n' | b'\r' if self.depth == 0 => {}
                 _ if self.depth == 0 => {
                     return Err(TextError::Invalid {
-                        at: self.at - 1,
+                        at: self.at,
                         reason: "expected a call object or a list of them".into(),
                     });
                 }
                 _ => {}
             }
+            self.at += 1;
         }
         Ok(None)
     }
