@@ -28,6 +28,8 @@ const SKU_SCHEMA: &str = "https://schemas.example.com/sku.json";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    // At WARN, a failed call is logged with its code, tool and call id; its detail, which may
+    // quote the arguments, only at DEBUG.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(LevelFilter::WARN)

@@ -47,6 +47,10 @@ impl Effect {
 /// Any `std::error::Error` converts into one with no public message (the model is told the
 /// tool failed and given a reference; the error text goes to the operator), so handlers can
 /// use `?` on their own errors. Use [`ToolError::public`] for a message meant for the model.
+///
+/// The detail may quote the arguments: it becomes the failure's
+/// [`detail`](crate::Failure::detail), and the runtime logs it only at `DEBUG`. The `WARN`
+/// line of a failed call carries its code, tool, call id and runtime id, never the detail.
 pub struct ToolError {
     message: Option<String>,
     detail: Option<String>,
@@ -70,7 +74,7 @@ impl ToolError {
         }
     }
 
-    /// Adds operator detail to a public error.
+    /// Adds operator detail to a public error (logged only at `DEBUG`, see above).
     pub fn with_detail(mut self, detail: impl fmt::Display) -> Self {
         self.detail = Some(detail.to_string());
         self
