@@ -270,6 +270,74 @@ async fn denied_approval_never_executes() {
     assert_eq!(probe.counts(), [1, 1, 0]);
 }
 
+/// Every way an approval can fail gives the model a reference, the id of the approval request,
+/// so the operator can find it.
+#[tokio::test(start_paused = true)]
+async fn an_approval_refusal_gives_a_reference_to_its_approval_request() {
+    let probe = Arc::new(Probe::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let denied = probed(
+        &probe,
+        Approval::Denied("the reviewer said no".into()),
+        |t| t.requires_approval(),
+    );
+    let expired = probed(&probe, Approval::Expired, |t| t.requires_approval());
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(create_invoice).requires_approval())
+        .unwrap();
+    let registry = Arc::new(registry);
+    let unanswered = {
+        let seen = Arc::clone(&seen);
+        Runtime::builder(Arc::clone(&registry))
+            .approver(move |request: ApprovalRequest, _: Context| {
+                seen.lock().unwrap().push(request.id());
+                async {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Approval::Approved
+                }
+            })
+            .build()
+    };
+    let without_approver = Runtime::new(registry);
+    let deadline = Context::builder("user-1")
+        .timeout(Duration::from_secs(5))
+        .build();
+    let cases = [
+        (&denied, "call_denied", user(), Code::ApprovalDenied),
+        (&expired, "call_expired", user(), Code::ApprovalExpired),
+        (
+            &unanswered,
+            "call_deadline",
+            deadline,
+            Code::ApprovalExpired,
+        ),
+        (&without_approver, "call_none", user(), Code::ApprovalDenied),
+    ];
+    for (runtime, call_id, cx, code) in cases {
+        let outcome = runtime
+            .invoke(call_id, "create_invoice", VALID_INVOICE, &cx)
+            .await;
+        let failure = outcome.failure().unwrap();
+        assert_eq!(failure.code(), code, "{failure}");
+        let reference = format!("(reference {})", outcome.id());
+        assert!(failure.message().ends_with(&reference), "{failure}");
+        assert!(failure.detail().is_some(), "{failure:?}");
+        if code == Code::ApprovalExpired {
+            let detail = failure.detail().unwrap();
+            assert!(
+                detail.contains(&format!("request {}", outcome.id())),
+                "{detail}"
+            );
+        }
+        if call_id == "call_deadline" {
+            // The reference is the id the approver was asked under.
+            assert_eq!(*seen.lock().unwrap(), [outcome.id()]);
+        }
+    }
+    assert_eq!(probe.counts(), [2, 2, 0]);
+}
+
 #[tokio::test]
 async fn approval_sees_the_validated_arguments_and_approved_calls_run() {
     let seen = Arc::new(Mutex::new(None));
