@@ -1,4 +1,5 @@
-//! What a newcomer runs first: `cargo run --example quickstart` and `cargo run --example agent`.
+//! What a newcomer runs first: `cargo run --example quickstart`, `cargo run --example agent` and
+//! `cargo run --example text_model`.
 //! Each builds with only the features it uses, as cargo builds it for them (not with the features
 //! this test package unifies), and what it prints can be read.
 
@@ -66,6 +67,11 @@ fn agent() -> &'static Built {
     BUILT.get_or_init(|| build("agent"))
 }
 
+fn text_model() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| build("text_model"))
+}
+
 fn run(built: &Built) -> String {
     let output = Command::new(&built.executable).output().unwrap();
     assert!(
@@ -125,4 +131,19 @@ fn agent_prints_the_receipt_expiry_as_a_utc_date() {
         .map(|c| if c.is_ascii_digit() { '9' } else { *c })
         .collect();
     assert_eq!(shape, "9999-99-99T99:99:99Z", "{receipt}");
+}
+
+#[test]
+fn the_examples_with_a_scripted_model_say_so_first() {
+    for (built, file) in [
+        (agent(), "examples/agent.rs"),
+        (text_model(), "examples/text_model.rs"),
+    ] {
+        let stdout = run(built);
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("The model here is scripted: ") && first.contains(file),
+            "{stdout}"
+        );
+    }
 }
