@@ -19,10 +19,16 @@ struct Built {
 }
 
 fn build(example: &str) -> Built {
+    build_with(example, &[])
+}
+
+/// `cargo build --example <name> --features <features>`.
+fn build_with(example: &str, features: &[&str]) -> Built {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
     let output = Command::new(cargo)
         .args(["build", "--quiet", "--example", example])
+        .args(features.iter().flat_map(|feature| ["--features", feature]))
         .arg("--message-format=json")
         .arg("--manifest-path")
         .arg(&manifest)
@@ -146,4 +152,20 @@ fn the_examples_with_a_scripted_model_say_so_first() {
             "{stdout}"
         );
     }
+}
+
+/// Run by an MCP client, whose pipe is its stdin, the stdio server writes nothing but the
+/// protocol: the greeting is for a terminal only. (A client that closes at once gets no
+/// answer, and the server says on stderr why it stopped.)
+#[test]
+fn the_stdio_mcp_server_greets_no_client() {
+    let built = build_with("mcp_server", &["examples/mcp"]);
+    let output = Command::new(&built.executable)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("initialize"), "{stderr}");
+    assert!(!stderr.contains("an MCP server on stdio"), "{stderr}");
 }
