@@ -141,8 +141,8 @@ mod quoting {
 
     /// Looks up an account.
     #[derive(Tool, Debug)]
-    pub struct LookUpAccount {
-        pub account: String,
+    pub(crate) struct LookUpAccount {
+        pub(crate) account: String,
     }
 
     async fn look_up(args: LookUpAccount, _cx: &Context) -> Result<String, ToolError> {
@@ -153,7 +153,7 @@ mod quoting {
             .with_detail(format!("billing API: account {} closed", args.account)))
     }
 
-    pub fn def() -> ToolDef<LookUpAccount> {
+    pub(crate) fn def() -> ToolDef<LookUpAccount> {
         ToolDef::new(look_up).authorize(|args: &LookUpAccount, _cx: &Context| {
             if args.account.starts_with("DENY") {
                 return Err(Denied::new(format!("{} is not yours", args.account)));

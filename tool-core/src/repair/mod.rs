@@ -320,17 +320,16 @@ impl<M: RepairModel> RepairLoop<M> {
             .runtime
             .invoke(last.call_id, last.tool, arguments, cx)
             .await;
-        if let (Some((attempt, shown)), Err(failure)) = (shown, &mut outcome.result) {
-            if failure.code() == Code::InvalidArguments
-                && failure.detail().is_none()
-                && failure.message() != shown
-            {
-                let detail = format!(
-                    "the model was last shown the violations of attempt {attempt} of {}:\n{shown}",
-                    last.max_attempts
-                );
-                *failure = failure.clone().with_detail(detail);
-            }
+        if let (Some((attempt, shown)), Err(failure)) = (shown, &mut outcome.result)
+            && failure.code() == Code::InvalidArguments
+            && failure.detail().is_none()
+            && failure.message() != shown
+        {
+            let detail = format!(
+                "the model was last shown the violations of attempt {attempt} of {}:\n{shown}",
+                last.max_attempts
+            );
+            *failure = failure.clone().with_detail(detail);
         }
         self.finish(last.tool, outcome, last.attempt, end)
     }
