@@ -169,3 +169,50 @@ fn the_stdio_mcp_server_greets_no_client() {
     assert!(stderr.contains("initialize"), "{stderr}");
     assert!(!stderr.contains("an MCP server on stdio"), "{stderr}");
 }
+
+/// The README is also the crate's documentation, read on docs.rs where none of the
+/// repository's other files are: every link it has goes to a web address, a heading of its own
+/// or an item of the crate.
+#[test]
+fn the_readme_links_to_no_file_the_crate_docs_lack() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let mut in_code = false;
+    let mut targets = Vec::new();
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        // Inline links, `[text](target)`.
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let tail = &rest[at + 2..];
+            let end = tail.find(')').unwrap_or(tail.len());
+            targets.push(tail[..end].to_owned());
+            rest = &tail[end..];
+        }
+        // Reference definitions, `[text]: target`.
+        if line.starts_with('[')
+            && let Some((_, target)) = line.split_once("]: ")
+        {
+            targets.push(target.trim().to_owned());
+        }
+    }
+    let local: Vec<&String> = targets
+        .iter()
+        .filter(|target| {
+            !(target.starts_with("https://")
+                || target.starts_with('#')
+                || target.starts_with("crate::")
+                || target.contains("@crate::"))
+        })
+        .collect();
+    assert_eq!(local, Vec::<&String>::new());
+    // The scan found the links.
+    assert!(targets.len() > 3, "{targets:?}");
+}
