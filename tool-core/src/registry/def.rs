@@ -388,8 +388,8 @@ impl<A> ToolDef<A> {
     /// assert_eq!(registry.get("run_sql").unwrap().effect(), Effect::NonIdempotent);
     /// ```
     ///
-    /// The function sees arguments that passed validation, before authorization; it should be
-    /// cheap and must not fail. Make the handler enforce what it says (run a "read" in a
+    /// The function sees arguments that passed validation and authorization, once per call,
+    /// before approval; it should be cheap and must not panic. Make the handler enforce what it says (run a "read" in a
     /// read-only transaction), since a stopped call is treated as having had this effect.
     pub fn effect_from<F>(mut self, effect_of: F) -> Self
     where
