@@ -1,8 +1,10 @@
-//! An agent run, scripted so it runs anywhere: a parallel batch, a repaired call, an approval
-//! that pauses the run until a manager signs off, and a guard that ends it.
+//! An agent run with a scripted model, so it runs anywhere: a parallel batch, a repaired call,
+//! an approval that pauses the run until a manager signs off, and a guard that ends it.
 //!
-//! Run with `cargo run --example agent`. Swap `ScriptedTurns` for a real model adapter and
-//! `ScriptedModel` for a real repair adapter to run the same loop against a provider.
+//! Run with `cargo run --example agent`. No model is asked: every turn and repair answer
+//! "the model" gives is written in this file (`ScriptedTurns`, `ScriptedModel`), and the run
+//! says so first. Swap `ScriptedTurns` for a real model adapter and `ScriptedModel` for a real
+//! repair adapter to run the same loop against a provider.
 //!
 //! With the `http` feature, the same agent asks a real model over HTTP instead (the key from
 //! `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY`):
@@ -103,6 +105,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         text: "What's the weather in Paris and Lyon? Then bill cus_42 120.50 EUR.".into(),
     }];
 
+    println!(
+        "The model here is scripted: its turns and repair answers are written in examples/agent.rs. \
+         With `--features http -- --provider <name> --model <model>` a real model answers instead.\n"
+    );
     println!("== first run ==");
     let paused = agent.run(start, &cx).await;
     print_run(&paused, 0);

@@ -29,6 +29,8 @@ const DEMO_TOKENS: &str = "demo-token-alice=alice@acme,demo-token-bob=bob@globex
 
 #[tokio::main]
 async fn main() {
+    // At WARN, a failed call is logged with its code, tool and call id; its detail, which may
+    // quote the arguments, only at DEBUG.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(LevelFilter::WARN)

@@ -3,7 +3,7 @@
 //! Run with `cargo run --example mcp_server --features mcp` as the command of an MCP client (an
 //! IDE, an agent, the Python SDK's `stdio_client`): it speaks JSON-RPC on stdin/stdout until the
 //! client closes stdin. Logs go to stderr, because anything else on stdout would break the
-//! protocol.
+//! protocol. Started by hand in a terminal, it says so in one line on stderr.
 //!
 //! It serves `get_weather` (read-only) and `create_invoice` (not idempotent), defined in
 //! `examples/src/lib.rs`, through a `Runtime`: every `tools/call` is validated, authorized and
@@ -15,6 +15,7 @@
 //! that cannot fetch the document cannot compile the schema (`tool_core::mcp::McpClient` reports
 //! it as skipped).
 
+use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use examples::{create_invoice, get_weather};
@@ -28,6 +29,8 @@ const SKU_SCHEMA: &str = "https://schemas.example.com/sku.json";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    // At WARN, a failed call is logged with its code, tool and call id; its detail, which may
+    // quote the arguments, only at DEBUG.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(LevelFilter::WARN)
@@ -54,6 +57,12 @@ async fn main() {
     .page_size(1)
     .server_info("tool-core-example", env!("CARGO_PKG_VERSION"));
 
+    // Started by hand, not by a client: say what this is, on stderr (stdout is the protocol).
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "mcp_server: an MCP server on stdio (JSON-RPC on stdin/stdout); run it as the command of an MCP client, or type a JSON-RPC `initialize` request; Ctrl-D ends it"
+        );
+    }
     if let Err(error) = server.serve_stdio().await {
         eprintln!("mcp_server: {error}");
         std::process::exit(1);

@@ -2,8 +2,9 @@
 //! a tool-call parser), run in the agent loop: a Hermes-style parallel call, then a Python-syntax
 //! call whose bad argument the repair loop fixes, then the answer.
 //!
-//! Run with `cargo run --example text_model`. The model is scripted; put the adapter for your
-//! completion endpoint where `ScriptedTurns` is.
+//! Run with `cargo run --example text_model`. The model is scripted: no model is asked, its
+//! replies are the texts written in this file, and the run says so first. Put the adapter for
+//! your completion endpoint where `ScriptedTurns` is.
 
 use examples::get_weather;
 use tool_core::agent::{Agent, Message, Turn};
@@ -30,6 +31,11 @@ async fn main() {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut registry = Registry::new();
     registry.register(ToolDef::new(get_weather).effect(Effect::ReadOnly))?;
+
+    println!(
+        "The model here is scripted: its replies are written in examples/text_model.rs. \
+         Put your completion endpoint's adapter where `ScriptedTurns` is.\n"
+    );
 
     // Streamed, each call is ready as soon as its closing tag arrives.
     println!("== the first reply, streamed in 16-byte chunks ==");

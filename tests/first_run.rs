@@ -1,4 +1,5 @@
-//! What a newcomer runs first: `cargo run --example quickstart` and `cargo run --example agent`.
+//! What a newcomer runs first: `cargo run --example quickstart`, `cargo run --example agent` and
+//! `cargo run --example text_model`.
 //! Each builds with only the features it uses, as cargo builds it for them (not with the features
 //! this test package unifies), and what it prints can be read.
 
@@ -18,10 +19,16 @@ struct Built {
 }
 
 fn build(example: &str) -> Built {
+    build_with(example, &[])
+}
+
+/// `cargo build --example <name> --features <features>`.
+fn build_with(example: &str, features: &[&str]) -> Built {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
     let output = Command::new(cargo)
         .args(["build", "--quiet", "--example", example])
+        .args(features.iter().flat_map(|feature| ["--features", feature]))
         .arg("--message-format=json")
         .arg("--manifest-path")
         .arg(&manifest)
@@ -64,6 +71,11 @@ fn quickstart() -> &'static Built {
 fn agent() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| build("agent"))
+}
+
+fn text_model() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| build("text_model"))
 }
 
 fn run(built: &Built) -> String {
@@ -125,4 +137,82 @@ fn agent_prints_the_receipt_expiry_as_a_utc_date() {
         .map(|c| if c.is_ascii_digit() { '9' } else { *c })
         .collect();
     assert_eq!(shape, "9999-99-99T99:99:99Z", "{receipt}");
+}
+
+#[test]
+fn the_examples_with_a_scripted_model_say_so_first() {
+    for (built, file) in [
+        (agent(), "examples/agent.rs"),
+        (text_model(), "examples/text_model.rs"),
+    ] {
+        let stdout = run(built);
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("The model here is scripted: ") && first.contains(file),
+            "{stdout}"
+        );
+    }
+}
+
+/// Run by an MCP client, whose pipe is its stdin, the stdio server writes nothing but the
+/// protocol: the greeting is for a terminal only. (A client that closes at once gets no
+/// answer, and the server says on stderr why it stopped.)
+#[test]
+fn the_stdio_mcp_server_greets_no_client() {
+    let built = build_with("mcp_server", &["examples/mcp"]);
+    let output = Command::new(&built.executable)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("initialize"), "{stderr}");
+    assert!(!stderr.contains("an MCP server on stdio"), "{stderr}");
+}
+
+/// The README is also the crate's documentation, read on docs.rs where none of the
+/// repository's other files are: every link it has goes to a web address, a heading of its own
+/// or an item of the crate.
+#[test]
+fn the_readme_links_to_no_file_the_crate_docs_lack() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let mut in_code = false;
+    let mut targets = Vec::new();
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        // Inline links, `[text](target)`.
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let tail = &rest[at + 2..];
+            let end = tail.find(')').unwrap_or(tail.len());
+            targets.push(tail[..end].to_owned());
+            rest = &tail[end..];
+        }
+        // Reference definitions, `[text]: target`.
+        if line.starts_with('[')
+            && let Some((_, target)) = line.split_once("]: ")
+        {
+            targets.push(target.trim().to_owned());
+        }
+    }
+    let local: Vec<&String> = targets
+        .iter()
+        .filter(|target| {
+            !(target.starts_with("https://")
+                || target.starts_with('#')
+                || target.starts_with("crate::")
+                || target.contains("@crate::"))
+        })
+        .collect();
+    assert_eq!(local, Vec::<&String>::new());
+    // The scan found the links.
+    assert!(targets.len() > 3, "{targets:?}");
 }

@@ -516,3 +516,72 @@ fn a_value_deeper_than_the_parser_limit_is_refused_by_the_repair_loop_without_ov
         .unwrap();
     assert_eq!(end, (Some(Code::InvalidArguments), 0));
 }
+
+#[tokio::test]
+async fn a_repair_answer_with_prose_around_its_json_object_is_accepted() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let answer = format!(
+        "Sorry about that. Here are the corrected arguments:\n```json\n{FIXED}\n```\nLet me know if anything else is wrong."
+    );
+    let repair = RepairLoop::new(runtime(&runs), ScriptedModel::new().answer(&answer));
+    let result = repair.call("c1", "create_invoice", BROKEN, &user()).await;
+    assert_eq!(result.end(), &RepairEnd::Repaired);
+    assert_eq!(result.attempts(), 2);
+    assert!(result.outcome().is_ok(), "{:?}", result.outcome());
+    assert_eq!(result.repaired_arguments(), Some(FIXED));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_repair_answer_with_two_objects_in_prose_is_sent_back_not_guessed() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let other = r#"{"customerId":"cus_42","amount":99,"currency":"EUR"}"#;
+    let model = ScriptedModel::new()
+        .answer(format!("Either {FIXED} or {other}, whichever you prefer."))
+        .answer(FIXED);
+    let repair = RepairLoop::new(runtime(&runs), model);
+    let result = repair.call("c1", "create_invoice", BROKEN, &user()).await;
+    assert_eq!(result.end(), &RepairEnd::Repaired);
+    assert_eq!(result.attempts(), 3);
+    let requests = repair.model().requests();
+    assert_eq!(requests.len(), 2);
+    let errors: Vec<_> = requests[1].errors.iter().collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].keyword(), Keyword::Syntax);
+    assert!(
+        errors[0].message().contains("found 2 JSON values"),
+        "{}",
+        requests[1].feedback
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn the_final_refusal_carries_the_violations_the_model_was_last_shown() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let policy = RepairPolicy::new(2).unwrap();
+    let model = ScriptedModel::new().answer("I cannot fix these arguments.");
+    let repair = RepairLoop::new(runtime(&runs), model).policy(policy);
+    let result = repair.call("c1", "create_invoice", BROKEN, &user()).await;
+    assert_eq!(result.end(), &RepairEnd::Exhausted);
+    assert_eq!(result.attempts(), 2);
+    let failure = result.outcome().failure().unwrap();
+    assert_eq!(failure.code(), Code::InvalidArguments);
+    // The last attempt's own violation...
+    assert_eq!(
+        failure.message(),
+        "- (root): invalid JSON: expected value at line 1 column 1"
+    );
+    // ...and what the model had been told before it, which that answer did not address.
+    let detail = failure.detail().unwrap();
+    assert!(
+        detail.starts_with("the model was last shown the violations of attempt 1 of 2:\n"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("- /amount: expected number, got string \"120.5\""),
+        "{detail}"
+    );
+    assert!(detail.contains("- /currency: must be one of"), "{detail}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

@@ -270,6 +270,74 @@ async fn denied_approval_never_executes() {
     assert_eq!(probe.counts(), [1, 1, 0]);
 }
 
+/// Every way an approval can fail gives the model a reference, the id of the approval request,
+/// so the operator can find it.
+#[tokio::test(start_paused = true)]
+async fn an_approval_refusal_gives_a_reference_to_its_approval_request() {
+    let probe = Arc::new(Probe::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let denied = probed(
+        &probe,
+        Approval::Denied("the reviewer said no".into()),
+        |t| t.requires_approval(),
+    );
+    let expired = probed(&probe, Approval::Expired, |t| t.requires_approval());
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(create_invoice).requires_approval())
+        .unwrap();
+    let registry = Arc::new(registry);
+    let unanswered = {
+        let seen = Arc::clone(&seen);
+        Runtime::builder(Arc::clone(&registry))
+            .approver(move |request: ApprovalRequest, _: Context| {
+                seen.lock().unwrap().push(request.id());
+                async {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Approval::Approved
+                }
+            })
+            .build()
+    };
+    let without_approver = Runtime::new(registry);
+    let deadline = Context::builder("user-1")
+        .timeout(Duration::from_secs(5))
+        .build();
+    let cases = [
+        (&denied, "call_denied", user(), Code::ApprovalDenied),
+        (&expired, "call_expired", user(), Code::ApprovalExpired),
+        (
+            &unanswered,
+            "call_deadline",
+            deadline,
+            Code::ApprovalExpired,
+        ),
+        (&without_approver, "call_none", user(), Code::ApprovalDenied),
+    ];
+    for (runtime, call_id, cx, code) in cases {
+        let outcome = runtime
+            .invoke(call_id, "create_invoice", VALID_INVOICE, &cx)
+            .await;
+        let failure = outcome.failure().unwrap();
+        assert_eq!(failure.code(), code, "{failure}");
+        let reference = format!("(reference {})", outcome.id());
+        assert!(failure.message().ends_with(&reference), "{failure}");
+        assert!(failure.detail().is_some(), "{failure:?}");
+        if code == Code::ApprovalExpired {
+            let detail = failure.detail().unwrap();
+            assert!(
+                detail.contains(&format!("request {}", outcome.id())),
+                "{detail}"
+            );
+        }
+        if call_id == "call_deadline" {
+            // The reference is the id the approver was asked under.
+            assert_eq!(*seen.lock().unwrap(), [outcome.id()]);
+        }
+    }
+    assert_eq!(probe.counts(), [2, 2, 0]);
+}
+
 #[tokio::test]
 async fn approval_sees_the_validated_arguments_and_approved_calls_run() {
     let seen = Arc::new(Mutex::new(None));
@@ -1107,4 +1175,179 @@ async fn an_empty_call_id_with_a_ledger_is_refused_and_nothing_runs() {
         .await;
     assert!(outcome.result().is_ok(), "{outcome:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// Runs one SQL statement; its effect is read from the statement.
+#[derive(Tool, Debug)]
+struct RunSql {
+    sql: String,
+}
+
+fn reads_only(sql: &str) -> bool {
+    sql.trim_start()
+        .get(..6)
+        .is_some_and(|verb| verb.eq_ignore_ascii_case("select"))
+}
+
+/// A `run_sql` whose every statement hangs until its timeout, with `tool` applied.
+fn hanging_sql(tool: impl FnOnce(ToolDef<RunSql>) -> ToolDef<RunSql>) -> Registry {
+    async fn run_sql(_args: RunSql, _cx: &Context) -> Result<u64, ToolError> {
+        std::future::pending().await
+    }
+    let mut registry = Registry::new();
+    registry
+        .register(tool(
+            ToolDef::new(run_sql)
+                .timeout(Duration::from_millis(250))
+                .effect_from(|args: &RunSql| {
+                    if reads_only(&args.sql) {
+                        Effect::ReadOnly
+                    } else {
+                        Effect::NonIdempotent
+                    }
+                }),
+        ))
+        .unwrap();
+    registry
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_calls_effect_from_its_arguments_decides_what_its_timeout_means() {
+    let registry = hanging_sql(|t| t);
+    // Advertised as the widest effect the tool may have.
+    assert_eq!(
+        registry.get("run_sql").unwrap().effect(),
+        Effect::NonIdempotent
+    );
+    let runtime = Runtime::new(registry);
+    let select = json!({ "sql": "SELECT * FROM orders" });
+    let outcome = runtime.invoke("c1", "run_sql", &select, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::Timeout, "{failure}");
+    assert!(
+        failure.message().contains("it ran longer than 250 ms"),
+        "{failure}"
+    );
+
+    let update = json!({ "sql": "UPDATE orders SET paid = true" });
+    let outcome = runtime.invoke("c2", "run_sql", &update, &user()).await;
+    let failure = outcome.failure().unwrap();
+    assert_eq!(failure.code(), Code::OutcomeUnknown, "{failure}");
+
+    // Cancellation follows the same effect.
+    let token = tool_core::CancellationToken::new();
+    let cx = Context::builder("user-1")
+        .cancellation(token.clone())
+        .build();
+    let cancel = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        token.cancel();
+    });
+    let outcome = runtime.invoke("c3", "run_sql", &select, &cx).await;
+    cancel.await.unwrap();
+    assert_eq!(outcome.code(), Some(Code::Cancelled));
+}
+
+/// A ledger that keeps the effect of every claim it is asked for.
+struct EffectsSeen {
+    inner: tool_core::ledger::MemoryLedger,
+    effects: Mutex<Vec<Effect>>,
+}
+
+impl tool_core::ledger::Ledger for EffectsSeen {
+    fn claim<'a>(
+        &'a self,
+        claim: &'a tool_core::ledger::Claim,
+    ) -> tool_core::ledger::LedgerFuture<'a, tool_core::ledger::Claimed> {
+        self.effects.lock().unwrap().push(claim.effect);
+        self.inner.claim(claim)
+    }
+
+    fn settle<'a>(
+        &'a self,
+        key: &'a tool_core::ledger::ClaimKey,
+        attempt: u32,
+        outcome: &'a tool_core::ledger::Recorded,
+        audit: &'a [tool_core::ledger::AuditEvent],
+    ) -> tool_core::ledger::LedgerFuture<'a, bool> {
+        self.inner.settle(key, attempt, outcome, audit)
+    }
+
+    fn append<'a>(
+        &'a self,
+        scope: &'a str,
+        audit: &'a [tool_core::ledger::AuditEvent],
+    ) -> tool_core::ledger::LedgerFuture<'a, ()> {
+        self.inner.append(scope, audit)
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        listed: &'a tool_core::ledger::Unsettled,
+        resolution: &'a tool_core::ledger::Resolution,
+    ) -> tool_core::ledger::LedgerFuture<'a, tool_core::ledger::Reconciled> {
+        self.inner.reconcile(listed, resolution)
+    }
+
+    fn unsettled<'a>(
+        &'a self,
+        scope: &'a str,
+    ) -> tool_core::ledger::LedgerFuture<'a, Vec<tool_core::ledger::Unsettled>> {
+        self.inner.unsettled(scope)
+    }
+
+    fn trail<'a>(
+        &'a self,
+        scope: &'a str,
+    ) -> tool_core::ledger::LedgerFuture<'a, Vec<tool_core::ledger::AuditRecord>> {
+        self.inner.trail(scope)
+    }
+
+    fn use_nonce<'a>(
+        &'a self,
+        nonce: &'a str,
+        expires: std::time::SystemTime,
+    ) -> tool_core::ledger::LedgerFuture<'a, bool> {
+        self.inner.use_nonce(nonce, expires)
+    }
+
+    fn store_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+        state: Option<&'a str>,
+    ) -> tool_core::ledger::LedgerFuture<'a, ()> {
+        self.inner.store_run(scope, run, state)
+    }
+
+    fn load_run<'a>(
+        &'a self,
+        scope: &'a str,
+        run: &'a str,
+    ) -> tool_core::ledger::LedgerFuture<'a, Option<String>> {
+        self.inner.load_run(scope, run)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ledger_claims_each_call_with_the_effect_of_its_arguments() {
+    let ledger = Arc::new(EffectsSeen {
+        inner: tool_core::ledger::MemoryLedger::new(),
+        effects: Mutex::new(Vec::new()),
+    });
+    let runtime = Runtime::builder(hanging_sql(|t| t))
+        .ledger(Arc::clone(&ledger))
+        .build();
+    let select = json!({ "sql": "select 1" });
+    let update = json!({ "sql": "delete from orders" });
+    let a = runtime.invoke("c1", "run_sql", &select, &user()).await;
+    let b = runtime.invoke("c2", "run_sql", &update, &user()).await;
+    assert_eq!(
+        [a.code(), b.code()],
+        [Some(Code::Timeout), Some(Code::OutcomeUnknown)]
+    );
+    assert_eq!(
+        *ledger.effects.lock().unwrap(),
+        [Effect::ReadOnly, Effect::NonIdempotent]
+    );
 }

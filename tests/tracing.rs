@@ -135,6 +135,101 @@ fn an_mcp_server_logs_what_merging_a_root_union_loses_the_first_few_then_a_count
     assert_eq!(log.lines().count(), 1, "{log}");
 }
 
+/// A tool whose handler and policy quote its argument in their operator detail.
+mod quoting {
+    use tool_core::{Context, Denied, Tool, ToolDef, ToolError};
+
+    /// Looks up an account.
+    #[derive(Tool, Debug)]
+    pub(crate) struct LookUpAccount {
+        pub(crate) account: String,
+    }
+
+    async fn look_up(args: LookUpAccount, _cx: &Context) -> Result<String, ToolError> {
+        if args.account.starts_with("PANIC") {
+            panic!("no handler for {}", args.account);
+        }
+        Err(ToolError::public("no such account")
+            .with_detail(format!("billing API: account {} closed", args.account)))
+    }
+
+    pub(crate) fn def() -> ToolDef<LookUpAccount> {
+        ToolDef::new(look_up).authorize(|args: &LookUpAccount, _cx: &Context| {
+            if args.account.starts_with("DENY") {
+                return Err(Denied::new(format!("{} is not yours", args.account)));
+            }
+            Ok(())
+        })
+    }
+}
+
+#[test]
+fn a_failures_detail_quoting_an_argument_is_logged_at_debug_only() {
+    let mut codes = Vec::new();
+    let log = logged(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut registry = Registry::new();
+            registry.register(quoting::def()).unwrap();
+            let runtime = Runtime::new(registry);
+            for (call_id, account) in [
+                ("call_1", "SECRET-ACCOUNT-1"),
+                ("call_2", "DENY-SECRET-ACCOUNT-2"),
+                ("call_3", "PANIC-SECRET-ACCOUNT-3"),
+            ] {
+                let arguments = json!({ "account": account }).to_string();
+                let outcome = runtime
+                    .invoke(call_id, "look_up_account", arguments.as_str(), &user())
+                    .await;
+                let failure = outcome.failure().unwrap();
+                // The detail is the operator's, in the outcome, whole.
+                assert!(failure.detail().unwrap().contains(account), "{failure:?}");
+                codes.push((failure.code(), outcome.id()));
+            }
+        });
+    });
+    assert_eq!(
+        codes.iter().map(|(code, _)| *code).collect::<Vec<_>>(),
+        [
+            Code::ExecutionFailed,
+            Code::Unauthorized,
+            Code::ExecutionFailed
+        ]
+    );
+    let above_debug: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains(" WARN ") || line.contains(" INFO "))
+        .collect();
+    // Each failure has its line above DEBUG, with the code and what links it to the outcome.
+    assert_eq!(above_debug.len(), 3, "{log}");
+    for (line, (code, id)) in above_debug.iter().zip(&codes) {
+        assert!(line.contains(&format!("code=\"{code}\"")), "{line}");
+        assert!(line.contains(&format!("id={id}")), "{line}");
+        assert!(line.contains("tool=look_up_account"), "{line}");
+        assert!(!line.contains("SECRET"), "{line}");
+    }
+    assert!(above_debug[0].contains(" WARN "), "{log}");
+    assert!(above_debug[1].contains(" INFO "), "{log}");
+    // The detail itself is there for whoever turns DEBUG on.
+    let debug: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains(" DEBUG "))
+        .collect();
+    for account in [
+        "SECRET-ACCOUNT-1",
+        "DENY-SECRET-ACCOUNT-2",
+        "PANIC-SECRET-ACCOUNT-3",
+    ] {
+        assert!(
+            debug.iter().any(|line| line.contains(account)),
+            "{account}: {log}"
+        );
+    }
+}
+
 struct SharedWriter(Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for SharedWriter {

@@ -199,6 +199,8 @@ pub struct Invoice {
 /// The handler of `create_invoice`: a stand-in for a billing API.
 pub async fn create_invoice(args: CreateInvoice, cx: &Context) -> Result<Invoice, ToolError> {
     if args.customer_id == "cus_closed" {
+        // The model sees the public message; the detail, which names the account, goes to the
+        // outcome and to `DEBUG` logs only.
         return Err(ToolError::public("that customer account is closed")
             .with_detail(format!("billing API: account {} closed", args.customer_id)));
     }

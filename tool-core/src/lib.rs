@@ -1,4 +1,56 @@
 #![doc = include_str!("../README.md")]
+// Links of the README to items behind a feature: to the item when it is built, else to the
+// table of features.
+#![cfg_attr(
+    feature = "mcp",
+    doc = "\n[`McpServer`]: crate::mcp::McpServer\n[`McpClient`]: crate::mcp::McpClient\n[`McpImport::trust_hints`]: crate::mcp::McpImport::trust_hints\n[`McpImport::trust_output`]: crate::mcp::McpImport::trust_output\n[`tool_core::mcp`]: crate::mcp\n"
+)]
+#![cfg_attr(
+    not(feature = "mcp"),
+    doc = "\n[`McpServer`]: #dependencies-and-features\n[`McpClient`]: #dependencies-and-features\n[`McpImport::trust_hints`]: #dependencies-and-features\n[`McpImport::trust_output`]: #dependencies-and-features\n[`tool_core::mcp`]: #dependencies-and-features\n"
+)]
+#![cfg_attr(feature = "mcp-http", doc = "\n[`McpHttp`]: crate::mcp::McpHttp\n")]
+#![cfg_attr(
+    not(feature = "mcp-http"),
+    doc = "\n[`McpHttp`]: #dependencies-and-features\n"
+)]
+#![cfg_attr(
+    feature = "http",
+    doc = "\n[`tool_core::http::HttpModel`]: crate::http::HttpModel\n[`tool_core::http`]: crate::http\n"
+)]
+#![cfg_attr(
+    not(feature = "http"),
+    doc = "\n[`tool_core::http::HttpModel`]: #dependencies-and-features\n[`tool_core::http`]: #dependencies-and-features\n"
+)]
+#![cfg_attr(
+    feature = "sqlite",
+    doc = "\n[`SqliteLedger`]: crate::ledger::SqliteLedger\n"
+)]
+#![cfg_attr(
+    not(feature = "sqlite"),
+    doc = "\n[`SqliteLedger`]: #dependencies-and-features\n"
+)]
+#![cfg_attr(
+    feature = "postgres",
+    doc = "\n[`PostgresLedger`]: crate::ledger::PostgresLedger\n"
+)]
+#![cfg_attr(
+    not(feature = "postgres"),
+    doc = "\n[`PostgresLedger`]: #dependencies-and-features\n"
+)]
+#![cfg_attr(feature = "schemars", doc = "\n[`ViaSchemars`]: crate::ViaSchemars\n")]
+#![cfg_attr(
+    not(feature = "schemars"),
+    doc = "\n[`ViaSchemars`]: #dependencies-and-features\n"
+)]
+#![cfg_attr(
+    feature = "test-util",
+    doc = "\n[`testing::ScriptedTurns::from_transcript`]: crate::testing::ScriptedTurns::from_transcript\n[`tool_core::testing`]: crate::testing\n"
+)]
+#![cfg_attr(
+    not(feature = "test-util"),
+    doc = "\n[`testing::ScriptedTurns::from_transcript`]: #dependencies-and-features\n[`tool_core::testing`]: #dependencies-and-features\n"
+)]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(

@@ -105,6 +105,7 @@ impl<T> From<T> for ViaSchemars<T> {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 impl<T: JsonSchema + DeserializeOwned + 'static> Argument for ViaSchemars<T> {
     fn schema(generator: &mut SchemaGen, _: &Constraints) -> Value {
         generator.embed(TypeId::of::<T>(), &T::schema_name(), schemars_schema::<T>())

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::RegistryError;
-use super::kind::{AuthorizeFn, Entry, Erased, Typed};
+use super::kind::{AuthorizeFn, EffectFn, Entry, Erased, Typed};
 use crate::context::Context;
 use crate::outcome::Denied;
 use crate::provenance::{Origin, Provenance};
@@ -47,6 +47,10 @@ impl Effect {
 /// Any `std::error::Error` converts into one with no public message (the model is told the
 /// tool failed and given a reference; the error text goes to the operator), so handlers can
 /// use `?` on their own errors. Use [`ToolError::public`] for a message meant for the model.
+///
+/// The detail may quote the arguments: it becomes the failure's
+/// [`detail`](crate::Failure::detail), and the runtime logs it only at `DEBUG`. The `WARN`
+/// line of a failed call carries its code, tool, call id and runtime id, never the detail.
 pub struct ToolError {
     message: Option<String>,
     detail: Option<String>,
@@ -70,7 +74,7 @@ impl ToolError {
         }
     }
 
-    /// Adds operator detail to a public error.
+    /// Adds operator detail to a public error (logged only at `DEBUG`, see above).
     pub fn with_detail(mut self, detail: impl fmt::Display) -> Self {
         self.detail = Some(detail.to_string());
         self
@@ -170,7 +174,8 @@ impl ToolInfo {
         self.output_schema.as_ref()
     }
 
-    /// The declared effect.
+    /// The declared effect: for a tool whose calls' effects depend on their arguments
+    /// ([`ToolDef::effect_from`]), the widest of them.
     pub fn effect(&self) -> Effect {
         self.settings.effect
     }
@@ -206,7 +211,12 @@ impl ToolInfo {
 }
 
 type Build<A> = Box<
-    dyn FnOnce(ToolInfo, Option<AuthorizeFn<A>>) -> Result<Box<dyn Erased>, RegistryError> + Send,
+    dyn FnOnce(
+            ToolInfo,
+            Option<AuthorizeFn<A>>,
+            Option<EffectFn<A>>,
+        ) -> Result<Box<dyn Erased>, RegistryError>
+        + Send,
 >;
 
 /// A tool ready to register: the handler, its contract and its policy settings.
@@ -253,6 +263,7 @@ type Build<A> = Box<
 pub struct ToolDef<A> {
     pub(super) info: ToolInfo,
     pub(super) authorize: Option<AuthorizeFn<A>>,
+    pub(super) effect_of: Option<EffectFn<A>>,
     pub(super) build: Build<A>,
 }
 
@@ -275,7 +286,8 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
         ToolDef {
             info,
             authorize: None,
-            build: Box::new(move |info, authorize| {
+            effect_of: None,
+            build: Box::new(move |info, authorize, effect| {
                 if let Some(reason) = A::contract_errors().first() {
                     return Err(super::RegistryError::InvalidContract {
                         tool: info.name.to_string(),
@@ -287,6 +299,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
                     info,
                     kind,
                     authorize,
+                    effect,
                 }))
             }),
         }
@@ -312,12 +325,14 @@ impl ToolDef<Value> {
         ToolDef {
             info,
             authorize: None,
-            build: Box::new(move |info, authorize| {
+            effect_of: None,
+            build: Box::new(move |info, authorize, effect| {
                 let kind = super::dynamic::Dynamic::compile(&tool, handler)?;
                 Ok(Box::new(Entry {
                     info,
                     kind,
                     authorize,
+                    effect,
                 }))
             }),
         }
@@ -325,9 +340,62 @@ impl ToolDef<Value> {
 }
 
 impl<A> ToolDef<A> {
-    /// Declares the handler's effect (default [`Effect::NonIdempotent`]).
+    /// Declares the handler's effect (default [`Effect::NonIdempotent`]). With
+    /// [`effect_from`](Self::effect_from), the widest effect a call may have.
     pub fn effect(mut self, effect: Effect) -> Self {
         self.info.settings.effect = effect;
+        self
+    }
+
+    /// Decides each call's effect from its validated arguments, for a tool whose effect depends
+    /// on them (a SQL tool that reads or writes, a file tool that lists or deletes). Replaces an
+    /// earlier one.
+    ///
+    /// The call's effect then decides what stopping it means (a read-only call that times out
+    /// is a plain `timeout`, safe to retry; a non-idempotent one is `outcome_unknown`) and how
+    /// a [ledger](crate::ledger) treats it if its process dies mid-call. What the tool
+    /// advertises ([`ToolInfo::effect`], the MCP annotations) stays the declared
+    /// [`effect`](Self::effect), so declare the widest this function returns; the default,
+    /// [`Effect::NonIdempotent`], is the widest of all.
+    ///
+    /// ```
+    /// # use tool_core::{Context, Effect, Registry, Tool, ToolDef, ToolError};
+    /// /// Runs one SQL statement.
+    /// #[derive(Tool, Debug)]
+    /// struct RunSql {
+    ///     /// `read` for a query, `write` for a statement that changes rows.
+    ///     mode: Mode,
+    ///     sql: String,
+    /// }
+    ///
+    /// #[derive(tool_core::Argument, Debug, PartialEq)]
+    /// #[serde(rename_all = "snake_case")]
+    /// enum Mode { Read, Write }
+    ///
+    /// async fn run_sql(args: RunSql, _cx: &Context) -> Result<u64, ToolError> {
+    ///     Ok(0)
+    /// }
+    ///
+    /// let mut registry = Registry::new();
+    /// registry
+    ///     .register(ToolDef::new(run_sql).effect_from(|args: &RunSql| match args.mode {
+    ///         // The handler runs reads in a read-only transaction, so this holds.
+    ///         Mode::Read => Effect::ReadOnly,
+    ///         Mode::Write => Effect::NonIdempotent,
+    ///     }))
+    ///     .unwrap();
+    /// // Advertised as the widest: a write.
+    /// assert_eq!(registry.get("run_sql").unwrap().effect(), Effect::NonIdempotent);
+    /// ```
+    ///
+    /// The function sees arguments that passed validation and authorization, once per call,
+    /// before approval; it should be cheap and must not panic. Make the handler enforce what it says (run a "read" in a
+    /// read-only transaction), since a stopped call is treated as having had this effect.
+    pub fn effect_from<F>(mut self, effect_of: F) -> Self
+    where
+        F: Fn(&A) -> Effect + Send + Sync + 'static,
+    {
+        self.effect_of = Some(Box::new(effect_of));
         self
     }
 
@@ -407,6 +475,7 @@ impl<A> fmt::Debug for ToolDef<A> {
         f.debug_struct("ToolDef")
             .field("info", &self.info)
             .field("authorize", &self.authorize.is_some())
+            .field("effect_from", &self.effect_of.is_some())
             .finish_non_exhaustive()
     }
 }

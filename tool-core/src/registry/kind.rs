@@ -6,7 +6,8 @@
 //! [`Erased::prepare`] parses and validates the arguments (stage 3) and runs the authorization
 //! checks on them (stage 4), handing back the call's work not yet started; then, after approval
 //! and admission, the runtime polls that work under its timeout (stage 7), and the work ends by
-//! serializing and checking the output (stage 8). The typed arguments never leave the tool.
+//! serializing and checking the output (stage 8). The typed arguments never leave the tool;
+//! what the runtime learns of them is the call's effect, carried with the work.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -14,7 +15,7 @@ use std::marker::PhantomData;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 
-use super::{Handler, ToolError, ToolInfo};
+use super::{Effect, Handler, ToolError, ToolInfo};
 use crate::context::Context;
 use crate::contract::arguments::Arguments;
 use crate::outcome::Denied;
@@ -26,9 +27,17 @@ pub(crate) type AuthorizeFn<A> = Box<dyn Fn(&A, &Context) -> Result<(), Denied> 
 /// The runtime's policy, asked between parsing and the tool's own check.
 pub(crate) type Policy<'p> = &'p (dyn Fn(&ToolInfo, &Context) -> Result<(), Denied> + Sync);
 
+/// A tool's effect as a function of its typed arguments.
+pub(crate) type EffectFn<A> = Box<dyn Fn(&A) -> Effect + Send + Sync>;
+
 /// A call's work once its arguments are accepted: the handler, then the output as checked JSON
-/// text. Nothing runs until it is polled.
-pub(crate) type Work<'a> = BoxFuture<'a, Result<String, WorkError>>;
+/// text, and the effect of this call. Nothing runs until `future` is polled.
+pub(crate) struct Work<'a> {
+    pub(crate) future: BoxFuture<'a, Result<String, WorkError>>,
+    /// What this call does to the world: the tool's declared effect, or what its
+    /// [`ToolDef::effect_from`](crate::ToolDef::effect_from) said of these arguments.
+    pub(crate) effect: Effect,
+}
 
 /// Why [`Erased::prepare`] refused a call.
 pub(crate) enum Refusal {
@@ -105,6 +114,7 @@ pub(crate) struct Entry<K: Kind> {
     pub(crate) info: ToolInfo,
     pub(crate) kind: K,
     pub(crate) authorize: Option<AuthorizeFn<K::Args>>,
+    pub(crate) effect: Option<EffectFn<K::Args>>,
 }
 
 impl<K: Kind> Erased for Entry<K> {
@@ -131,7 +141,11 @@ impl<K: Kind> Erased for Entry<K> {
         if let Some(check) = &self.authorize {
             check(&args, cx).map_err(Refusal::Denied)?;
         }
-        Ok(Box::pin(async move {
+        let effect = match &self.effect {
+            Some(effect_of) => effect_of(&args),
+            None => self.info.settings.effect,
+        };
+        let future = Box::pin(async move {
             let out = self
                 .kind
                 .execute(args, &call_cx)
@@ -140,7 +154,8 @@ impl<K: Kind> Erased for Entry<K> {
             self.kind
                 .output(out, max_output_bytes)
                 .map_err(WorkError::Output)
-        }))
+        });
+        Ok(Work { future, effect })
     }
 }
 

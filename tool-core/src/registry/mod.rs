@@ -119,7 +119,7 @@ impl Registry {
                 name: name.to_string(),
             });
         }
-        let entry = (tool.build)(tool.info, tool.authorize)?;
+        let entry = (tool.build)(tool.info, tool.authorize, tool.effect_of)?;
         self.index.insert(name, self.entries.len());
         self.entries.push(entry);
         Ok(self)

@@ -52,7 +52,9 @@ pub struct Repaired {
 
 impl Repaired {
     /// The call's single terminal outcome. When every attempt was refused, it is
-    /// `invalid_arguments` with the last attempt's violations.
+    /// `invalid_arguments` with the last attempt's violations; when those are not the
+    /// violations the model was last shown (its last answer was refused for something else),
+    /// the failure's [`detail`](crate::Failure::detail) holds the ones it was shown.
     pub fn outcome(&self) -> &Outcome {
         &self.outcome
     }
@@ -87,6 +89,10 @@ impl Repaired {
 /// arguments); otherwise invoke with the last arguments so the call still gets its one terminal
 /// outcome. An unknown tool costs no model call. If the model sends back the same arguments it
 /// was told were wrong, the loop stops.
+///
+/// A model's repair answer may wrap its arguments in prose or a ```` ```json ```` fence: the
+/// one JSON object in it is taken, as [`extract_json_object`](crate::extract_json_object)
+/// finds it. An answer with no object, or with several, is refused and the reason sent back.
 ///
 /// ```
 /// use tool_core::{Context, Metrics, Registry, RepairEnd, RepairLoop, Runtime, ToolDef, ToolError};
@@ -158,7 +164,8 @@ impl<M: RepairModel> RepairLoop<M> {
     }
 
     /// Runs one proposed call whose arguments came in a provider's structured field (JSON
-    /// text or a parsed value). Repairs must be strict JSON too.
+    /// text or a parsed value): those must be exactly one JSON value. The model's repair
+    /// answers may hold their one JSON object inside prose.
     pub async fn call<'a>(
         &self,
         call_id: &str,
@@ -200,6 +207,8 @@ impl<M: RepairModel> RepairLoop<M> {
         let max_attempts = self.policy.attempts_for(tool);
         let hint = self.policy.hint_for(tool);
         let mut attempt: u32 = 1;
+        // The violations the model was last asked to fix, and of which attempt.
+        let mut shown: Option<(u32, String)> = None;
         // The current attempt: the first as given, later ones as the model's text.
         let mut current: Cow<'_, str> = match first {
             Arguments::Text(text) => Cow::Borrowed(text),
@@ -211,7 +220,7 @@ impl<M: RepairModel> RepairLoop<M> {
         loop {
             let arguments = match (attempt, first) {
                 (1, Arguments::Json(value)) => Ok(Arguments::Json(value)),
-                _ => mode.prepare(&current).map(Arguments::Text),
+                _ => mode.prepare(&current, attempt).map(Arguments::Text),
             };
             let checked = match arguments {
                 Ok(arguments) => self.runtime.check(tool, arguments).map(|()| arguments),
@@ -236,6 +245,7 @@ impl<M: RepairModel> RepairLoop<M> {
                 tool,
                 first,
                 attempt,
+                max_attempts,
                 mode,
             };
             let Some(errors) = failure
@@ -243,15 +253,16 @@ impl<M: RepairModel> RepairLoop<M> {
                 .filter(|_| failure.code() == Code::InvalidArguments)
             else {
                 return self
-                    .conclude(last, &current, RepairEnd::NotRepairable, cx)
+                    .conclude(last, &current, shown, RepairEnd::NotRepairable, cx)
                     .await;
             };
             if attempt >= max_attempts {
                 return self
-                    .conclude(last, &current, RepairEnd::Exhausted, cx)
+                    .conclude(last, &current, shown, RepairEnd::Exhausted, cx)
                     .await;
             }
             let feedback = feedback(tool, errors, attempt, max_attempts, hint);
+            shown = Some((attempt, errors.to_string()));
             let request = RepairRequest {
                 tool: info.name(),
                 schema: info.input_schema(),
@@ -275,38 +286,51 @@ impl<M: RepairModel> RepairLoop<M> {
                 Ok(answer) => answer,
                 Err(error) => {
                     let end = RepairEnd::ModelFailed(error.to_string());
-                    return self.conclude(last, &current, end, cx).await;
+                    return self.conclude(last, &current, shown, end, cx).await;
                 }
             };
-            let same = same_arguments(mode, &answer, &current);
+            let same = same_arguments(&answer, &current);
             attempt += 1;
             current = Cow::Owned(answer);
             if same {
                 let last = Last { attempt, ..last };
                 return self
-                    .conclude(last, &current, RepairEnd::NotConverging, cx)
+                    .conclude(last, &current, shown, RepairEnd::NotConverging, cx)
                     .await;
             }
         }
     }
 
     /// Gives a call that will not be repaired further its one terminal outcome, from its last
-    /// arguments.
+    /// arguments. A refusal for other violations than those the model was last `shown` carries
+    /// those in its detail, so they are not lost.
     async fn conclude(
         &self,
         last: Last<'_>,
         current: &str,
+        shown: Option<(u32, String)>,
         end: RepairEnd,
         cx: &Context,
     ) -> Repaired {
         let arguments = match (last.attempt, last.first) {
             (1, Arguments::Json(value)) => Arguments::Json(value),
-            _ => Arguments::Text(last.mode.prepare(current).unwrap_or(current)),
+            _ => Arguments::Text(last.mode.prepare(current, last.attempt).unwrap_or(current)),
         };
-        let outcome = self
+        let mut outcome = self
             .runtime
             .invoke(last.call_id, last.tool, arguments, cx)
             .await;
+        if let (Some((attempt, shown)), Err(failure)) = (shown, &mut outcome.result)
+            && failure.code() == Code::InvalidArguments
+            && failure.detail().is_none()
+            && failure.message() != shown
+        {
+            let detail = format!(
+                "the model was last shown the violations of attempt {attempt} of {}:\n{shown}",
+                last.max_attempts
+            );
+            *failure = failure.clone().with_detail(detail);
+        }
         self.finish(last.tool, outcome, last.attempt, end)
     }
 
@@ -338,10 +362,12 @@ struct Last<'a> {
     tool: &'a str,
     first: Arguments<'a>,
     attempt: u32,
+    max_attempts: u32,
     mode: Mode,
 }
 
-/// How argument text is read.
+/// How the first argument text is read; the model's repair answers are read as
+/// [`answer_json`] says in both modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     /// A provider's structured arguments: the text must be exactly one JSON value.
@@ -351,10 +377,11 @@ enum Mode {
 }
 
 impl Mode {
-    /// The JSON text to validate.
-    fn prepare(self, text: &str) -> Result<&str, ArgumentErrors> {
+    /// The JSON text to validate of attempt `attempt` (1 for the call's own arguments).
+    fn prepare(self, text: &str, attempt: u32) -> Result<&str, ArgumentErrors> {
         match self {
-            Mode::Strict => Ok(text),
+            Mode::Strict if attempt == 1 => Ok(text),
+            Mode::Strict => answer_json(text),
             Mode::FreeText => crate::extract_json(text)
                 .map(|found| found.json())
                 .map_err(|error| not_json(error.to_string())),
@@ -362,9 +389,25 @@ impl Mode {
     }
 }
 
+/// The arguments in a repair answer to a structured call: the answer itself when it is
+/// written as one object, else the one JSON object inside its prose or fence. Text that
+/// opens like an object is left to the parser, whose error says where it breaks.
+fn answer_json(text: &str) -> Result<&str, ArgumentErrors> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('{') && trimmed.ends_with('}') {
+        return Ok(text);
+    }
+    match crate::extract_json_object(text) {
+        Ok(found) => Ok(found.json()),
+        Err(_) if trimmed.starts_with('{') => Ok(text),
+        Err(error) => Err(not_json(error.to_string())),
+    }
+}
+
 /// Whether `answer` repeats `previous`: equal canonical JSON, or equal text when not JSON.
-fn same_arguments(mode: Mode, answer: &str, previous: &str) -> bool {
-    let (Ok(answer), Ok(previous)) = (mode.prepare(answer), mode.prepare(previous)) else {
+fn same_arguments(answer: &str, previous: &str) -> bool {
+    let read = |text| answer_json(text).or_else(|_| Mode::FreeText.prepare(text, 1));
+    let (Ok(answer), Ok(previous)) = (read(answer), read(previous)) else {
         return answer.trim() == previous.trim();
     };
     let parsed = |text: &str| serde_json::from_str::<Value>(text).ok();

@@ -8,7 +8,7 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use super::{CallRef, Shared, stopped};
+use super::{CallRef, Shared};
 use crate::context::{Context, Stopped};
 use crate::contract::arguments::Arguments;
 use crate::outcome::{Code, Failure, InvocationId};
@@ -24,7 +24,8 @@ pub struct ApprovalRequest {
 }
 
 impl ApprovalRequest {
-    /// The runtime's id of the call.
+    /// The runtime's id of the call: the reference that the message of an approval refusal
+    /// names, and the outcome's [`id`](crate::Outcome::id).
     pub fn id(&self) -> InvocationId {
         self.id
     }
@@ -51,7 +52,9 @@ impl ApprovalRequest {
 pub enum Approval {
     /// Run the call.
     Approved,
-    /// Do not run it; the reason goes to the operator's logs.
+    /// Do not run it; the reason becomes the failure's operator
+    /// [`detail`](crate::Failure::detail). The model is told only that the call was not
+    /// approved, with the request's [`id`](ApprovalRequest::id) as its reference.
     Denied(String),
     /// The approval window closed without a decision.
     Expired,
@@ -81,7 +84,9 @@ where
     }
 }
 
-/// Asks the approver about one call, waiting at most until the run ends.
+/// Asks the approver about one call, waiting at most until the run ends. Each refusal's
+/// message names the call's reference, which is also the id of the request the approver was
+/// asked ([`ApprovalRequest::id`]), so the operator finds one from the other.
 pub(super) async fn approve(
     shared: &Shared,
     info: &ToolInfo,
@@ -92,7 +97,10 @@ pub(super) async fn approve(
     let Some(approver) = &shared.approver else {
         return Err(Failure::new(
             Code::ApprovalDenied,
-            format!("`{}` needs approval and none was given", info.name),
+            format!(
+                "`{}` needs approval and none was given (reference {})",
+                info.name, call.id
+            ),
         )
         .with_detail("the tool requires approval and the runtime has no approver"));
     };
@@ -105,26 +113,43 @@ pub(super) async fn approve(
     let decision = cx
         .bounded(approver.approve(request, cx.clone()))
         .await
-        .map_err(|stop| match stop {
-            Stopped::Cancelled => stopped(
-                stop,
-                "the run was cancelled while the call awaited approval",
-            ),
-            Stopped::Deadline => Failure::new(
-                Code::ApprovalExpired,
-                "the run's deadline passed while the call awaited approval",
-            ),
+        .map_err(|stop| {
+            let (code, what) = match stop {
+                Stopped::Cancelled => (Code::Cancelled, "the run was cancelled"),
+                Stopped::Deadline => (Code::ApprovalExpired, "the run's deadline passed"),
+            };
+            Failure::new(
+                code,
+                format!(
+                    "{what} while the call awaited approval (reference {})",
+                    call.id
+                ),
+            )
+            .with_detail(format!(
+                "{what} before the approver decided on request {}",
+                call.id
+            ))
         })?;
     match decision {
         Approval::Approved => Ok(()),
         Approval::Denied(reason) => Err(Failure::new(
             Code::ApprovalDenied,
-            format!("the call to `{}` was not approved", info.name),
+            format!(
+                "the call to `{}` was not approved (reference {})",
+                info.name, call.id
+            ),
         )
         .with_detail(reason)),
         Approval::Expired => Err(Failure::new(
             Code::ApprovalExpired,
-            format!("the approval for `{}` expired", info.name),
-        )),
+            format!(
+                "the approval for `{}` expired (reference {})",
+                info.name, call.id
+            ),
+        )
+        .with_detail(format!(
+            "the approval window of request {} closed without a decision",
+            call.id
+        ))),
     }
 }

@@ -15,7 +15,7 @@ use crate::ledger::{
     sha256_hex,
 };
 use crate::outcome::{Code, Failure, Output};
-use crate::registry::ToolInfo;
+use crate::registry::{Effect, ToolInfo};
 
 /// A claim this call holds: settle it when the call ends.
 pub(super) struct Held {
@@ -96,12 +96,13 @@ pub(super) fn require_id(call_id: &str, cx: &Context) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Claims the call; quotas are taken in the same step.
+/// Claims the call, whose effect is `effect`; quotas are taken in the same step.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn claim(
     shared: &Shared,
     ledger: &dyn Ledger,
     info: &ToolInfo,
+    effect: Effect,
     call: &CallRef<'_>,
     contract: &str,
     arguments: Arguments<'_>,
@@ -145,7 +146,7 @@ pub(super) async fn claim(
             arguments: digest,
             principal: cx.principal().to_owned(),
         },
-        effect: info.settings.effect,
+        effect,
         lease: limit.saturating_add(shared.lease_grace),
         rerun_interrupted: shared.rerun_interrupted,
         quotas,

@@ -1,6 +1,6 @@
 //! Stage 7: the handler runs under the tool's (or the runtime's) timeout, the run's deadline
-//! and its cancellation, with panics caught. Stopping non-idempotent work ends as
-//! `outcome_unknown`: its effects may have happened.
+//! and its cancellation, with panics caught. Stopping non-idempotent work (by the call's effect,
+//! which may depend on its arguments) ends as `outcome_unknown`: its effects may have happened.
 
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
@@ -35,8 +35,9 @@ pub(super) async fn execute(
     if let Some(left) = cx.time_left() {
         limit = limit.min(left);
     }
+    let effect = work.effect;
     let ended = {
-        let mut work = pin!(AssertUnwindSafe(work).catch_unwind());
+        let mut work = pin!(AssertUnwindSafe(work.future).catch_unwind());
         // Most handlers finish on their first poll: they never arm a timer or a waiter.
         match std::future::poll_fn(|task| Poll::Ready(work.as_mut().poll(task))).await {
             Poll::Ready(result) => Ended::Done(result),
@@ -56,7 +57,7 @@ pub(super) async fn execute(
     scope.close();
 
     let stopped = |code: Code, what: &str| {
-        if info.settings.effect == Effect::NonIdempotent {
+        if effect == Effect::NonIdempotent {
             Failure::new(
                 Code::OutcomeUnknown,
                 format!(

@@ -440,7 +440,15 @@ impl Runtime {
         let decisions = decisions.take().unwrap_or_else(claim::Decisions::new);
         let contract = &shared.contracts[index];
         let held = match claim::claim(
-            shared, ledger, info, &call, contract, arguments, cx, decisions,
+            shared,
+            ledger,
+            info,
+            work.effect,
+            &call,
+            contract,
+            arguments,
+            cx,
+            decisions,
         )
         .await?
         {

@@ -1,6 +1,14 @@
 //! Stage 9: one span field and one event per call, then the outcome to the
-//! [`Observer`](crate::Observer). Argument values are never logged: for invalid arguments only
-//! the pointers and keywords are.
+//! [`Observer`](crate::Observer).
+//!
+//! Argument values are never logged above `DEBUG`. The event that says how a call ended
+//! (`INFO` for a refusal, `WARN` for a failed or doubtful execution) carries only the code,
+//! inside the `tool_call` span with the tool, the call id and the runtime's id; for invalid
+//! arguments it adds the pointers and keywords of the violations. A failure's operator detail
+//! (a handler's [`ToolError::with_detail`](crate::ToolError::with_detail), a policy's
+//! [`Denied`](crate::Denied) reason, a panic message) is written by code that may quote the
+//! arguments, so it is logged only at `DEBUG`, as an event of its own; it is always in the
+//! outcome ([`Failure::detail`](crate::Failure::detail)), under the same ids.
 
 use crate::contract::error::ArgumentErrors;
 use crate::outcome::{Code, Outcome};
@@ -21,9 +29,12 @@ pub(super) fn record(span: &tracing::Span, outcome: &Outcome) {
                 let violations = Locations(errors);
                 tracing::info!(parent: span, code, violations = ?violations, "tool call refused");
             } else if matches!(failure.code(), Code::ExecutionFailed | Code::OutcomeUnknown) {
-                tracing::warn!(parent: span, code, detail = failure.detail(), "tool call failed");
+                tracing::warn!(parent: span, code, "tool call failed");
             } else {
-                tracing::info!(parent: span, code, detail = failure.detail(), "tool call refused");
+                tracing::info!(parent: span, code, "tool call refused");
+            }
+            if let Some(detail) = failure.detail() {
+                tracing::debug!(parent: span, code, detail, "detail of the tool call's failure");
             }
         }
     }

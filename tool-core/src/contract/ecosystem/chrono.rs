@@ -25,6 +25,7 @@ const TIME: Shape = Shape {
 };
 
 formatted! {
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     /// A string of format `date-time` (RFC 3339), converted to UTC: `2025-01-31T09:30:00+01:00`
     /// is 08:30 UTC. Every string of the format is accepted, as chrono reads it: a leap
     /// second (`23:59:60Z`, where the format allows one) is chrono's leap second, and digits
@@ -34,14 +35,17 @@ formatted! {
             .map(|at| at.with_timezone(&Utc))
             .map_err(|error| error.to_string())
     }, |at| Some(at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     /// A string of format `date-time` (RFC 3339), with its offset: as `DateTime<Utc>`, without
     /// the conversion.
     DateTime<FixedOffset> => DATE_TIME, |s| {
         DateTime::parse_from_rfc3339(s).map_err(|error| error.to_string())
     }, |at| Some(at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     /// A string of format `date`: `2025-01-31`; `2025-02-30` is refused.
     NaiveDate => DATE, |s| s.parse::<NaiveDate>().map_err(|error| error.to_string()),
         |day| Some(day.to_string());
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     /// A time of day without an offset, `09:30:00` or `09:30:00.250`: RFC 3339's
     /// `partial-time`, advertised as a `pattern` (the format `time` requires an offset).
     /// A leap second and more than nine digits of fraction are refused.

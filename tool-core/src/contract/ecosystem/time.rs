@@ -62,6 +62,7 @@ fn time_of_day(s: &str) -> Result<Time, String> {
 }
 
 formatted! {
+    #[cfg_attr(docsrs, doc(cfg(feature = "time")))]
     /// A string of format `date-time` (RFC 3339), read as `time`'s `Rfc3339` reads it (as
     /// `time::serde::rfc3339` does). `time` holds no leap second (it reads one as the
     /// nanosecond before, and only on the last day of a month): a seconds field of `60` is
@@ -70,10 +71,12 @@ formatted! {
     OffsetDateTime => DATE_TIME, |s| {
         OffsetDateTime::parse(s, &Rfc3339).map_err(|error| error.to_string())
     }, |at| at.format(&Rfc3339).ok();
+    #[cfg_attr(docsrs, doc(cfg(feature = "time")))]
     /// A string of format `date`: `2025-01-31`; `2025-02-30` is refused.
     Date => DATE, date, |day| {
         Some(format!("{:04}-{:02}-{:02}", day.year(), u8::from(day.month()), day.day()))
     };
+    #[cfg_attr(docsrs, doc(cfg(feature = "time")))]
     /// A time of day without an offset, `09:30:00` or `09:30:00.250`: RFC 3339's
     /// `partial-time`, advertised as a `pattern` (the format `time` requires an offset).
     /// A leap second and more than nine digits of fraction are refused.

@@ -12,6 +12,7 @@ const URL: Shape = Shape {
 };
 
 formatted! {
+    #[cfg_attr(docsrs, doc(cfg(feature = "url")))]
     /// A string of format `uri` (an absolute RFC 3986 URI) that the WHATWG URL parser of the
     /// `url` crate also reads, as the value it reads (normalized: `HTTP://Example.COM` is
     /// `http://example.com/`).

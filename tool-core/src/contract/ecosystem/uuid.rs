@@ -12,6 +12,7 @@ const UUID: Shape = Shape {
 };
 
 formatted! {
+    #[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
     /// A string of format `uuid`: the hyphenated form, hex digits in either case. The other
     /// forms `Uuid` parses (simple, braced, `urn:uuid:`) are not of the format and are refused.
     Uuid => UUID, |s| Uuid::parse_str(s).map_err(|error| error.to_string()),
