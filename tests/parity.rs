@@ -139,6 +139,33 @@ enum Id {
     Nothing,
 }
 
+/// Untagged unions nested in untagged unions, recursively, with integer and float variants.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Nested {
+    amount: Amount,
+    chain: Chain,
+}
+
+/// A count before a ratio: `2.0` is the ratio, as serde reads it.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Amount {
+    Count(u8),
+    Ratio(f64),
+}
+
+/// Two variants that read the same member.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged, deny_unknown_fields)]
+enum Chain {
+    Strict { next: Box<Chain>, flag: bool },
+    Loose { next: Box<Chain> },
+    Many { items: Vec<Chain> },
+    End(u8),
+    Wide(f64),
+}
+
 /// An internally tagged enum as a tool's root.
 #[derive(Tool, Deserialize, Debug, PartialEq)]
 #[serde(tag = "method")]
@@ -793,6 +820,13 @@ parity_suite!(newtypes, Newtypes, |parsed, instance| {
 
 parity_suite!(flattened, Flattened, |parsed, instance| {
     if let Ok(by_serde) = serde_json::from_value::<Flattened>(instance.clone()) {
+        prop_assert_eq!(parsed, &by_serde);
+    }
+    Ok(())
+});
+
+parity_suite!(nested, Nested, |parsed, instance| {
+    if let Ok(by_serde) = serde_json::from_value::<Nested>(instance.clone()) {
         prop_assert_eq!(parsed, &by_serde);
     }
     Ok(())

@@ -6,7 +6,8 @@
 //! reported, at their real pointers; the schema is a `oneOf` of closed branches, each with the
 //! tag as a required `const`, so a validator reaches the same verdict. An untagged value is
 //! tried against each variant in declaration order, as serde does, and one that matches none is
-//! one violation naming the alternatives tried (the schema is an `anyOf`).
+//! one violation naming the alternatives tried (the schema is an `anyOf`); how, in time linear
+//! in the value, is [`crate::contract::untagged`]'s business.
 //!
 //! A tag may come anywhere in its object. When it comes first (as models write it) the rest is
 //! read straight into the variant; otherwise the members before it are held as JSON values,
@@ -25,12 +26,13 @@ use serde_json::{Map, Number, Value, json};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
 use crate::contract::schema::SchemaGen;
+use crate::contract::untagged::tag_first;
 use crate::contract::untyped::Untyped;
 use crate::contract::validate::{Cx, Got, KeySeed, MAX_DEPTH, check_depth, parse_enum};
 
 /// An enum with data-carrying variants, as the derive describes it to the parsers here.
 #[doc(hidden)]
-pub trait Union: Sized {
+pub trait Union: Sized + 'static {
     /// The wire names of the variants that can be deserialized, in declaration order.
     const VARIANTS: &'static [&'static str];
     /// Whether each variant of [`VARIANTS`](Self::VARIANTS) is a unit variant.
@@ -227,23 +229,31 @@ pub fn parse_union<'de, E: Union, D: Deserializer<'de>>(
             at,
             _marker: std::marker::PhantomData,
         }),
-        Repr::Internal(tag) => de.deserialize_any(Internal::<E> {
-            cx,
-            at,
-            tag,
-            _marker: std::marker::PhantomData,
+        // Inside an untagged union's held value, the tag is handed over first.
+        Repr::Internal(tag) => tag_first(tag, |name| {
+            de.deserialize_newtype_struct(
+                name,
+                Internal::<E> {
+                    cx,
+                    at,
+                    tag,
+                    _marker: std::marker::PhantomData,
+                },
+            )
         }),
-        Repr::Adjacent(tag, content) => de.deserialize_any(Adjacent::<E> {
-            cx,
-            at,
-            tag,
-            content,
-            _marker: std::marker::PhantomData,
+        Repr::Adjacent(tag, content) => tag_first(tag, |name| {
+            de.deserialize_newtype_struct(
+                name,
+                Adjacent::<E> {
+                    cx,
+                    at,
+                    tag,
+                    content,
+                    _marker: std::marker::PhantomData,
+                },
+            )
         }),
-        Repr::Untagged => {
-            let value = Buffer { depth: at.depth() }.deserialize(de)?;
-            untagged::<E>(&value, cx, at).map_err(de::Error::custom)
-        }
+        Repr::Untagged => crate::contract::untagged::parse_untagged::<E, D>(de, cx, at),
     }
 }
 
@@ -443,6 +453,10 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
         f.write_str("an object")
     }
 
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
+    }
+
     scalars_to_other!();
 
     fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
@@ -587,6 +601,10 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
         f.write_str("an object")
     }
 
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
+    }
+
     scalars_to_other!();
 
     fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
@@ -696,60 +714,6 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
         };
         Ok(parsed.filter(|_| clean))
     }
-}
-
-/// Tries each variant in declaration order, as serde does; the first that takes the value
-/// wins.
-fn untagged<E: Union>(
-    value: &Value,
-    cx: &mut Cx,
-    at: &Path<'_>,
-) -> Result<Option<E>, serde_json::Error> {
-    // Each refused attempt's violations, described only if no variant takes the value.
-    let mut refused: Vec<(&str, Option<Cx>)> = Vec::with_capacity(E::VARIANTS.len());
-    for (index, name) in E::VARIANTS.iter().enumerate() {
-        if E::UNIT[index] {
-            if value.is_null() {
-                return Ok(E::unit(index));
-            }
-            refused.push((name, None));
-            continue;
-        }
-        let mut attempt = Cx::default();
-        let parsed = E::content(index, Untyped(value), &mut attempt, at)?;
-        if let Some(parsed) = parsed.filter(|_| attempt.is_clean()) {
-            return Ok(Some(parsed));
-        }
-        refused.push((name, Some(attempt)));
-    }
-    let tried: Vec<String> = refused
-        .into_iter()
-        .map(|(name, attempt)| {
-            let Some(attempt) = attempt else {
-                return format!("`{name}` (null)");
-            };
-            let reason = attempt
-                .into_errors()
-                .and_then(|errors| {
-                    errors.iter().next().map(|violation| {
-                        let pointer = violation.pointer();
-                        if pointer.is_empty() {
-                            violation.message().to_owned()
-                        } else {
-                            format!("{pointer}: {}", violation.message())
-                        }
-                    })
-                })
-                .unwrap_or_else(|| "refused".to_owned());
-            format!("`{name}` ({reason})")
-        })
-        .collect();
-    cx.report(
-        at,
-        Keyword::Other("anyOf"),
-        format!("matches none of the alternatives: {}", tried.join("; ")),
-    );
-    Ok(None)
 }
 
 /// Consumes a value whose content no longer matters.
