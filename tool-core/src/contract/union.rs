@@ -6,8 +6,8 @@
 //! reported, at their real pointers; the schema is a `oneOf` of closed branches, each with the
 //! tag as a required `const`, so a validator reaches the same verdict. An untagged value is
 //! tried against each variant in declaration order, as serde does, and one that matches none is
-//! one violation naming the alternatives tried (the schema is an `anyOf`); how, in time linear
-//! in the value, is [`crate::contract::untagged`]'s business.
+//! one violation naming the alternatives tried (the schema is an `anyOf`); the `untagged` module
+//! does that in time linear in the value.
 //!
 //! A tag may come anywhere in its object. When it comes first (as models write it) the rest is
 //! read straight into the variant; otherwise the members before it are held as JSON values,
