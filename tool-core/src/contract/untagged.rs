@@ -7,7 +7,10 @@
 //! and a trial does not build it. Once a value's variant is known it is built, once. So every
 //! node is visited a bounded number of times (at most twice per variant of the unions above
 //! it, and once more to build), however the unions nest: a recursive untagged type is not
-//! tried again for each way down to a node.
+//! tried again for each way down to a node. A tagged union inside reads the held members, its
+//! tag first, without holding them again. Where a part of the value is read from a copy (a
+//! set reads each item as JSON first), the union there is held anew, but what was decided at
+//! its place is remembered by its JSON Pointer, so it is not decided again either.
 //!
 //! Numbers are tried as serde tries them first: a variant that reads an integer does not take
 //! `2.0` while a later variant that reads a float does (`{"k": 2.0}` is `Ratio(2.0)`, not
@@ -84,7 +87,14 @@ struct Scope {
     arena: Arena,
     /// (node, union type, serde numbers) → verdict.
     memo: RefCell<HashMap<(usize, TypeId, bool), Verdict>>,
+    /// (JSON Pointer, union type, serde numbers) → verdict, for values held again inside a
+    /// held value (a set's items, a flattened struct's members are read from copies): shared
+    /// by every scope of one check, so each such value is decided once too.
+    copies: Rc<RefCell<Places>>,
 }
+
+/// Verdicts by (JSON Pointer, union type, serde numbers).
+type Places = HashMap<(String, TypeId, bool), Verdict>;
 
 impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -612,13 +622,41 @@ pub(crate) fn parse_untagged<'de, E: Union, D: Deserializer<'de>>(
         }
         Entered::Fresh(arena) => {
             let root = arena.root;
+            // Inside a held value this one is a copy of a part of it, which the trials above
+            // may read again: what was decided at its place is known.
+            let inside = cx
+                .untagged
+                .scope
+                .as_ref()
+                .map(|outer| Rc::clone(&outer.copies));
+            let place = inside.as_ref().map(|_| at.pointer());
             let scope = Rc::new(Scope {
                 arena,
                 memo: RefCell::new(HashMap::new()),
+                copies: inside.unwrap_or_default(),
             });
+            if let Some(place) = &place {
+                let copies = scope.copies.borrow();
+                let mut memo = scope.memo.borrow_mut();
+                for numbers in [true, false] {
+                    let key = (place.clone(), TypeId::of::<E>(), numbers);
+                    if let Some(verdict) = copies.get(&key) {
+                        memo.insert((root, TypeId::of::<E>(), numbers), verdict.clone());
+                    }
+                }
+            }
             let outer = cx.untagged.scope.replace(Rc::clone(&scope));
             let parsed = resolve::<E>(&scope, root, cx, at);
             cx.untagged.scope = outer;
+            if let Some(place) = place {
+                let memo = scope.memo.borrow();
+                let mut copies = scope.copies.borrow_mut();
+                for numbers in [true, false] {
+                    if let Some(verdict) = memo.get(&(root, TypeId::of::<E>(), numbers)) {
+                        copies.insert((place.clone(), TypeId::of::<E>(), numbers), verdict.clone());
+                    }
+                }
+            }
             parsed.map_err(de::Error::custom)
         }
     }
