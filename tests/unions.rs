@@ -438,6 +438,17 @@ fn work<T: Tool + std::fmt::Debug>(value: &Value) -> u64 {
         validator.is_valid(value),
         "{text}: {parsed:?}"
     );
+    // A refusal names each variant with its first violation, cut short: however deep the
+    // refused value, the message stays small.
+    if let Err(errors) = &parsed {
+        for violation in errors {
+            assert!(
+                violation.message().len() <= 1_000,
+                "{}",
+                violation.message()
+            );
+        }
+    }
     work
 }
 
