@@ -546,10 +546,21 @@ enum Only {
     Name(String),
 }
 
+/// A wide count first, then a ratio.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Wide {
+    Big(u128),
+    Small(std::num::NonZeroI8),
+    Ratio(f64),
+}
+
 /// Sets an amount.
 #[derive(Tool, Deserialize, Debug, PartialEq)]
 struct SetAmount {
     k: Amount,
+    #[serde(default)]
+    wide: Vec<Wide>,
     #[serde(default)]
     nested: Vec<Chain>,
     only: Option<Only>,
@@ -564,6 +575,7 @@ fn an_integral_float_picks_the_variant_serde_picks() {
         r#"{"k": -2}"#,
         r#"{"k": 1e3}"#,
         r#"{"k": 0, "nested": [2.0, 2, {"next": 3.0}, {"next": 300, "flag": false}]}"#,
+        r#"{"k": 0, "wide": [2.0, 2, -2.0, -2, 1e20, 100000000000000000000]}"#,
     ] {
         let ours = SetAmount::parse_arguments(text).unwrap();
         let serde: SetAmount = serde_json::from_str(text).unwrap();
