@@ -1,6 +1,8 @@
 //! The parity law, tested: for every JSON value, `parse_arguments` accepts it exactly when the
 //! `jsonschema` crate (Draft 2020-12, formats asserted) accepts it against `input_schema()`,
-//! and both report violations at the same places with the same keywords.
+//! and both report violations at the same places with the same keywords, except inside a failed
+//! `anyOf` or `oneOf` (a union, a nullable recursive type), which `jsonschema` reports as one
+//! error at its location where the typed parser reports what failed inside it (see `check`).
 //!
 //! Instances are generated from the advertised schema itself (valid ones), then mutated
 //! (wrong types, boundary numbers, missing and unknown fields), plus arbitrary JSON.
