@@ -651,3 +651,49 @@ fn a_union_read_again_from_a_copy_is_not_decided_again() {
         }
     }
 }
+
+/// Internally tagged and recursive; models may write the tag last.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum Nest {
+    In {
+        inner: Box<Nest>,
+        note: Option<String>,
+    },
+    Pair {
+        inner: Box<Nest>,
+        other: Box<Nest>,
+    },
+    Out,
+}
+
+/// Nests.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Nests {
+    nest: Nest,
+}
+
+#[test]
+fn a_tag_after_the_members_takes_work_linear_in_the_value() {
+    let work_at = |depth: usize, leaf: &Value| {
+        let nest = (0..depth).fold(leaf.clone(), |inner, level| {
+            if level % 3 == 2 {
+                json!({"inner": inner, "other": {"kind": "Out"}, "kind": "Pair"})
+            } else {
+                json!({"inner": inner, "kind": "In"})
+            }
+        });
+        work::<Nests>(&json!({ "nest": nest }))
+    };
+    for leaf in [json!({"kind": "Out"}), json!({"kind": "Up"}), json!(1)] {
+        for depth in [6, 12, 24] {
+            let (once, twice) = (work_at(depth, &leaf), work_at(2 * depth, &leaf));
+            assert!(
+                twice <= 2 * once + 16,
+                "leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
+                2 * depth
+            );
+        }
+    }
+}

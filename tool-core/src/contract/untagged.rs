@@ -58,12 +58,12 @@ pub(crate) fn tag_first<T>(tag: &'static str, read: impl FnOnce(&'static str) ->
     read
 }
 
-fn work() {
+pub(crate) fn work() {
     WORK.with(|w| w.set(w.get().wrapping_add(1)));
 }
 
-/// The work untagged unions did on this thread so far: nodes held, nodes read back and
-/// variants tried, each counted once. Deterministic, for tests that check it grows linearly.
+/// The work unions did on this thread so far: values held (by an untagged union, or by a tagged
+/// one until its tag comes), nodes read back and variants tried, each counted once. Deterministic, for tests that check it grows linearly.
 #[doc(hidden)]
 pub fn untagged_work() -> u64 {
     WORK.with(Cell::get)
@@ -265,8 +265,8 @@ impl<'de> Visitor<'de> for Build<'_> {
             let key = key.into_boxed_str();
             if !keys.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!(
-                    "duplicate key {key:?} in an object held to try the variants of an \
-                     untagged enum"
+                    "duplicate key {key:?} in an object held until the enum around it knows its \
+                     variant"
                 )));
             }
             members.push((key, value));
@@ -506,6 +506,156 @@ impl<'a> MapAccess<'a> for HeldMap<'a> {
                 .len()
                 .saturating_sub(self.next + usize::from(skipped_ahead)),
         )
+    }
+}
+
+// ---- members held until a tag comes ----
+
+/// The members of a tagged union's object seen before its tag, held as nodes (not copied again
+/// by the unions inside them), and the tag's value once it comes.
+#[derive(Default)]
+pub(crate) struct HeldMembers {
+    builder: Builder,
+    members: Vec<(Box<str>, usize)>,
+    tag: Option<usize>,
+}
+
+impl HeldMembers {
+    /// Holds the next value of `map` as the member `key` (`depth` containers enclose it).
+    pub(crate) fn hold<'de, A: MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+        depth: u32,
+    ) -> Result<(), A::Error> {
+        let node = map.next_value_seed(Build {
+            builder: &mut self.builder,
+            depth,
+        })?;
+        self.members.push((key.into(), node));
+        Ok(())
+    }
+
+    /// Holds the next value of `map` as the tag's.
+    pub(crate) fn hold_tag<'de, A: MapAccess<'de>>(
+        &mut self,
+        map: &mut A,
+        depth: u32,
+    ) -> Result<(), A::Error> {
+        let node = map.next_value_seed(Build {
+            builder: &mut self.builder,
+            depth,
+        })?;
+        self.tag = Some(node);
+        Ok(())
+    }
+
+    /// Whether the tag came.
+    pub(crate) fn has_tag(&self) -> bool {
+        self.tag.is_some()
+    }
+
+    /// Reads the members back: `read` is handed the tag's value (if it came) and the members
+    /// in their order, the tag's left out, with `cx` knowing the held value.
+    pub(crate) fn read<R>(
+        self,
+        cx: &mut Cx,
+        read: impl for<'a> FnOnce(Option<HeldValue<'a>>, HeldObject<'a>, &mut Cx) -> R,
+    ) -> R {
+        let HeldMembers {
+            mut builder,
+            members,
+            tag,
+        } = self;
+        let start = builder.members.len();
+        let len = members.len();
+        builder.members.extend(members);
+        let root = builder.push(Node::Object(start, len));
+        let scope = Scope::new(builder.finish(root), cx);
+        let outer = cx.untagged.scope.replace(Rc::clone(&scope));
+        let arena = &scope.arena;
+        let object = HeldObject(HeldMap::new(
+            arena,
+            &arena.members[start..start + len],
+            None,
+        ));
+        let read = read(tag.map(|node| HeldValue(Held { arena, node })), object, cx);
+        cx.untagged.scope = outer;
+        read
+    }
+
+    /// Holds the next value of `map` alone (`depth` containers enclose it), to read later.
+    pub(crate) fn hold_one<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        depth: u32,
+    ) -> Result<HeldOne, A::Error> {
+        let mut builder = Builder::default();
+        let root = map.next_value_seed(Build {
+            builder: &mut builder,
+            depth,
+        })?;
+        Ok(HeldOne(builder.finish(root)))
+    }
+}
+
+/// One value held by [`HeldMembers::hold_one`].
+pub(crate) struct HeldOne(Arena);
+
+impl HeldOne {
+    /// Reads the value back with `read`, with `cx` knowing the held value.
+    pub(crate) fn read<R>(
+        self,
+        cx: &mut Cx,
+        read: impl for<'a> FnOnce(HeldValue<'a>, &mut Cx) -> R,
+    ) -> R {
+        let root = self.0.root;
+        let scope = Scope::new(self.0, cx);
+        let outer = cx.untagged.scope.replace(Rc::clone(&scope));
+        let read = read(
+            HeldValue(Held {
+                arena: &scope.arena,
+                node: root,
+            }),
+            cx,
+        );
+        cx.untagged.scope = outer;
+        read
+    }
+}
+
+/// A value held by [`HeldMembers`], to deserialize.
+pub(crate) struct HeldValue<'a>(Held<'a>);
+
+impl<'a> HeldValue<'a> {
+    /// The deserializer of the value.
+    pub(crate) fn de(self) -> impl Deserializer<'a, Error = serde_json::Error> {
+        self.0
+    }
+}
+
+/// The members held by [`HeldMembers`], to read as a map.
+pub(crate) struct HeldObject<'a>(HeldMap<'a>);
+
+impl<'a> HeldObject<'a> {
+    /// The members as a map.
+    pub(crate) fn map(self) -> impl MapAccess<'a, Error = serde_json::Error> {
+        self.0
+    }
+}
+
+impl Scope {
+    /// A scope for `arena`, sharing what is known of copies with the scope `cx` is in.
+    fn new(arena: Arena, cx: &Cx) -> Rc<Scope> {
+        Rc::new(Scope {
+            arena,
+            memo: RefCell::new(HashMap::new()),
+            copies: cx
+                .untagged
+                .scope
+                .as_ref()
+                .map(|outer| Rc::clone(&outer.copies))
+                .unwrap_or_default(),
+        })
     }
 }
 
