@@ -697,3 +697,23 @@ fn a_tag_after_the_members_takes_work_linear_in_the_value() {
         }
     }
 }
+
+#[test]
+fn a_repeated_key_in_a_held_object_of_any_size_is_refused() {
+    let many: Vec<String> = (0..20).map(|i| format!(r#""a{i}": {i}"#)).collect();
+    for object in [
+        r#"{"next": 1, "next": 2}"#.to_owned(),
+        format!(r#"{{"next": 1, {}, "a17": 0}}"#, many.join(", ")),
+        format!(r#"{{"next": 1, "a3": 0, {}}}"#, many.join(", ")),
+    ] {
+        let errors = Follow::parse_arguments(&format!(r#"{{"chain": {object}}}"#)).unwrap_err();
+        assert!(
+            errors.to_string().contains("duplicate key"),
+            "{object}: {errors}"
+        );
+    }
+    let many: Vec<String> = (0..20).map(|i| format!(r#""a{i}": {i}"#)).collect();
+    let object = format!(r#"{{"next": 1, {}}}"#, many.join(", "));
+    let errors = Follow::parse_arguments(&format!(r#"{{"chain": {object}}}"#)).unwrap_err();
+    assert!(!errors.to_string().contains("duplicate key"), "{errors}");
+}

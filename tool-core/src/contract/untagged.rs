@@ -256,14 +256,28 @@ impl<'de> Visitor<'de> for Build<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
         let depth = self.inner()?;
         let mut members: Vec<(Box<str>, usize)> = Vec::new();
-        let mut keys: HashSet<Box<str>> = HashSet::new();
+        // A small object is searched for a repeated key; a large one keeps a set of its keys.
+        let mut keys: Option<HashSet<Box<str>>> = None;
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(Build {
                 builder: &mut *self.builder,
                 depth,
             })?;
             let key = key.into_boxed_str();
-            if !keys.insert(key.clone()) {
+            let repeated = match &mut keys {
+                Some(keys) => !keys.insert(key.clone()),
+                None => {
+                    let repeated = members.iter().any(|(seen, _)| *seen == key);
+                    if members.len() >= 16 {
+                        let mut set: HashSet<Box<str>> =
+                            members.iter().map(|(seen, _)| seen.clone()).collect();
+                        set.insert(key.clone());
+                        keys = Some(set);
+                    }
+                    repeated
+                }
+            };
+            if repeated {
                 return Err(de::Error::custom(format_args!(
                     "duplicate key {key:?} in an object held until the enum around it knows its \
                      variant"
