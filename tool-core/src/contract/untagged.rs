@@ -923,12 +923,12 @@ fn decide<E: Union>(
             .borrow_mut()
             .insert((node, TypeId::of::<E>(), pass), verdict.clone());
         if let Some((_, built)) = taken {
-            if !serde_numbers {
-                scope
-                    .memo
-                    .borrow_mut()
-                    .insert((node, TypeId::of::<E>(), false), verdict.clone());
-            }
+            // Whenever a variant takes the value as serde reads numbers, that variant is the
+            // verdict outside serde's reading too (the second pass runs only when none does).
+            scope
+                .memo
+                .borrow_mut()
+                .insert((node, TypeId::of::<E>(), false), verdict.clone());
             return Ok((verdict, built));
         }
         rejected = Some(verdict);
