@@ -717,3 +717,50 @@ fn a_repeated_key_in_a_held_object_of_any_size_is_refused() {
     let errors = Follow::parse_arguments(&format!(r#"{{"chain": {object}}}"#)).unwrap_err();
     assert!(!errors.to_string().contains("duplicate key"), "{errors}");
 }
+
+/// A chain through sets of internally tagged enums whose tag models may write last.
+#[derive(Argument, Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(untagged, deny_unknown_fields)]
+enum Deep {
+    Strict {
+        next: std::collections::BTreeSet<Wrapped>,
+        flag: bool,
+    },
+    Loose {
+        next: std::collections::BTreeSet<Wrapped>,
+    },
+    End(u8),
+}
+
+#[derive(Argument, Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum Wrapped {
+    W { inner: Deep },
+}
+
+/// Goes deep.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct GoDeep {
+    deep: Deep,
+}
+
+#[test]
+fn a_union_in_a_copy_held_until_its_tag_is_not_decided_again() {
+    let work_at = |depth: usize| {
+        let deep = (0..depth).fold(
+            json!(1),
+            |inner, _| json!({"next": [{"inner": inner, "kind": "W"}]}),
+        );
+        work::<GoDeep>(&json!({ "deep": deep }))
+    };
+    for depth in [3, 5, 10] {
+        let (once, twice) = (work_at(depth), work_at(2 * depth));
+        // The set copies what it holds at each level: at most the square of the depth.
+        assert!(
+            twice <= 4 * once + 16,
+            "work {once} at depth {depth}, {twice} at {}",
+            2 * depth
+        );
+    }
+}

@@ -62,8 +62,9 @@ pub(crate) fn work() {
     WORK.with(|w| w.set(w.get().wrapping_add(1)));
 }
 
-/// The work unions did on this thread so far: values held (by an untagged union, or by a tagged
-/// one until its tag comes), nodes read back and variants tried, each counted once. Deterministic, for tests that check it grows linearly.
+/// The work unions did on this thread so far: values held (by an untagged union, or by a
+/// tagged one until its tag comes), nodes read back and variants tried, each counted once.
+/// Deterministic, for tests that check it grows linearly.
 #[doc(hidden)]
 pub fn untagged_work() -> u64 {
     WORK.with(Cell::get)
@@ -91,6 +92,9 @@ struct Scope {
     /// held value (a set's items, a flattened struct's members are read from copies): shared
     /// by every scope of one check, so each such value is decided once too.
     copies: Rc<RefCell<Places>>,
+    /// Whether this value was held inside another: a copy of a part of it, which the trials
+    /// above may read again, so its verdicts are also remembered by place.
+    copied: bool,
 }
 
 /// Verdicts by (JSON Pointer, union type, serde numbers).
@@ -660,16 +664,29 @@ impl<'a> HeldObject<'a> {
 impl Scope {
     /// A scope for `arena`, sharing what is known of copies with the scope `cx` is in.
     fn new(arena: Arena, cx: &Cx) -> Rc<Scope> {
+        let outer = cx.untagged.scope.as_ref();
         Rc::new(Scope {
             arena,
             memo: RefCell::new(HashMap::new()),
-            copies: cx
-                .untagged
-                .scope
-                .as_ref()
+            copies: outer
                 .map(|outer| Rc::clone(&outer.copies))
                 .unwrap_or_default(),
+            copied: outer.is_some(),
         })
+    }
+
+    /// Remembers the verdict on the union `E` at `node` (at `at`), numbers read as serde reads
+    /// them or not; by its place too, when the value is a copy.
+    fn record<E: Union>(&self, node: usize, at: &Path<'_>, serde_numbers: bool, verdict: &Verdict) {
+        let ty = TypeId::of::<E>();
+        self.memo
+            .borrow_mut()
+            .insert((node, ty, serde_numbers), verdict.clone());
+        if self.copied {
+            self.copies
+                .borrow_mut()
+                .insert((at.pointer(), ty, serde_numbers), verdict.clone());
+        }
     }
 }
 
@@ -786,41 +803,10 @@ pub(crate) fn parse_untagged<'de, E: Union, D: Deserializer<'de>>(
         }
         Entered::Fresh(arena) => {
             let root = arena.root;
-            // Inside a held value this one is a copy of a part of it, which the trials above
-            // may read again: what was decided at its place is known.
-            let inside = cx
-                .untagged
-                .scope
-                .as_ref()
-                .map(|outer| Rc::clone(&outer.copies));
-            let place = inside.as_ref().map(|_| at.pointer());
-            let scope = Rc::new(Scope {
-                arena,
-                memo: RefCell::new(HashMap::new()),
-                copies: inside.unwrap_or_default(),
-            });
-            if let Some(place) = &place {
-                let copies = scope.copies.borrow();
-                let mut memo = scope.memo.borrow_mut();
-                for numbers in [true, false] {
-                    let key = (place.clone(), TypeId::of::<E>(), numbers);
-                    if let Some(verdict) = copies.get(&key) {
-                        memo.insert((root, TypeId::of::<E>(), numbers), verdict.clone());
-                    }
-                }
-            }
+            let scope = Scope::new(arena, cx);
             let outer = cx.untagged.scope.replace(Rc::clone(&scope));
             let parsed = resolve::<E>(&scope, root, cx, at);
             cx.untagged.scope = outer;
-            if let Some(place) = place {
-                let memo = scope.memo.borrow();
-                let mut copies = scope.copies.borrow_mut();
-                for numbers in [true, false] {
-                    if let Some(verdict) = memo.get(&(root, TypeId::of::<E>(), numbers)) {
-                        copies.insert((place.clone(), TypeId::of::<E>(), numbers), verdict.clone());
-                    }
-                }
-            }
             parsed.map_err(de::Error::custom)
         }
     }
@@ -835,7 +821,14 @@ fn resolve<E: Union>(
 ) -> Result<Option<E>, serde_json::Error> {
     let serde_numbers = cx.untagged.serde_numbers;
     let key = (node, TypeId::of::<E>(), serde_numbers);
-    let known = scope.memo.borrow().get(&key).cloned();
+    let mut known = scope.memo.borrow().get(&key).cloned();
+    if known.is_none() && scope.copied {
+        known = scope
+            .copies
+            .borrow()
+            .get(&(at.pointer(), TypeId::of::<E>(), serde_numbers))
+            .cloned();
+    }
     let (verdict, built) = match known {
         Some(verdict) => (verdict, None),
         None => decide::<E>(scope, node, at, serde_numbers)?,
@@ -918,17 +911,11 @@ fn decide<E: Union>(
             Some((index, _)) => Verdict::Accepted(index),
             None => Verdict::Rejected(describe(refused).into()),
         };
-        scope
-            .memo
-            .borrow_mut()
-            .insert((node, TypeId::of::<E>(), pass), verdict.clone());
+        scope.record::<E>(node, at, pass, &verdict);
         if let Some((_, built)) = taken {
             // Whenever a variant takes the value as serde reads numbers, that variant is the
             // verdict outside serde's reading too (the second pass runs only when none does).
-            scope
-                .memo
-                .borrow_mut()
-                .insert((node, TypeId::of::<E>(), false), verdict.clone());
+            scope.record::<E>(node, at, false, &verdict);
             return Ok((verdict, built));
         }
         rejected = Some(verdict);
