@@ -1285,6 +1285,17 @@ mod url_type {
             "http://example.com:99999",
             "http://256.256.256.256/",
             "http:",
+            // An IP literal of a future version, which WHATWG URLs do not have.
+            "http://[v1.x]/",
+            // A percent-encoded host naming a character no host may hold.
+            "http://a%20",
+            // An A-label that is not valid Punycode.
+            "http://xn--a.example/",
+            "http://xn--/",
+            // A special scheme whose authority is read from one slash: the port is not a number.
+            "http:/a:b",
+            // An empty host before an empty port.
+            "p://:",
         ] {
             assert!(Format::Uri.is_valid(uri), "{uri}");
             assert_eq!(refused::<Url>(json!(uri)), [at("", "format")], "{uri}");

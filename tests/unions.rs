@@ -337,3 +337,430 @@ fn a_repeated_key_inside_a_member_held_before_the_tag_is_refused() {
         "{errors}"
     );
 }
+
+// ---- untagged unions nested in untagged unions: linear work ----
+
+/// An expression: untagged and recursive, with two variants that read the same members (a
+/// value without `op` is first read as a `Call`, then as a `Group`) and an internally tagged
+/// enum inside.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged, deny_unknown_fields)]
+enum Expr {
+    Num(f64),
+    Call { op: String, args: Vec<Expr> },
+    Group { args: Vec<Expr> },
+    Step(Box<Step>),
+}
+
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum Step {
+    Then {
+        first: Expr,
+        rest: Option<Box<Expr>>,
+    },
+    Halt,
+}
+
+/// A chain whose first variant fails on its own member only after its nested chain was read.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged, deny_unknown_fields)]
+enum Chain {
+    Strict { next: Box<Chain>, flag: bool },
+    Loose { next: Box<Chain> },
+    End(u8),
+    Wide(f64),
+}
+
+/// Evaluates an expression.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Eval {
+    expr: Expr,
+}
+
+/// Follows a chain.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Follow {
+    chain: Chain,
+}
+
+/// An `Expr` nested as `spine` says, level by level from the outside, around `leaf`.
+fn expr(spine: &[u8], leaf: &Value) -> Value {
+    spine
+        .iter()
+        .rev()
+        .fold(leaf.clone(), |inner, level| match level % 6 {
+            0 => json!({"op": "add", "args": [inner, 1]}),
+            1 => json!({"args": [inner]}),
+            2 => json!({"kind": "Then", "first": inner}),
+            3 => json!({"args": [1, inner, 2.5]}),
+            4 => json!({"kind": "Then", "first": 1, "rest": inner}),
+            // The tag after the members.
+            _ => json!({"first": inner, "kind": "Then"}),
+        })
+}
+
+/// A `Chain` nested as `spine` says around `leaf`.
+fn chain(spine: &[u8], leaf: &Value) -> Value {
+    spine
+        .iter()
+        .rev()
+        .fold(leaf.clone(), |inner, level| match level % 3 {
+            0 => json!({"next": inner}),
+            1 => json!({"next": inner, "flag": true}),
+            _ => json!({"next": inner, "flag": 1}),
+        })
+}
+
+fn nodes(value: &Value) -> u64 {
+    1 + match value {
+        Value::Array(items) => items.iter().map(nodes).sum(),
+        Value::Object(members) => members.values().map(nodes).sum(),
+        _ => 0,
+    }
+}
+
+/// The work untagged unions do to read `value` as the arguments of `T`, checked against
+/// serde and the parity law on the way.
+fn work<T: Tool + std::fmt::Debug>(value: &Value) -> u64 {
+    let text = value.to_string();
+    let before = tool_core::__private::untagged_work();
+    let parsed = T::parse_arguments(&text);
+    let work = tool_core::__private::untagged_work() - before;
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(T::input_schema())
+        .unwrap();
+    assert_eq!(
+        parsed.is_ok(),
+        validator.is_valid(value),
+        "{text}: {parsed:?}"
+    );
+    // A refusal names each variant with its first violation, cut short: however deep the
+    // refused value, the message stays small.
+    if let Err(errors) = &parsed {
+        for violation in errors {
+            assert!(
+                violation.message().len() <= 1_000,
+                "{}",
+                violation.message()
+            );
+        }
+    }
+    work
+}
+
+fn leaf() -> impl Strategy<Value = Value> {
+    proptest::sample::select(vec![
+        json!(1),
+        json!(2.0),
+        json!(300),
+        json!(-1.5),
+        json!(true),
+        json!("x"),
+        json!(null),
+        json!({"args": []}),
+        json!({"kind": "Halt"}),
+    ])
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn nested_untagged_unions_take_work_linear_in_the_value(
+        spine in proptest::collection::vec(0u8..30, 1..=20),
+        leaf in leaf(),
+    ) {
+        let doubled: Vec<u8> = spine.iter().chain(&spine).copied().collect();
+        for (once, twice, w1, w2) in [
+            {
+                let (once, twice) = (json!({"expr": expr(&spine, &leaf)}), json!({"expr": expr(&doubled, &leaf)}));
+                let (w1, w2) = (work::<Eval>(&once), work::<Eval>(&twice));
+                (once, twice, w1, w2)
+            },
+            {
+                let (once, twice) = (json!({"chain": chain(&spine, &leaf)}), json!({"chain": chain(&doubled, &leaf)}));
+                let (w1, w2) = (work::<Follow>(&once), work::<Follow>(&twice));
+                (once, twice, w1, w2)
+            },
+        ] {
+            // A bounded amount of work per node, however the unions nest.
+            prop_assert!(w1 <= 32 * nodes(&once) + 64, "work {} on {} nodes: {}", w1, nodes(&once), once);
+            prop_assert!(w2 <= 32 * nodes(&twice) + 64, "work {} on {} nodes: {}", w2, nodes(&twice), twice);
+        }
+    }
+}
+
+#[test]
+fn twice_the_nesting_takes_at_most_twice_the_work() {
+    for level in 0u8..6 {
+        for leaf in [json!(1), json!(2.0), json!(true), json!({"args": []})] {
+            let work_at =
+                |depth: usize| work::<Eval>(&json!({"expr": expr(&vec![level; depth], &leaf)}));
+            for depth in [5, 10, 20] {
+                let (once, twice) = (work_at(depth), work_at(2 * depth));
+                assert!(
+                    twice <= 2 * once + 16,
+                    "level {level}, leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
+                    2 * depth
+                );
+            }
+        }
+    }
+    for level in 0u8..3 {
+        for leaf in [json!(1), json!(2.0), json!(300), json!(null)] {
+            let work_at =
+                |depth: usize| work::<Follow>(&json!({"chain": chain(&vec![level; depth], &leaf)}));
+            for depth in [5, 10, 20] {
+                let (once, twice) = (work_at(depth), work_at(2 * depth));
+                assert!(
+                    twice <= 2 * once + 16,
+                    "level {level}, leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
+                    2 * depth
+                );
+            }
+        }
+    }
+}
+
+// ---- numbers in untagged unions, as serde reads them ----
+
+/// How much: a count first, then a ratio.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Amount {
+    Count(u64),
+    Ratio(f64),
+}
+
+/// A count only.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Only {
+    Count(u8),
+    Name(String),
+}
+
+/// A wide count first, then a ratio.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Wide {
+    Big(u128),
+    Small(std::num::NonZeroI8),
+    Ratio(f64),
+}
+
+/// Sets an amount.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+struct SetAmount {
+    k: Amount,
+    #[serde(default)]
+    wide: Vec<Wide>,
+    #[serde(default)]
+    nested: Vec<Chain>,
+    only: Option<Only>,
+}
+
+#[test]
+fn an_integral_float_picks_the_variant_serde_picks() {
+    for text in [
+        r#"{"k": 2.0}"#,
+        r#"{"k": 2}"#,
+        r#"{"k": 2.5}"#,
+        r#"{"k": -2}"#,
+        r#"{"k": 1e3}"#,
+        r#"{"k": 0, "nested": [2.0, 2, {"next": 3.0}, {"next": 300, "flag": false}]}"#,
+        r#"{"k": 0, "wide": [2.0, 2, -2.0, -2, 1e20, 100000000000000000000]}"#,
+    ] {
+        let ours = SetAmount::parse_arguments(text).unwrap();
+        let serde: SetAmount = serde_json::from_str(text).unwrap();
+        assert_eq!(ours, serde, "{text}");
+    }
+    assert_eq!(
+        SetAmount::parse_arguments(r#"{"k": 2.0}"#).unwrap().k,
+        Amount::Ratio(2.0)
+    );
+    assert_eq!(
+        SetAmount::parse_arguments(r#"{"k": 2}"#).unwrap().k,
+        Amount::Count(2)
+    );
+}
+
+#[test]
+fn an_integral_float_still_takes_an_integer_variant_when_no_other_does() {
+    // serde refuses `2.0` for a `u8`, but JSON Schema calls it an integer: the law holds.
+    let text = r#"{"k": 1, "only": 2.0}"#;
+    assert!(serde_json::from_str::<SetAmount>(text).is_err());
+    assert_eq!(
+        SetAmount::parse_arguments(text).unwrap().only,
+        Some(Only::Count(2))
+    );
+    let errors = SetAmount::parse_arguments(r#"{"k": 1, "only": 2.5}"#).unwrap_err();
+    assert_eq!(
+        messages(&errors),
+        [
+            "/only anyOf matches none of the alternatives: `Count` (/only: expected integer, \
+             got 2.5); `Name` (/only: expected string, got 2.5)"
+        ],
+        "{errors}"
+    );
+}
+/// A chain through sets: a set reads each item as JSON before it reads it as the item type,
+/// so the union inside is read from a copy.
+#[derive(Argument, Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(untagged, deny_unknown_fields)]
+enum SetChain {
+    Strict {
+        next: std::collections::BTreeSet<SetChain>,
+        flag: bool,
+    },
+    Loose {
+        next: std::collections::BTreeSet<SetChain>,
+    },
+    End(u8),
+}
+
+/// Follows a chain through sets.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct FollowSet {
+    chain: SetChain,
+}
+
+#[test]
+fn a_union_read_again_from_a_copy_is_not_decided_again() {
+    let work_at = |depth: usize, leaf: &Value| {
+        let chain = (0..depth).fold(leaf.clone(), |inner, _| json!({"next": [inner]}));
+        work::<FollowSet>(&json!({ "chain": chain }))
+    };
+    for leaf in [json!(1), json!("x")] {
+        for depth in [3, 5, 10] {
+            let (once, twice) = (work_at(depth, &leaf), work_at(2 * depth, &leaf));
+            // Each level copies what it holds (the set does), so the work may grow with the
+            // square of the depth, but no faster: the unions are not decided again.
+            assert!(
+                twice <= 4 * once + 16,
+                "leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
+                2 * depth
+            );
+        }
+    }
+}
+
+/// Internally tagged and recursive; models may write the tag last.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum Nest {
+    In {
+        inner: Box<Nest>,
+        note: Option<String>,
+    },
+    Pair {
+        inner: Box<Nest>,
+        other: Box<Nest>,
+    },
+    Out,
+}
+
+/// Nests.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Nests {
+    nest: Nest,
+}
+
+#[test]
+fn a_tag_after_the_members_takes_work_linear_in_the_value() {
+    let work_at = |depth: usize, leaf: &Value| {
+        let nest = (0..depth).fold(leaf.clone(), |inner, level| {
+            if level % 3 == 2 {
+                json!({"inner": inner, "other": {"kind": "Out"}, "kind": "Pair"})
+            } else {
+                json!({"inner": inner, "kind": "In"})
+            }
+        });
+        work::<Nests>(&json!({ "nest": nest }))
+    };
+    for leaf in [json!({"kind": "Out"}), json!({"kind": "Up"}), json!(1)] {
+        for depth in [6, 12, 24] {
+            let (once, twice) = (work_at(depth, &leaf), work_at(2 * depth, &leaf));
+            assert!(
+                twice <= 2 * once + 16,
+                "leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
+                2 * depth
+            );
+        }
+    }
+}
+
+#[test]
+fn a_repeated_key_in_a_held_object_of_any_size_is_refused() {
+    let many: Vec<String> = (0..20).map(|i| format!(r#""a{i}": {i}"#)).collect();
+    for object in [
+        r#"{"next": 1, "next": 2}"#.to_owned(),
+        format!(r#"{{"next": 1, {}, "a17": 0}}"#, many.join(", ")),
+        format!(r#"{{"next": 1, "a3": 0, {}}}"#, many.join(", ")),
+    ] {
+        let errors = Follow::parse_arguments(&format!(r#"{{"chain": {object}}}"#)).unwrap_err();
+        assert!(
+            errors.to_string().contains("duplicate key"),
+            "{object}: {errors}"
+        );
+    }
+    let many: Vec<String> = (0..20).map(|i| format!(r#""a{i}": {i}"#)).collect();
+    let object = format!(r#"{{"next": 1, {}}}"#, many.join(", "));
+    let errors = Follow::parse_arguments(&format!(r#"{{"chain": {object}}}"#)).unwrap_err();
+    assert!(!errors.to_string().contains("duplicate key"), "{errors}");
+}
+
+/// A chain through sets of internally tagged enums whose tag models may write last.
+#[derive(Argument, Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(untagged, deny_unknown_fields)]
+enum Deep {
+    Strict {
+        next: std::collections::BTreeSet<Wrapped>,
+        flag: bool,
+    },
+    Loose {
+        next: std::collections::BTreeSet<Wrapped>,
+    },
+    End(u8),
+}
+
+#[derive(Argument, Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum Wrapped {
+    W { inner: Deep },
+}
+
+/// Goes deep.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct GoDeep {
+    deep: Deep,
+}
+
+#[test]
+fn a_union_in_a_copy_held_until_its_tag_is_not_decided_again() {
+    let work_at = |depth: usize| {
+        let deep = (0..depth).fold(
+            json!(1),
+            |inner, _| json!({"next": [{"inner": inner, "kind": "W"}]}),
+        );
+        work::<GoDeep>(&json!({ "deep": deep }))
+    };
+    for depth in [3, 5, 10] {
+        let (once, twice) = (work_at(depth), work_at(2 * depth));
+        // The set copies what it holds at each level: at most the square of the depth.
+        assert!(
+            twice <= 4 * once + 16,
+            "work {once} at depth {depth}, {twice} at {}",
+            2 * depth
+        );
+    }
+}

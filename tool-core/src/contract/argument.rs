@@ -218,6 +218,10 @@ macro_rules! integer {
                     cx.type_mismatch(at, "integer", got);
                     return None;
                 };
+                if matches!(n, Num::F(_)) && cx.serde_numbers() {
+                    cx.type_mismatch(at, "integer", got);
+                    return None;
+                }
                 let integral = n.is_integer();
                 if !integral {
                     cx.type_mismatch(at, "integer", got);

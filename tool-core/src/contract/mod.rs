@@ -22,6 +22,7 @@ pub(crate) mod strings;
 pub(crate) mod tool;
 pub(crate) mod tuples;
 pub(crate) mod union;
+pub(crate) mod untagged;
 pub(crate) mod untyped;
 pub(crate) mod validate;
 pub(crate) mod wide;

@@ -6,11 +6,13 @@
 //! reported, at their real pointers; the schema is a `oneOf` of closed branches, each with the
 //! tag as a required `const`, so a validator reaches the same verdict. An untagged value is
 //! tried against each variant in declaration order, as serde does, and one that matches none is
-//! one violation naming the alternatives tried (the schema is an `anyOf`).
+//! one violation naming the alternatives tried (the schema is an `anyOf`); the `untagged` module
+//! does that in time linear in the value.
 //!
 //! A tag may come anywhere in its object. When it comes first (as models write it) the rest is
-//! read straight into the variant; otherwise the members before it are held as JSON values,
-//! to the same depth limit as everything else, and read once the tag is known.
+//! read straight into the variant; otherwise the members before it are held, as an untagged
+//! value is (to the same depth limit as everything else, and without being held again by the
+//! unions inside them), and read once the tag is known.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,12 +27,13 @@ use serde_json::{Map, Number, Value, json};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
 use crate::contract::schema::SchemaGen;
+use crate::contract::untagged::{HeldMembers, HeldObject, HeldOne, HeldValue, tag_first};
 use crate::contract::untyped::Untyped;
 use crate::contract::validate::{Cx, Got, KeySeed, MAX_DEPTH, check_depth, parse_enum};
 
 /// An enum with data-carrying variants, as the derive describes it to the parsers here.
 #[doc(hidden)]
-pub trait Union: Sized {
+pub trait Union: Sized + 'static {
     /// The wire names of the variants that can be deserialized, in declaration order.
     const VARIANTS: &'static [&'static str];
     /// Whether each variant of [`VARIANTS`](Self::VARIANTS) is a unit variant.
@@ -227,23 +230,31 @@ pub fn parse_union<'de, E: Union, D: Deserializer<'de>>(
             at,
             _marker: std::marker::PhantomData,
         }),
-        Repr::Internal(tag) => de.deserialize_any(Internal::<E> {
-            cx,
-            at,
-            tag,
-            _marker: std::marker::PhantomData,
+        // Inside an untagged union's held value, the tag is handed over first.
+        Repr::Internal(tag) => tag_first(tag, |name| {
+            de.deserialize_newtype_struct(
+                name,
+                Internal::<E> {
+                    cx,
+                    at,
+                    tag,
+                    _marker: std::marker::PhantomData,
+                },
+            )
         }),
-        Repr::Adjacent(tag, content) => de.deserialize_any(Adjacent::<E> {
-            cx,
-            at,
-            tag,
-            content,
-            _marker: std::marker::PhantomData,
+        Repr::Adjacent(tag, content) => tag_first(tag, |name| {
+            de.deserialize_newtype_struct(
+                name,
+                Adjacent::<E> {
+                    cx,
+                    at,
+                    tag,
+                    content,
+                    _marker: std::marker::PhantomData,
+                },
+            )
         }),
-        Repr::Untagged => {
-            let value = Buffer { depth: at.depth() }.deserialize(de)?;
-            untagged::<E>(&value, cx, at).map_err(de::Error::custom)
-        }
+        Repr::Untagged => crate::contract::untagged::parse_untagged::<E, D>(de, cx, at),
     }
 }
 
@@ -443,6 +454,10 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
         f.write_str("an object")
     }
 
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
+    }
+
     scalars_to_other!();
 
     fn visit_str<Er: de::Error>(self, v: &str) -> Result<Self::Value, Er> {
@@ -481,18 +496,19 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
             // Members before the tag are held until it comes.
             Some(Some(first)) => {
                 let depth = at.depth() + 1;
-                // Room for a small variant's members, as a first push would make.
-                let mut entries = Vec::with_capacity(4);
-                entries.push((first, map.next_value_seed(Buffer { depth })?));
-                let mut tag_value = None;
+                let mut held = HeldMembers::default();
+                held.hold(&first, &mut map, depth)?;
                 while let Some(key) = map.next_key_seed(CowKey)? {
-                    if tag_value.is_none() && key == tag {
-                        tag_value = Some(map.next_value_seed(TagBuffer(Buffer { depth }))?);
+                    if !held.has_tag() && key == tag {
+                        held.hold_tag(&mut map, depth)?;
                     } else {
-                        entries.push((key, map.next_value_seed(Buffer { depth })?));
+                        held.hold(&key, &mut map, depth)?;
                     }
                 }
-                internal_buffered::<E>(entries, tag_value, cx, at, tag).map_err(de::Error::custom)
+                held.read(cx, |tag_value, rest, cx| {
+                    internal_held::<E>(tag_value, rest, cx, at, tag)
+                })
+                .map_err(de::Error::custom)
             }
         }
     }
@@ -518,9 +534,10 @@ fn unit_rest<'de, A: MapAccess<'de>>(
     Ok(clean)
 }
 
-fn internal_buffered<E: Union>(
-    entries: Vec<(Cow<'_, str>, Value)>,
-    tag_value: Option<HeldTag<'_>>,
+/// Reads an internally tagged object whose members came before its tag, held.
+fn internal_held<E: Union>(
+    tag_value: Option<HeldValue<'_>>,
+    rest: HeldObject<'_>,
     cx: &mut Cx,
     at: &Path<'_>,
     tag: &'static str,
@@ -529,20 +546,10 @@ fn internal_buffered<E: Union>(
         cx.missing(at, tag);
         return Ok(None);
     };
-    let index = match tag_value {
-        HeldTag::Str(name) => {
-            let name = BorrowedStrDeserializer::<serde_json::Error>::new(&name);
-            read_tag::<E, _>(name, cx, at, tag)?
-        }
-        HeldTag::Other(value) => read_tag::<E, _>(Untyped(&value), cx, at, tag)?,
-    };
-    let Some(index) = index else {
+    let Some(index) = read_tag::<E, _>(tag_value.de(), cx, at, tag)? else {
         return Ok(None);
     };
-    let mut rest = Buffered {
-        entries: entries.into_iter(),
-        value: None,
-    };
+    let mut rest = rest.map();
     if E::UNIT[index] {
         let clean = unit_rest(&mut rest, cx, at, tag)?;
         return Ok(E::unit(index).filter(|_| clean));
@@ -577,7 +584,7 @@ enum Held<E> {
     /// Read into the variant the tag named.
     Parsed(Option<E>),
     /// Seen before the tag.
-    Buffered(Value),
+    Buffered(HeldOne),
 }
 
 impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
@@ -585,6 +592,10 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
     }
 
     scalars_to_other!();
@@ -655,9 +666,7 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
                         held = Held::Parsed(None);
                     }
                     None => {
-                        held = Held::Buffered(map.next_value_seed(Buffer {
-                            depth: at.depth() + 1,
-                        })?);
+                        held = Held::Buffered(HeldMembers::hold_one(&mut map, at.depth() + 1)?);
                     }
                 },
                 Key::Other(key) => {
@@ -690,66 +699,14 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
                 Held::Parsed(parsed) => parsed,
                 Held::Buffered(value) => {
                     let child = at.key(content);
-                    E::content(index, Untyped(&value), cx, &child).map_err(de::Error::custom)?
+                    value
+                        .read(cx, |value, cx| E::content(index, value.de(), cx, &child))
+                        .map_err(de::Error::custom)?
                 }
             }
         };
         Ok(parsed.filter(|_| clean))
     }
-}
-
-/// Tries each variant in declaration order, as serde does; the first that takes the value
-/// wins.
-fn untagged<E: Union>(
-    value: &Value,
-    cx: &mut Cx,
-    at: &Path<'_>,
-) -> Result<Option<E>, serde_json::Error> {
-    // Each refused attempt's violations, described only if no variant takes the value.
-    let mut refused: Vec<(&str, Option<Cx>)> = Vec::with_capacity(E::VARIANTS.len());
-    for (index, name) in E::VARIANTS.iter().enumerate() {
-        if E::UNIT[index] {
-            if value.is_null() {
-                return Ok(E::unit(index));
-            }
-            refused.push((name, None));
-            continue;
-        }
-        let mut attempt = Cx::default();
-        let parsed = E::content(index, Untyped(value), &mut attempt, at)?;
-        if let Some(parsed) = parsed.filter(|_| attempt.is_clean()) {
-            return Ok(Some(parsed));
-        }
-        refused.push((name, Some(attempt)));
-    }
-    let tried: Vec<String> = refused
-        .into_iter()
-        .map(|(name, attempt)| {
-            let Some(attempt) = attempt else {
-                return format!("`{name}` (null)");
-            };
-            let reason = attempt
-                .into_errors()
-                .and_then(|errors| {
-                    errors.iter().next().map(|violation| {
-                        let pointer = violation.pointer();
-                        if pointer.is_empty() {
-                            violation.message().to_owned()
-                        } else {
-                            format!("{pointer}: {}", violation.message())
-                        }
-                    })
-                })
-                .unwrap_or_else(|| "refused".to_owned());
-            format!("`{name}` ({reason})")
-        })
-        .collect();
-    cx.report(
-        at,
-        Keyword::Other("anyOf"),
-        format!("matches none of the alternatives: {}", tried.join("; ")),
-    );
-    Ok(None)
 }
 
 /// Consumes a value whose content no longer matters.
@@ -781,6 +738,7 @@ impl<'de> DeserializeSeed<'de> for Buffer {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        crate::contract::untagged::work();
         de.deserialize_any(self)
     }
 }
@@ -868,81 +826,6 @@ impl<'de> Visitor<'de> for Buffer {
             object.insert(key, value);
         }
         Ok(Value::Object(object))
-    }
-}
-
-/// A tag's value seen after other members: a string (a variant's name, or not) as the input
-/// has it, anything else held as [`Buffer`] holds it.
-enum HeldTag<'de> {
-    Str(Cow<'de, str>),
-    Other(Value),
-}
-
-/// Reads a tag's value into a [`HeldTag`], with the [`Buffer`] that holds anything but a
-/// string.
-struct TagBuffer(Buffer);
-
-impl<'de> DeserializeSeed<'de> for TagBuffer {
-    type Value = HeldTag<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        de.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TagBuffer {
-    type Value = HeldTag<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(HeldTag::Str(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(HeldTag::Str(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(HeldTag::Str(Cow::Owned(v)))
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        self.0.visit_bool(v).map(HeldTag::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        self.0.visit_i64(v).map(HeldTag::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        self.0.visit_u64(v).map(HeldTag::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        self.0.visit_f64(v).map(HeldTag::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.0.visit_unit().map(HeldTag::Other)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.0.visit_none().map(HeldTag::Other)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_some(de).map(HeldTag::Other)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_seq(seq).map(HeldTag::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_map(map).map(HeldTag::Other)
     }
 }
 

@@ -30,6 +30,8 @@ pub const MAX_DEPTH: u32 = 127;
 #[derive(Debug, Default)]
 pub struct Cx {
     violations: Collector,
+    /// Set while an untagged union tries its variants.
+    pub(crate) untagged: crate::contract::untagged::Trial,
 }
 
 impl Cx {
@@ -201,6 +203,13 @@ impl Cx {
         message.push_str("; got ");
         got.write_to(&mut message, true);
         self.report(at, Keyword::Enum, message);
+    }
+
+    /// Whether numbers are read as serde reads them, as while an untagged union first tries
+    /// its variants: an integer does not take `2.0`.
+    #[inline]
+    pub(crate) fn serde_numbers(&self) -> bool {
+        self.untagged.serde_numbers
     }
 
     pub(crate) fn is_clean(&self) -> bool {

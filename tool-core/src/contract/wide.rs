@@ -115,6 +115,16 @@ fn accept_wide<T: Wide>(
     at: &Path<'_>,
     c: &Constraints,
 ) -> Option<T> {
+    // serde reads no 128-bit integer from the value an untagged enum holds: such a variant
+    // takes a number only once no variant takes it as serde reads numbers.
+    if cx.serde_numbers() {
+        cx.report(
+            at,
+            Keyword::Type,
+            format!("serde reads no {} inside an untagged enum", T::NAME),
+        );
+        return None;
+    }
     let integral = n.is_integer();
     if !integral {
         cx.type_mismatch(at, "integer", Got::Number(n));

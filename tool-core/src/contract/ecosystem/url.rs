@@ -17,11 +17,19 @@ formatted! {
     /// `url` crate also reads, as the value it reads (normalized: `HTTP://Example.COM` is
     /// `http://example.com/`).
     ///
-    /// Some URIs of the format are not URLs to that parser, and are refused with `format`
-    /// although a JSON Schema validator accepts them (no schema keyword can say which): a
-    /// port above 65535 (`http://example.com:99999`), a host that is a malformed IPv4 address
-    /// (`http://256.256.256.256/`), and a special scheme without a host (`http:`,
-    /// `https:/path`).
+    /// Some URIs of the format are not URLs to that parser, so a `Url` cannot hold them: they
+    /// are refused with `format` although a JSON Schema validator accepts them (no schema
+    /// keyword can say which, so the advertised schema stays `format: uri`). They are exactly
+    /// the URIs the WHATWG URL standard refuses:
+    ///
+    /// - a port above 65535 (`http://example.com:99999`), or one that is not a number, as
+    ///   when a special scheme's authority is read from a single slash (`http:/a:b`);
+    /// - a host that is a malformed IPv4 address (`http://256.256.256.256/`), an IP literal of
+    ///   a future version (`http://[v1.x]/`), an A-label that is not valid Punycode
+    ///   (`http://xn--a.example/`), or a percent-encoded host naming a character no host may
+    ///   hold (`http://a%20`);
+    /// - a special scheme without a host (`http:`, `https:/path`), and an empty host before a
+    ///   port (`p://:`).
     Url => URL, |s| Url::parse(s).map_err(|error| error.to_string()),
         |url| Some(url.as_str().to_owned());
 }
