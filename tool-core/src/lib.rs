@@ -111,7 +111,7 @@ pub mod __private {
         HasItems, accepts_format, accepts_length, accepts_pattern, accepts_range, has_items,
     };
     pub use crate::contract::format::Format;
-    pub use crate::contract::maps::ArgumentKey;
+    pub use crate::contract::maps::{ArgumentKey, HasKeys, has_keys};
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
         Contract, SchemaGen, advertise_default, annotate_field, enum_schema, field_schema,
@@ -142,6 +142,11 @@ pub mod __private {
 
     /// Compile-time check that the `schemars` feature is on.
     pub const fn schemars_feature<T: SchemarsFeature>() {}
+
+    /// The JSON of a value whose type cannot say (a `#[tool(schemars)]` field): none.
+    pub fn no_value<T>(_: &T) -> Option<Value> {
+        None
+    }
 
     /// Parses JSON text as one `T` at the root, whatever JSON type `T` takes (the checked
     /// parse of [`Tool::parse_arguments`](crate::Tool::parse_arguments)).
