@@ -66,7 +66,7 @@ pub use contract::schema::DRAFT_2020_12;
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use contract::schemars::ViaSchemars;
-pub use contract::tool::Tool;
+pub use contract::tool::{Tool, ToolOutput};
 pub use contract::validate::MAX_DEPTH;
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
 pub use metrics::{Counts, Metrics, MetricsSnapshot};

@@ -89,3 +89,18 @@ pub trait Tool: Argument {
         crate::contract::validate::parse_value(value)
     }
 }
+
+/// A type a tool's handler returns: the tool's output, advertised with the schema of its
+/// [`Argument`] implementation, checked against it before it is sent, and sent as the JSON its
+/// `serde::Serialize` writes. Every type that implements both is one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output",
+    label = "the handler returns this type as the tool's output",
+    note = "a tool's output is advertised with its own schema, checked against it and sent as \
+            JSON: derive both `tool_core::Argument` and `serde::Serialize` for it \
+            (`#[derive(Argument, Serialize)]`), or return a type that has both \
+            (`String`, `serde_json::Value`, ...)"
+)]
+pub trait ToolOutput: Argument + serde::Serialize {}
+
+impl<T: Argument + serde::Serialize> ToolOutput for T {}
