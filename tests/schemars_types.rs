@@ -739,3 +739,23 @@ fn a_foreign_type_can_be_a_whole_tools_arguments() {
         );
     }
 }
+
+/// Shouts: a newtype tool over a type whose schema is not an object.
+#[derive(Tool, Debug)]
+struct Shout(#[tool(schemars)] String);
+
+#[test]
+fn a_foreign_type_that_is_not_an_object_is_an_unsound_tool() {
+    assert_eq!(
+        Shout::contract_errors(),
+        ["a tool's arguments are one JSON object, but its type advertises `type` \"string\""]
+    );
+    assert!(Shout::parse_arguments(r#""hi""#).is_err());
+    let mut registry = tool_core::Registry::new();
+    let registered = registry.register(tool_core::ToolDef::new(
+        |Shout(text): Shout, _cx: &tool_core::Context| async move {
+            Ok::<_, tool_core::ToolError>(text)
+        },
+    ));
+    assert!(registered.is_err());
+}

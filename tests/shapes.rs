@@ -525,3 +525,46 @@ fn a_maps_constraints_decide_as_jsonschema() {
     }
     assert_eq!(checked, 5 * names.len() * 3);
 }
+
+/// Scores by small id.
+#[derive(Tool, Debug)]
+struct Scores {
+    /// Ids starting with 1, beside the keys of a `u8`.
+    #[tool(keys(pattern = "^1"))]
+    by_id: std::collections::BTreeMap<u8, bool>,
+}
+
+#[test]
+fn declared_key_constraints_stand_beside_the_key_types_own() {
+    let schema = Scores::input_schema();
+    let names = &schema["properties"]["by_id"]["propertyNames"]["allOf"];
+    assert_eq!(names[1], json!({"pattern": "^1"}), "{schema}");
+    assert!(names[0]["pattern"].is_string(), "{schema}");
+    let law = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(schema)
+        .unwrap();
+    for (key, accepted) in [
+        ("1", true),
+        ("12", true),
+        ("199", true),
+        ("2", false),
+        ("256", false),
+        ("1x", false),
+        ("01", false),
+    ] {
+        let instance = json!({"by_id": {key: true}});
+        assert_eq!(Scores::parse_value(&instance).is_ok(), accepted, "{key}");
+        assert_eq!(law.is_valid(&instance), accepted, "{key}");
+    }
+    let errors = Scores::parse_value(&json!({"by_id": {"2": true, "1000": true}})).unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        ["/by_id/2 propertyNames", "/by_id/1000 propertyNames"],
+        "{errors}"
+    );
+}

@@ -117,6 +117,7 @@ pub mod __private {
         Contract, SchemaGen, advertise_default, annotate_field, enum_schema, field_schema,
         object_schema, root_contract, root_schema,
     };
+    pub use crate::contract::tool::object_arguments;
     pub use crate::contract::union::{
         Buffer, Repr, Union, flatten_schema, parse_flattened, parse_union, skip_value,
         union_branch, union_schema, union_value,

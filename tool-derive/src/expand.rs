@@ -1159,6 +1159,11 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
     let name = &input.name.value;
     let description = input.doc.as_deref().unwrap_or_default();
     let table = parameter_table(input);
+    // A newtype's field may advertise any schema: the arguments must still be an object.
+    let contract = match input.body {
+        Body::Newtype(_) => quote!(#p::object_arguments(#p::root_contract::<#ident>())),
+        _ => quote!(#p::root_contract::<#ident>()),
+    };
     let doc_schema = match crate::parameter_table::exact_schema(input) {
         Some(text) => quote!(#p::Some(#text)),
         None => quote!(#p::None),
@@ -1186,7 +1191,7 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
 
         fn __tool_contract() -> &'static #p::Contract {
             static __TOOL_CONTRACT: #p::OnceLock<#p::Contract> = #p::OnceLock::new();
-            __TOOL_CONTRACT.get_or_init(#p::root_contract::<#ident>)
+            __TOOL_CONTRACT.get_or_init(|| #contract)
         }
     }
 }

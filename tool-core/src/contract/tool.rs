@@ -104,3 +104,19 @@ pub trait Tool: Argument {
 pub trait ToolOutput: Argument + serde::Serialize {}
 
 impl<T: Argument + serde::Serialize> ToolOutput for T {}
+
+/// The contract of a tool whose type may advertise any schema (a newtype over a
+/// `#[tool(schemars)]` field): arguments that are not one JSON object make it unsound.
+#[doc(hidden)]
+pub fn object_arguments(
+    mut contract: crate::contract::schema::Contract,
+) -> crate::contract::schema::Contract {
+    let kind = contract.schema.get("type");
+    if kind != Some(&Value::from("object")) {
+        contract.problems.push(format!(
+            "a tool's arguments are one JSON object, but its type advertises {}",
+            kind.map_or_else(|| "no `type`".to_owned(), |kind| format!("`type` {kind}"))
+        ));
+    }
+    contract
+}
