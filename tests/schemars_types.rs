@@ -622,3 +622,140 @@ fn a_whole_tool_can_take_its_contract_from_schemars() {
     );
     assert!(pointers.contains(&"/x".to_owned()), "{errors}");
 }
+
+/// Plans a job: fields of other crates' types, each `#[tool(schemars)]`, keep their own types.
+#[derive(Tool, Debug)]
+struct Plan {
+    title: String,
+    #[tool(schemars)]
+    window: Window,
+    /// When to start.
+    #[tool(schemars)]
+    at: Option<DateTime<Utc>>,
+    #[tool(schemars)]
+    #[serde(default)]
+    more: Vec<Window>,
+}
+
+#[test]
+fn a_schemars_field_keeps_its_own_type() {
+    let schema = Plan::input_schema();
+    validator(schema);
+    // schemars' schema, here in the root `$defs` (`more` refers to it too).
+    let window = &schema["properties"]["window"];
+    let window = match window["$ref"].as_str() {
+        Some(reference) => &schema["$defs"][reference.trim_start_matches("#/$defs/")],
+        None => window,
+    };
+    assert_eq!(window["properties"]["startHour"]["maximum"], 23);
+    assert_eq!(schema["properties"]["at"]["format"], "date-time");
+    assert_eq!(schema["properties"]["at"]["description"], "When to start.");
+    assert_eq!(schema["required"], json!(["title", "window"]));
+    let plan = Plan::parse_arguments(
+        r#"{"title": "t", "window": {"startHour": 3, "label": "night", "repeat": {"kind": "Once"}}}"#,
+    )
+    .unwrap();
+    let window: Window = plan.window;
+    assert_eq!(window.start_hour, 3);
+    assert_eq!(plan.at, None);
+    assert!(plan.more.is_empty());
+    let errors = Plan::parse_arguments(
+        r#"{"title": "t", "window": {"startHour": 30, "label": "night", "repeat": {"kind": "Once"}},
+            "at": "yesterday", "more": [{"label": ""}]}"#,
+    )
+    .unwrap_err();
+    let pointers: BTreeSet<String> = errors.iter().map(|v| v.pointer().into_owned()).collect();
+    assert_eq!(
+        pointers,
+        BTreeSet::from(
+            [
+                "/window/startHour",
+                "/at",
+                "/more/0/label",
+                "/more/0/startHour",
+                "/more/0/repeat"
+            ]
+            .map(str::to_owned)
+        ),
+        "{errors}"
+    );
+}
+
+#[test]
+fn a_schemars_field_decides_as_jsonschema() {
+    let law = validator(Plan::input_schema());
+    let window = json!({"startHour": 3, "label": "night", "repeat": {"kind": "Once"}});
+    for instance in [
+        json!({"title": "t", "window": window}),
+        json!({"title": "t", "window": window, "at": "2026-12-01T03:00:00Z", "more": [window]}),
+        json!({"title": "t", "window": window, "at": null}),
+        json!({"title": "t", "window": {"startHour": 24, "label": "n", "repeat": {"kind": "Once"}}}),
+        json!({"title": "t", "window": window, "at": "2026-13-01T03:00:00Z"}),
+        json!({"title": "t", "window": window, "more": {}}),
+        json!({"title": "t"}),
+        json!({"title": "t", "window": window, "other": 1}),
+    ] {
+        let ours = Plan::parse_value(&instance);
+        assert_eq!(
+            ours.is_ok(),
+            law.is_valid(&instance),
+            "{instance}: {:?}",
+            ours.err().map(|errors| errors.to_string())
+        );
+    }
+}
+
+/// A whole tool's arguments of a type from another crate, which derives only `Deserialize` and
+/// `JsonSchema`: a newtype of one `#[tool(schemars)]` field.
+#[derive(Tool, Debug)]
+struct Reschedule(#[tool(schemars)] Window);
+
+#[test]
+fn a_foreign_type_can_be_a_whole_tools_arguments() {
+    assert_eq!(Reschedule::NAME, "reschedule");
+    let schema = Reschedule::input_schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["startHour"]["maximum"], 23);
+    let text = r#"{"startHour": 3, "label": "night", "repeat": {"kind": "Every", "minutes": 5}}"#;
+    let Reschedule(window) = Reschedule::parse_arguments(text).unwrap();
+    assert_eq!(window, serde_json::from_str::<Window>(text).unwrap());
+    let errors = Reschedule::parse_arguments(
+        r#"{"startHour": 30, "label": "", "repeat": {"kind": "Once"}}"#,
+    )
+    .unwrap_err();
+    let pointers: Vec<String> = errors.iter().map(|v| v.pointer().into_owned()).collect();
+    assert_eq!(pointers, ["/startHour", "/label"], "{errors}");
+    let law = validator(schema);
+    for instance in [
+        json!({"startHour": 3, "label": "n", "repeat": {"kind": "Once"}}),
+        json!({"startHour": 3, "label": "n", "repeat": {"kind": "Once"}, "x": 1}),
+        json!({"startHour": 3, "label": "n"}),
+        json!([]),
+    ] {
+        assert_eq!(
+            Reschedule::parse_value(&instance).is_ok(),
+            law.is_valid(&instance),
+            "{instance}"
+        );
+    }
+}
+
+/// Shouts: a newtype tool over a type whose schema is not an object.
+#[derive(Tool, Debug)]
+struct Shout(#[tool(schemars)] String);
+
+#[test]
+fn a_foreign_type_that_is_not_an_object_is_an_unsound_tool() {
+    assert_eq!(
+        Shout::contract_errors(),
+        ["a tool's arguments are one JSON object, but its type advertises `type` \"string\""]
+    );
+    assert!(Shout::parse_arguments(r#""hi""#).is_err());
+    let mut registry = tool_core::Registry::new();
+    let registered = registry.register(tool_core::ToolDef::new(
+        |Shout(text): Shout, _cx: &tool_core::Context| async move {
+            Ok::<_, tool_core::ToolError>(text)
+        },
+    ));
+    assert!(registered.is_err());
+}

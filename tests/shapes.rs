@@ -373,3 +373,198 @@ fn a_flattened_struct_shares_its_fields_with_several_tools() {
         "{errors}"
     );
 }
+
+/// Labels a resource.
+#[derive(Tool, Debug, PartialEq)]
+struct Tag {
+    /// One to three labels, each key a lowercase word of at most 8 characters.
+    #[tool(length(min = 1, max = 3), keys(pattern = "^[a-z]+$", length(max = 8)))]
+    labels: std::collections::BTreeMap<String, String>,
+    /// Weights by numeric id, ids of at most 3 digits.
+    #[tool(keys(length(max = 3)), inner(range(max = 10)))]
+    #[serde(default)]
+    weights: std::collections::HashMap<u32, u8>,
+    /// Several label sets, each of at most one entry.
+    #[tool(inner(length(max = 1), keys(pattern = "^x")))]
+    #[serde(default)]
+    sets: Vec<std::collections::BTreeMap<String, bool>>,
+}
+
+#[test]
+fn a_maps_entries_and_keys_are_constrained() {
+    let schema = Tag::input_schema();
+    assert_eq!(
+        schema["properties"]["labels"],
+        json!({
+            "type": "object",
+            "description": "One to three labels, each key a lowercase word of at most 8 characters.",
+            "additionalProperties": {"type": "string"},
+            "propertyNames": {"maxLength": 8, "pattern": "^[a-z]+$"},
+            "minProperties": 1,
+            "maxProperties": 3
+        })
+    );
+    // Beside the integer keys' own pattern.
+    let weights = &schema["properties"]["weights"]["propertyNames"];
+    assert_eq!(weights["maxLength"], 3);
+    assert!(weights["pattern"].is_string(), "{weights}");
+    assert_eq!(
+        schema["properties"]["sets"]["items"]["propertyNames"],
+        json!({"pattern": "^x"})
+    );
+    let ok =
+        Tag::parse_arguments(r#"{"labels": {"team": "infra"}, "weights": {"12": 3}}"#).unwrap();
+    assert_eq!(ok.labels.len(), 1);
+    let errors = Tag::parse_arguments(
+        r#"{"labels": {"Team": "a", "toolongname": "b", "c": "c", "d": "d"},
+            "weights": {"1234": 11, "5": 11}, "sets": [{"xa": true, "xb": true}, {"y": false}]}"#,
+    )
+    .unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "/labels/Team propertyNames",
+            "/labels/toolongname propertyNames",
+            "/labels maxProperties",
+            "/weights/1234 propertyNames",
+            "/weights/1234 maximum",
+            "/weights/5 maximum",
+            "/sets/0 maxProperties",
+            "/sets/1/y propertyNames",
+        ],
+        "{errors}"
+    );
+    assert!(
+        errors
+            .to_string()
+            .contains("must match the pattern \"^[a-z]+$\""),
+        "{errors}"
+    );
+    let empty = Tag::parse_arguments(r#"{"labels": {}}"#).unwrap_err();
+    assert_eq!(
+        empty.to_string(),
+        "- /labels: must have at least 1 entry; got 0",
+        "{empty}"
+    );
+}
+
+#[test]
+fn a_maps_constraints_decide_as_jsonschema() {
+    let law = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(Tag::input_schema())
+        .unwrap();
+    let names = [
+        "a",
+        "ab",
+        "Team",
+        "toolongname",
+        "1",
+        "12",
+        "1234",
+        "x",
+        "xy",
+        "y",
+        "",
+    ];
+    let mut checked = 0;
+    for size in 0..=4 {
+        for start in 0..names.len() {
+            let map: serde_json::Map<String, serde_json::Value> = names
+                .iter()
+                .cycle()
+                .skip(start)
+                .take(size)
+                .map(|name| ((*name).to_owned(), json!(size as u64 * 3)))
+                .collect();
+            let labels: serde_json::Map<String, serde_json::Value> = map
+                .iter()
+                .map(|(name, _)| (name.clone(), json!("v")))
+                .collect();
+            let bools: serde_json::Map<String, serde_json::Value> =
+                map.keys().map(|name| (name.clone(), json!(true))).collect();
+            for instance in [
+                json!({"labels": labels}),
+                json!({"labels": {"a": "b"}, "weights": map}),
+                json!({"labels": {"a": "b"}, "sets": [bools]}),
+            ] {
+                let ours = Tag::parse_value(&instance);
+                assert_eq!(
+                    ours.is_ok(),
+                    law.is_valid(&instance),
+                    "{instance}: {:?}",
+                    ours.err().map(|errors| errors.to_string())
+                );
+                let theirs: std::collections::BTreeSet<(String, String)> = law
+                    .iter_errors(&instance)
+                    .map(|e| (e.instance_path().to_string(), e.kind().keyword().to_owned()))
+                    .collect();
+                let ours: std::collections::BTreeSet<(String, String)> =
+                    Tag::parse_value(&instance)
+                        .err()
+                        .map(|errors| {
+                            errors
+                                .iter()
+                                .map(|v| {
+                                    (
+                                        v.instance_location().to_owned(),
+                                        v.keyword().as_str().to_owned(),
+                                    )
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                assert_eq!(ours, theirs, "{instance}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 5 * names.len() * 3);
+}
+
+/// Scores by small id.
+#[derive(Tool, Debug)]
+struct Scores {
+    /// Ids starting with 1, beside the keys of a `u8`.
+    #[tool(keys(pattern = "^1"))]
+    by_id: std::collections::BTreeMap<u8, bool>,
+}
+
+#[test]
+fn declared_key_constraints_stand_beside_the_key_types_own() {
+    let schema = Scores::input_schema();
+    let names = &schema["properties"]["by_id"]["propertyNames"]["allOf"];
+    assert_eq!(names[1], json!({"pattern": "^1"}), "{schema}");
+    assert!(names[0]["pattern"].is_string(), "{schema}");
+    let law = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(schema)
+        .unwrap();
+    for (key, accepted) in [
+        ("1", true),
+        ("12", true),
+        ("199", true),
+        ("2", false),
+        ("256", false),
+        ("1x", false),
+        ("01", false),
+    ] {
+        let instance = json!({"by_id": {key: true}});
+        assert_eq!(Scores::parse_value(&instance).is_ok(), accepted, "{key}");
+        assert_eq!(law.is_valid(&instance), accepted, "{key}");
+    }
+    let errors = Scores::parse_value(&json!({"by_id": {"2": true, "1000": true}})).unwrap_err();
+    let found: Vec<String> = errors
+        .iter()
+        .map(|v| format!("{} {}", v.pointer(), v.keyword().as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        ["/by_id/2 propertyNames", "/by_id/1000 propertyNames"],
+        "{errors}"
+    );
+}

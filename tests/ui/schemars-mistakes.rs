@@ -8,11 +8,20 @@ struct Search {
     query: String,
 }
 
-/// Field-level schemars.
+/// A field's schema comes from schemars: constraints of the derive's do not apply to it.
 #[derive(Tool)]
 struct Other {
-    #[tool(schemars)]
+    #[tool(schemars, length(max = 3))]
     query: String,
+}
+
+struct NoSchema;
+
+/// A `#[tool(schemars)]` field's type must implement `schemars::JsonSchema`.
+#[derive(Tool)]
+struct Missing {
+    #[tool(schemars)]
+    value: NoSchema,
 }
 
 fn main() {}

@@ -118,7 +118,7 @@ pub use contract::schema::DRAFT_2020_12;
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use contract::schemars::ViaSchemars;
-pub use contract::tool::Tool;
+pub use contract::tool::{Tool, ToolOutput};
 pub use contract::validate::MAX_DEPTH;
 pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
 pub use metrics::{Counts, Metrics, MetricsSnapshot};
@@ -163,12 +163,13 @@ pub mod __private {
         HasItems, accepts_format, accepts_length, accepts_pattern, accepts_range, has_items,
     };
     pub use crate::contract::format::Format;
-    pub use crate::contract::maps::ArgumentKey;
+    pub use crate::contract::maps::{ArgumentKey, HasKeys, has_keys};
     pub use crate::contract::path::Path;
     pub use crate::contract::schema::{
         Contract, SchemaGen, advertise_default, annotate_field, enum_schema, field_schema,
         object_schema, root_contract, root_schema,
     };
+    pub use crate::contract::tool::object_arguments;
     pub use crate::contract::union::{
         Buffer, Repr, Union, flatten_schema, parse_flattened, parse_union, skip_value,
         union_branch, union_schema, union_value,
@@ -195,6 +196,11 @@ pub mod __private {
 
     /// Compile-time check that the `schemars` feature is on.
     pub const fn schemars_feature<T: SchemarsFeature>() {}
+
+    /// The JSON of a value whose type cannot say (a `#[tool(schemars)]` field): none.
+    pub fn no_value<T>(_: &T) -> Option<Value> {
+        None
+    }
 
     /// Parses JSON text as one `T` at the root, whatever JSON type `T` takes (the checked
     /// parse of [`Tool::parse_arguments`](crate::Tool::parse_arguments)).

@@ -81,9 +81,12 @@ pub(crate) enum Shape<'a> {
     Newtype(&'a syn::Field),
     /// Named fields: the content is an object.
     Struct(Vec<Field<'a>>),
-    /// Several unnamed fields (not supported; the error is recorded).
-    Tuple,
+    /// Several unnamed fields: the content is an array of their values, in order.
+    Tuple(Vec<&'a syn::Field>),
 }
+
+/// The most fields a tuple variant may have: the longest tuple that is an `Argument`.
+pub(crate) const MAX_TUPLE_FIELDS: usize = 6;
 
 /// How a data-carrying enum is told apart on the wire, as serde's attributes say.
 #[derive(Clone, Copy)]
@@ -245,17 +248,20 @@ fn body<'a>(input: &'a DeriveInput, attrs: &attr::Container, errors: &Errors) ->
                         Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
                             Shape::Newtype(&unnamed.unnamed[0])
                         }
-                        Fields::Unnamed(_) => {
-                            errors.spanned(
-                                &variant.fields,
-                                format!(
-                                    "variant `{}` has several unnamed fields: name them (a \
-                                     struct variant is an object on the wire) or wrap them in \
-                                     one tuple `(A, B)`",
-                                    variant.ident
-                                ),
-                            );
-                            Shape::Tuple
+                        Fields::Unnamed(unnamed) => {
+                            if unnamed.unnamed.len() > MAX_TUPLE_FIELDS {
+                                errors.spanned(
+                                    &variant.fields,
+                                    format!(
+                                        "variant `{}` has {} unnamed fields; a tuple variant \
+                                         takes at most {MAX_TUPLE_FIELDS}: name them (a struct \
+                                         variant is an object on the wire)",
+                                        variant.ident,
+                                        unnamed.unnamed.len()
+                                    ),
+                                );
+                            }
+                            Shape::Tuple(unnamed.unnamed.iter().collect())
                         }
                         Fields::Named(named) => Shape::Struct(fields(named, field_rule, errors)),
                     };

@@ -120,6 +120,8 @@ pub(crate) struct Field {
     pub(crate) pattern: Option<Spanned<String>>,
     /// `inner(...)`: the constraints on each item of a collection (each value of a map).
     pub(crate) inner: Option<Box<Field>>,
+    /// `keys(...)`: the constraints on each key of a map, as its property name.
+    pub(crate) keys: Option<Spanned<Box<Field>>>,
     /// `format = "..."`.
     pub(crate) format: Option<Spanned<String>>,
     /// `example = <JSON literal>` (repeatable): advertised as `examples`.
@@ -129,6 +131,9 @@ pub(crate) struct Field {
     /// `#[serde(flatten)]`: the fields of this struct-typed field are members of the outer
     /// object.
     pub(crate) flatten: Option<Span>,
+    /// `#[tool(schemars)]`: the field's contract is its type's `schemars::JsonSchema`, checked
+    /// through `ViaSchemars`.
+    pub(crate) schemars: Option<Span>,
 }
 
 impl std::default::Default for Field {
@@ -142,10 +147,12 @@ impl std::default::Default for Field {
             range: Range::default(),
             pattern: None,
             inner: None,
+            keys: None,
             format: None,
             examples: Vec::new(),
             deprecated: false,
             flatten: None,
+            schemars: None,
         }
     }
 }
@@ -554,20 +561,40 @@ fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::R
     } else if keyword.is("inner") {
         let mut inner = Field::default();
         keyword.list(errors, |item| {
-            if ["length", "range", "pattern", "regex", "format", "inner"]
-                .iter()
-                .any(|ok| item.is(ok))
+            if [
+                "length", "range", "pattern", "regex", "format", "inner", "keys",
+            ]
+            .iter()
+            .any(|ok| item.is(ok))
             {
                 field_tool(item, &mut inner, errors)
             } else {
                 Err(unknown_keyword(
                     item,
                     "inner",
-                    "`length`, `range`, `pattern`, `regex`, `format` or `inner`",
+                    "`length`, `range`, `pattern`, `regex`, `format`, `inner` or `keys`",
                 ))
             }
         })?;
         out.inner = Some(Box::new(inner));
+    } else if keyword.is("keys") {
+        let span = keyword.path.span();
+        let mut keys = Field::default();
+        keyword.list(errors, |item| {
+            if ["length", "pattern", "regex"].iter().any(|ok| item.is(ok)) {
+                field_tool(item, &mut keys, errors)
+            } else {
+                Err(unknown_keyword(
+                    item,
+                    "keys",
+                    "`length`, `pattern` or `regex`",
+                ))
+            }
+        })?;
+        out.keys = Some(Spanned {
+            value: Box::new(keys),
+            span,
+        });
     } else if keyword.is("example") {
         let value = keyword.value()?;
         let expr: syn::Expr = value.parse()?;
@@ -583,16 +610,14 @@ fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::R
             span: expr.span(),
         });
     } else if keyword.is("schemars") {
-        return Err(keyword.error(
-            "`schemars` applies to a whole type; for one field whose type derives \
-             `schemars::JsonSchema`, declare it as `tool_core::ViaSchemars<T>`",
-        ));
+        out.schemars = Some(keyword.path.span());
     } else if keyword.is("description") {
         out.description = Some(keyword.parse_value::<LitStr>()?.value());
     } else {
         return Err(keyword.error(format!(
             "unknown tool attribute `{}`; on a field, #[tool(...)] takes `length`, `range`, \
-             `pattern`, `regex`, `format`, `inner`, `example` and `description`",
+             `pattern`, `regex`, `format`, `inner`, `keys`, `example`, `schemars` and \
+             `description`",
             keyword.name()
         )));
     }

@@ -77,7 +77,34 @@ pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
                             );
                         }
                     }
-                    Shape::Unit | Shape::Tuple => {}
+                    Shape::Tuple(fields) => {
+                        if let Tagging::Internal(_) = input.tagging() {
+                            errors.spanned(
+                                variant.ident,
+                                format!(
+                                    "variant `{}` has several unnamed fields, which an internally \
+                                     tagged enum cannot hold (serde refuses it too): its content \
+                                     is an array, not an object to put the tag in; name the \
+                                     fields, or add `content = \"...\"` to tag it adjacently",
+                                    variant.ident
+                                ),
+                            );
+                        }
+                        for attr in fields.iter().flat_map(|field| {
+                            field.attrs.iter().filter(|attr| {
+                                attr.path().is_ident("tool") || attr.path().is_ident("serde")
+                            })
+                        }) {
+                            errors.spanned(
+                                attr,
+                                "attributes on the fields of a tuple variant are not supported: \
+                                 put the constraints on a newtype struct \
+                                 (`struct Email(#[tool(pattern = \"...\")] String);`) and use it \
+                                 as the field's type",
+                            );
+                        }
+                    }
+                    Shape::Unit => {}
                 }
             }
         }
@@ -108,8 +135,10 @@ fn check_fields(fields: &[Field<'_>], tag: Option<&str>, errors: &Errors) {
                 || attrs.pattern.is_some()
                 || attrs.format.is_some()
                 || attrs.inner.is_some()
+                || attrs.keys.is_some()
                 || !attrs.examples.is_empty()
                 || attrs.rename.is_some()
+                || attrs.schemars.is_some()
             {
                 errors.at(
                     span,
@@ -157,6 +186,21 @@ pub(crate) const FORMATS: &[&str] = &[
 
 /// The constraint keywords of one field, and those of its items.
 fn check_constraints(attrs: &crate::attr::Field, errors: &Errors) {
+    if let Some(span) = attrs.schemars
+        && (attrs.length.span.is_some()
+            || attrs.range.span.is_some()
+            || attrs.pattern.is_some()
+            || attrs.format.is_some()
+            || attrs.inner.is_some()
+            || attrs.keys.is_some())
+    {
+        errors.at(
+            span,
+            "a #[tool(schemars)] field takes no constraints: its schema comes from its type's \
+             `schemars::JsonSchema`; write them there as #[schemars(...)], or drop `schemars`",
+        );
+        return;
+    }
     check_length(&attrs.length, errors);
     check_range(&attrs.range, errors);
     if let Some(pattern) = &attrs.pattern
@@ -182,6 +226,9 @@ fn check_constraints(attrs: &crate::attr::Field, errors: &Errors) {
     }
     if let Some(inner) = &attrs.inner {
         check_constraints(inner, errors);
+    }
+    if let Some(keys) = &attrs.keys {
+        check_constraints(&keys.value, errors);
     }
 }
 
@@ -224,7 +271,9 @@ fn check_generics(input: &Input<'_>, errors: &Errors) {
             || attrs.range.span.is_some()
             || attrs.pattern.is_some()
             || attrs.inner.is_some()
-            || attrs.format.is_some();
+            || attrs.format.is_some()
+            || attrs.keys.is_some()
+            || attrs.schemars.is_some();
         let ty = field.ty;
         let mentions = quote::quote!(#ty)
             .into_iter()
@@ -232,8 +281,9 @@ fn check_generics(input: &Input<'_>, errors: &Errors) {
         if constrained && mentions {
             errors.spanned(
                 field.ty,
-                "constraints on a field whose type involves a type parameter are not supported: \
-                 put them on the concrete type (a newtype struct with its own constraints)",
+                "constraints and `schemars` on a field whose type involves a type parameter \
+                 are not supported: put them on the concrete type (a newtype struct with its \
+                 own constraints)",
             );
         }
     }
@@ -286,12 +336,15 @@ fn check_tagging(input: &Input<'_>, errors: &Errors) {
 }
 
 fn check_tool(input: &Input<'_>, errors: &Errors) {
-    if let Body::Newtype(_) = input.body {
+    if let Body::Newtype(newtype) = &input.body
+        && newtype.attrs.schemars.is_none()
+    {
         errors.spanned(
             input.ident,
             "#[derive(Tool)] needs a struct with named fields or an internally tagged enum: a \
              tool's arguments are one JSON object; derive `Argument` for a newtype used as a \
-             field type",
+             field type (a newtype whose field is `#[tool(schemars)]` may be a tool: its \
+             arguments are that type's)",
         );
     }
     if let Body::Enum(_) = input.body

@@ -28,7 +28,19 @@ pub(crate) fn doc_schema(input: &Input<'_>) -> Option<DocSchema> {
             complete = false;
             continue;
         }
-        let (mut schema, optional) = type_schema(field.ty, &field.attrs, &mut complete);
+        let (mut schema, optional) = if field.attrs.schemars.is_some() {
+            complete = false;
+            let ty = field.ty;
+            let text = quote::quote!(#ty).to_string().replace(' ', "");
+            let optional =
+                split(ty).is_some_and(|(name, args)| name == "Option" && args.len() == 1);
+            (
+                json!({ "$comment": format!("the schemars schema of `{text}`") }),
+                optional,
+            )
+        } else {
+            type_schema(field.ty, &field.attrs, &mut complete)
+        };
         let has_default =
             input.attrs.default || !matches!(field.attrs.default, attr::Default::None);
         if let Value::Object(map) = &mut schema {
@@ -191,6 +203,19 @@ fn type_schema(ty: &Type, attrs: &attr::Field, complete: &mut bool) -> (Value, b
                 "additionalProperties".to_owned(),
                 type_schema(value, inner, complete).0,
             );
+            if let Some(keys) = &attrs.keys {
+                let mut names = Map::new();
+                string_keywords(&mut names, &keys.value);
+                if !names.is_empty() {
+                    map.insert("propertyNames".to_owned(), Value::Object(names));
+                }
+            }
+            if let Some(min) = attrs.length.min {
+                map.insert("minProperties".to_owned(), Value::from(min));
+            }
+            if let Some(max) = attrs.length.max {
+                map.insert("maxProperties".to_owned(), Value::from(max));
+            }
         }
         (name, []) if integer_range(name).is_some() => {
             map.insert("type".to_owned(), Value::from("integer"));

@@ -126,11 +126,27 @@ fn constraint_set(
         items.extend(inner_items);
         inner_bounds
     });
+    let keys = attrs.keys.as_ref().map(|keys| {
+        // Keys are checked as their property names: strings.
+        let span = keys.span;
+        items.extend(quote_spanned!(span=> const _: () = #p::has_keys::<#ty>();));
+        let (key_items, key_bounds) = constraint_set(
+            &keys.value,
+            &quote!(::std::string::String),
+            span,
+            &format!("the keys of {type_text}"),
+            &format!("{suffix}Keys"),
+            p,
+        );
+        items.extend(key_items);
+        key_bounds
+    });
     let has_any = attrs.length.span.is_some()
         || attrs.range.span.is_some()
         || attrs.pattern.is_some()
         || attrs.format.is_some()
-        || inner.is_some();
+        || inner.is_some()
+        || keys.is_some();
     let format = match &attrs.format {
         Some(format) => {
             let name = &format.value;
@@ -166,6 +182,10 @@ fn constraint_set(
         ),
         None => (quote!(#p::None), quote!(#p::Unconstrained)),
     };
+    let keys_value = match &keys {
+        Some(keys) => quote!(#p::Some(&<#keys as #p::ConstConstraints>::VALUE)),
+        None => quote!(#p::None),
+    };
     items.extend(quote! {
         struct #name;
 
@@ -181,6 +201,7 @@ fn constraint_set(
                 pattern: #pattern,
                 items: #items_value,
                 format: #format,
+                keys: #keys_value,
                 ..#p::Constraints::NONE
             };
             type Items = #items_type;
@@ -334,7 +355,9 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
         let (field_items, bounds) = constraints(field, index, &p);
         let c = quote!(&<#bounds as #p::ConstConstraints>::VALUE);
         items.extend(field_items);
+        items.extend(schemars_check(&field.attrs, &p));
         let ty = field.ty;
+        let (arg, unwrap) = via(&field.attrs, ty, &p);
         let wire = &field.wire;
         let member = field.member;
         let doc = option_tokens(&p, field.doc.as_deref());
@@ -343,7 +366,7 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             TokenStream::new()
         } else {
             quote_spanned! {ty_span(ty)=>
-                if !<#ty as #krate::Argument>::OPTIONAL {
+                if !<#arg as #krate::Argument>::OPTIONAL {
                     __required.push(#wire);
                 }
             }
@@ -354,6 +377,8 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             attr::Default::None if container_default => Some(quote!(&__container_default.#member)),
             attr::Default::None => None,
         };
+        // A `#[tool(schemars)]` field's type cannot say what JSON its default is.
+        let default_value = default_value.filter(|_| field.attrs.schemars.is_none());
         let advertise = default_value.map(|value| {
             quote! {
                 #p::advertise_default::<#ty, #bounds>(
@@ -366,15 +391,15 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             }
         });
         schema_fields.extend(quote_spanned! {ty_span(ty)=>
-            __tool_argument::<#ty>();
-            let mut __schema = #p::field_schema::<#ty>(__generator, #c, #doc);
+            __tool_argument::<#arg>();
+            let mut __schema = #p::field_schema::<#arg>(__generator, #c, #doc);
         });
         schema_fields.extend(advertise);
         if field.attrs.deprecated || !field.attrs.examples.is_empty() {
             let deprecated = field.attrs.deprecated;
             let examples = field.attrs.examples.iter().map(|example| &example.value);
             schema_fields.extend(quote! {
-                #p::annotate_field::<#ty, #bounds>(
+                #p::annotate_field::<#arg, #bounds>(
                     __generator,
                     &mut __schema,
                     #deprecated,
@@ -391,11 +416,16 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             );
             #require
         });
+        let field_value = if field.attrs.schemars.is_some() {
+            quote!(#p::no_value(&self.#member)?)
+        } else {
+            quote!(<#ty as #krate::Argument>::to_value(&self.#member)?)
+        };
         to_value_fields.extend(quote_spanned! {ty_span(ty)=>
-            __tool_argument::<#ty>();
+            __tool_argument::<#arg>();
             let _: #p::Option<#p::Value> = __object.insert(
                 ::std::string::String::from(#wire),
-                <#ty as #krate::Argument>::to_value(&self.#member)?,
+                #field_value,
             );
         });
 
@@ -412,13 +442,14 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
                 } else {
                     let __at = __at.key(#wire);
                     #slot = #p::Some(
-                        __tool_next_value::<#ty, #bounds, __A>(&mut __map, __cx, &__at)?,
+                        __tool_next_value::<#arg, #bounds, __A>(&mut __map, __cx, &__at)?
+                            #unwrap,
                     );
                 }
             }
         });
         slots.extend(quote_spanned! {ty_span(ty)=>
-            __tool_argument::<#ty>();
+            __tool_argument::<#arg>();
         });
         slots.extend(quote! {
             let mut #slot: #p::Option<#p::Option<#ty>> = #p::None;
@@ -430,7 +461,7 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
                 quote!(#p::Some(<Self as ::core::default::Default>::default().#member))
             }
             attr::Default::None => quote! {
-                match <#ty as #krate::Argument>::absent() {
+                match <#arg as #krate::Argument>::absent() #unwrap {
                     #p::Some(__value) => #p::Some(__value),
                     #p::None => {
                         __cx.missing(__at, #wire);
@@ -569,6 +600,69 @@ fn ty_span(ty: &syn::Type) -> Span {
     syn::spanned::Spanned::span(ty)
 }
 
+/// The type a field is parsed and advertised as (`ViaSchemars<T>` for a `#[tool(schemars)]`
+/// field of type `T`), and the suffix turning an `Option` of it into an `Option<T>`.
+fn via(attrs: &attr::Field, ty: &syn::Type, p: &TokenStream) -> (TokenStream, TokenStream) {
+    if attrs.schemars.is_none() {
+        return (quote!(#ty), TokenStream::new());
+    }
+    // Every token on the field's type, so that a type without `JsonSchema` is reported there,
+    // once, whatever the use.
+    let p = respan(p.clone(), ty_span(ty));
+    // An `Option<T>` field may be absent, as serde has it: `Option<ViaSchemars<T>>`.
+    if let Some(inner) = option_inner(ty) {
+        return (
+            quote_spanned!(ty_span(ty)=> #p::Option<#p::ViaSchemars<#inner>>),
+            quote!(.map(|__value| __value.map(|__value| __value.0))),
+        );
+    }
+    (
+        quote_spanned!(ty_span(ty)=> #p::ViaSchemars<#ty>),
+        quote!(.map(|__value| __value.0)),
+    )
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = proc_macro2::TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
+/// `T` of a type written `Option<T>`.
+fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match (last.ident == "Option", args.args.first(), args.args.len()) {
+        (true, Some(syn::GenericArgument::Type(inner)), 1) => Some(inner),
+        _ => None,
+    }
+}
+
+/// The check that the `schemars` feature is on, for a `#[tool(schemars)]` field.
+fn schemars_check(attrs: &attr::Field, p: &TokenStream) -> TokenStream {
+    match attrs.schemars {
+        Some(span) => quote_spanned!(span=> const _: () = #p::schemars_feature::<()>();),
+        None => TokenStream::new(),
+    }
+}
+
 fn enum_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
     let krate = &input.krate;
     let p = quote!(#krate::__private);
@@ -698,8 +792,14 @@ fn newtype_argument(input: &Input<'_>, newtype: &Newtype<'_>) -> TokenStream {
     let p = quote!(#krate::__private);
     let ident = input.ident;
     let ty = newtype.ty;
+    let (arg, unwrap) = via(&newtype.attrs, ty, &p);
     let member = &newtype.member;
     let doc = option_tokens(&p, input.doc.as_deref());
+    let to_value = if newtype.attrs.schemars.is_some() {
+        quote!(#p::no_value(&self.#member))
+    } else {
+        quote!(<#ty as #krate::Argument>::to_value(&self.#member))
+    };
     let type_text = quote!(#ty).to_string();
     let (items, bounds) = constraint_set(
         &newtype.attrs,
@@ -709,18 +809,20 @@ fn newtype_argument(input: &Input<'_>, newtype: &Newtype<'_>) -> TokenStream {
         "",
         &p,
     );
+    let check = schemars_check(&newtype.attrs, &p);
     quote! {
         #items
+        #check
 
         #[automatically_derived]
         impl #krate::Argument for #ident {
-            const OPTIONAL: bool = <#ty as #krate::Argument>::OPTIONAL;
+            const OPTIONAL: bool = <#arg as #krate::Argument>::OPTIONAL;
 
             fn schema(
                 __generator: &mut #p::SchemaGen,
                 _: &#p::Constraints,
             ) -> #p::Value {
-                #p::field_schema::<#ty>(
+                #p::field_schema::<#arg>(
                     __generator,
                     &<#bounds as #p::ConstConstraints>::VALUE,
                     #doc,
@@ -734,17 +836,20 @@ fn newtype_argument(input: &Input<'_>, newtype: &Newtype<'_>) -> TokenStream {
                 __at: &#p::Path<'_>,
             ) -> #p::Result<#p::Option<Self>, __D::Error> {
                 #p::Ok(
-                    <#ty as #krate::Argument>::parse::<__D, #bounds>(__de, __cx, __at)?
+                    <#arg as #krate::Argument>::parse::<__D, #bounds>(__de, __cx, __at)?
+                        #unwrap
                         .map(|__value| Self { #member: __value }),
                 )
             }
 
             fn absent() -> #p::Option<Self> {
-                <#ty as #krate::Argument>::absent().map(|__value| Self { #member: __value })
+                <#arg as #krate::Argument>::absent()
+                    #unwrap
+                    .map(|__value| Self { #member: __value })
             }
 
             fn to_value(&self) -> #p::Option<#p::Value> {
-                <#ty as #krate::Argument>::to_value(&self.#member)
+                #to_value
             }
         }
     }
@@ -799,7 +904,7 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         let wire = &variant.wire;
         let doc = option_tokens(&p, variant.doc.as_deref());
         match &variant.shape {
-            Shape::Unit | Shape::Tuple => {
+            Shape::Unit => {
                 branches.extend(quote! {
                     __branches.push(#p::union_branch(__generator, __TOOL_REPR, #wire, #p::None, #doc));
                 });
@@ -840,6 +945,46 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
                         __TOOL_REPR,
                         #wire,
                         #p::Some(<#ty as #krate::Argument>::to_value(__content)?),
+                    ),
+                });
+            }
+            Shape::Tuple(fields) => {
+                // The content is read as the tuple of the field types: an array of exactly
+                // that many items, as serde reads a tuple variant.
+                let types: Vec<&syn::Type> = fields.iter().map(|field| &field.ty).collect();
+                let names: Vec<syn::Ident> = (0..fields.len())
+                    .map(|i| format_ident!("__tool_field_{}", i))
+                    .collect();
+                let tuple = quote!((#(#types,)*));
+                for ty in &types {
+                    branches.extend(quote_spanned! {ty_span(ty)=>
+                        __tool_variant_field::<#ty>();
+                    });
+                }
+                branches.extend(quote! {
+                    let __content =
+                        <#tuple as #krate::Argument>::schema(__generator, &#p::Constraints::NONE);
+                    __branches.push(#p::union_branch(
+                        __generator,
+                        __TOOL_REPR,
+                        #wire,
+                        #p::Some(__content),
+                        #doc,
+                    ));
+                });
+                content_arms.extend(quote! {
+                    #index => #p::Ok(
+                        <#tuple as #krate::Argument>::parse::<__D, #p::Unconstrained>(__de, __cx, __at)?
+                            .map(|(#(#names,)*)| Self::#variant_ident(#(#names,)*)),
+                    ),
+                });
+                to_value_arms.extend(quote! {
+                    Self::#variant_ident(#(#names,)*) => #p::union_value(
+                        __TOOL_REPR,
+                        #wire,
+                        #p::Some(#p::Value::Array(::std::vec![
+                            #(<#types as #krate::Argument>::to_value(#names)?,)*
+                        ])),
                     ),
                 });
             }
@@ -895,10 +1040,15 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
                     let member = field.member;
                     let ty = field.ty;
                     let wire = &field.wire;
+                    let value = if field.attrs.schemars.is_some() {
+                        quote!(#p::no_value(#member)?)
+                    } else {
+                        quote!(<#ty as #krate::Argument>::to_value(#member)?)
+                    };
                     quote! {
                         let _: #p::Option<#p::Value> = __object.insert(
                             ::std::string::String::from(#wire),
-                            <#ty as #krate::Argument>::to_value(#member)?,
+                            #value,
                         );
                     }
                 });
@@ -913,8 +1063,15 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
             }
         }
     }
+    // Names each field type of a tuple variant on its own, so that one without `Argument`
+    // is reported on that field rather than on the tuple.
+    let field_check = live
+        .iter()
+        .any(|variant| matches!(variant.shape, Shape::Tuple(_)))
+        .then(|| quote!(const fn __tool_variant_field<__T: #krate::Argument>() {}));
     quote! {
         #items
+        #field_check
 
         const __TOOL_REPR: #p::Repr = #repr;
 
@@ -1002,6 +1159,11 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
     let name = &input.name.value;
     let description = input.doc.as_deref().unwrap_or_default();
     let table = parameter_table(input);
+    // A newtype's field may advertise any schema: the arguments must still be an object.
+    let contract = match input.body {
+        Body::Newtype(_) => quote!(#p::object_arguments(#p::root_contract::<#ident>())),
+        _ => quote!(#p::root_contract::<#ident>()),
+    };
     let doc_schema = match crate::parameter_table::exact_schema(input) {
         Some(text) => quote!(#p::Some(#text)),
         None => quote!(#p::None),
@@ -1029,7 +1191,7 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
 
         fn __tool_contract() -> &'static #p::Contract {
             static __TOOL_CONTRACT: #p::OnceLock<#p::Contract> = #p::OnceLock::new();
-            __TOOL_CONTRACT.get_or_init(#p::root_contract::<#ident>)
+            __TOOL_CONTRACT.get_or_init(|| #contract)
         }
     }
 }

@@ -33,7 +33,25 @@ pub(crate) fn parameter_table(input: &Input<'_>) -> String {
                             quote::quote!(#ty).to_string().replace(' ', "")
                         ));
                     }
-                    Shape::Unit | Shape::Tuple => {}
+                    Shape::Tuple(fields) => {
+                        let types: Vec<String> = fields
+                            .iter()
+                            .map(|field| {
+                                let ty = &field.ty;
+                                quote::quote!(#ty).to_string().replace(' ', "")
+                            })
+                            .collect();
+                        text.push_str(&format!(
+                            "  an array of exactly {} items: {}\n\n",
+                            types.len(),
+                            types
+                                .iter()
+                                .map(|ty| format!("`{ty}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                    }
+                    Shape::Unit => {}
                 }
             }
         }

@@ -5,6 +5,7 @@ use tool_core::{Argument, Tool};
 enum Location {
     City(String),
     Coordinates { latitude: f64, longitude: f64 },
+    Pair(f64, f64),
     Here,
 }
 
@@ -13,6 +14,7 @@ enum Location {
 enum Adjacent {
     Text(String),
     Point { x: i32, y: i32 },
+    Span(u32, u32, Option<String>),
     Nothing,
 }
 
@@ -21,6 +23,7 @@ enum Adjacent {
 enum Loose {
     Number(u32),
     Words(Vec<String>),
+    Range(u32, u32),
 }
 
 #[derive(Argument)]

@@ -26,7 +26,13 @@ struct SearchFlights {
     #[serde(rename = "cabinClass")]
     cabin: Cabin,
     #[serde(default)]
+    #[tool(length(max = 5), keys(pattern = "^[a-z]+$", length(min = 1)))]
     tags: BTreeMap<String, String>,
+    #[tool(inner(keys(regex(pattern = "^x"))))]
+    #[serde(default)]
+    extra: Vec<BTreeMap<String, u8>>,
+    #[serde(default)]
+    wait: Option<std::time::Duration>,
     #[serde(default = "yes")]
     refundable_only: bool,
     #[serde(skip)]

@@ -268,9 +268,9 @@ impl Pattern {
 /// The constraints declared on one field; the field's type decides which apply.
 #[derive(Debug, Clone, Copy)]
 pub struct Constraints {
-    /// Least number of characters (strings) or items (arrays).
+    /// Least number of characters (strings), items (arrays) or entries (maps).
     pub min_length: Option<u64>,
-    /// Greatest number of characters (strings) or items (arrays).
+    /// Greatest number of characters (strings), items (arrays) or entries (maps).
     pub max_length: Option<u64>,
     /// Inclusive lower bound.
     pub minimum: Option<Num>,
@@ -286,6 +286,8 @@ pub struct Constraints {
     pub items: Option<&'static Constraints>,
     /// The format strings must be of (`format`, asserted).
     pub format: Option<Format>,
+    /// The constraints on each key of a map, as its property name (`propertyNames`).
+    pub keys: Option<&'static Constraints>,
 }
 
 impl Constraints {
@@ -300,6 +302,7 @@ impl Constraints {
         pattern: None,
         items: None,
         format: None,
+        keys: None,
     };
 
     /// The inclusive integer window left by the type's range `[lo, hi]` and the declared
@@ -682,7 +685,7 @@ fn merge(a: Option<Num>, b: Option<Num>, keep: Ordering) -> Option<Num> {
 /// Field types that `length(min = .., max = ..)` applies to.
 #[diagnostic::on_unimplemented(
     message = "`length` does not apply to `{Self}`",
-    label = "`length` applies to strings (characters) and arrays (items)",
+    label = "`length` applies to strings (characters), arrays (items) and maps (entries)",
     note = "use `range(..)` for numbers"
 )]
 pub trait AcceptsLength {}

@@ -10,7 +10,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use crate::Argument;
-use crate::contract::constraints::{ConstConstraints, Constraints, Num};
+use crate::contract::argument::refuse_string;
+use crate::contract::constraints::{AcceptsLength, ConstConstraints, Constraints, Num};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
 use crate::contract::schema::SchemaGen;
@@ -211,7 +212,7 @@ macro_rules! maps {
         /// names are keys `K` (`propertyNames`, unless every string is one).
         impl<K: ArgumentKey + $($kbound +)+, T: Argument $(, $s: $bound + Default)?> Argument for $map {
             fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
-                map_schema::<K>(T::schema(generator, c.item_constraints()))
+                map_schema::<K>(T::schema(generator, c.item_constraints()), c)
             }
 
             fn to_value(&self) -> Option<Value> {
@@ -228,7 +229,7 @@ macro_rules! maps {
             ) -> Result<Option<Self>, D::Error> {
                 // Typed (see `parse_str`): fails the parse on a value neither object nor
                 // array.
-                de.deserialize_map(MapVisitor::<Self, K, T, C::Items> {
+                de.deserialize_map(MapVisitor::<Self, K, T, C> {
                     cx,
                     at,
                     _marker: std::marker::PhantomData,
@@ -243,15 +244,106 @@ maps! {
     impl<K: Eq | Hash, T, S: BuildHasher> for HashMap<K, T, S> => hash_map;
 }
 
-fn map_schema<K: ArgumentKey>(values: Value) -> Value {
+/// `length(..)` on a map bounds its number of entries (`minProperties`, `maxProperties`).
+impl<K, T> AcceptsLength for BTreeMap<K, T> {}
+impl<K, T, S> AcceptsLength for HashMap<K, T, S> {}
+
+/// Collections whose keys `keys(..)` constrains: maps.
+#[diagnostic::on_unimplemented(
+    message = "`keys(..)` does not apply to `{Self}`",
+    label = "`keys` applies to maps (`BTreeMap`, `HashMap`): it constrains their property names",
+    note = "use `inner(..)` for the items of an array or set"
+)]
+pub trait HasKeys {}
+
+impl<K, T> HasKeys for BTreeMap<K, T> {}
+impl<K, T, S> HasKeys for HashMap<K, T, S> {}
+impl<M: HasKeys> HasKeys for Option<M> {}
+impl<M: HasKeys> HasKeys for Box<M> {}
+
+/// Compile-time check that `keys(..)` applies to `T`.
+pub const fn has_keys<T: HasKeys + ?Sized>() {}
+
+fn map_schema<K: ArgumentKey>(values: Value, c: &Constraints) -> Value {
     let mut schema = Map::new();
     schema.insert("type".to_owned(), Value::from("object"));
     schema.insert("additionalProperties".to_owned(), values);
-    let keys = K::key_schema();
+    let mut keys = K::key_schema();
+    if let Some(declared) = c.keys {
+        let mut names = Map::new();
+        declared.string_keywords(&mut names);
+        keys = match keys {
+            // The key type's own keywords and the declared ones side by side, unless one
+            // keyword is in both (the key type's `pattern` and a declared one).
+            Value::Object(mut own) if names.keys().all(|name| !own.contains_key(name)) => {
+                own.extend(names);
+                Value::Object(own)
+            }
+            own => json!({ "allOf": [own, Value::Object(names)] }),
+        };
+    }
     if keys.as_object().is_none_or(|keys| !keys.is_empty()) {
         schema.insert("propertyNames".to_owned(), keys);
     }
+    if let Some(min) = c.min_length {
+        schema.insert("minProperties".to_owned(), Value::from(min));
+    }
+    if let Some(max) = c.max_length {
+        schema.insert("maxProperties".to_owned(), Value::from(max));
+    }
     Value::Object(schema)
+}
+
+/// Whether the property name `name` meets the declared key constraints `keys`; records one
+/// `propertyNames` violation naming what it breaks when it does not.
+fn check_key(cx: &mut Cx, at: &Path<'_>, name: &str, keys: &Constraints) -> bool {
+    let mut scratch = Cx::default();
+    if refuse_string(
+        crate::contract::validate::Got::Str(name),
+        &mut scratch,
+        at,
+        keys,
+    ) {
+        return true;
+    }
+    let reasons = scratch.into_errors().map_or_else(String::new, |errors| {
+        errors
+            .iter()
+            .map(|violation| violation.message().to_owned())
+            .collect::<Vec<_>>()
+            .join("; ")
+    });
+    cx.report_property(
+        at,
+        name,
+        Keyword::Other("propertyNames"),
+        format!("not a key of this object: the name {reasons}"),
+    );
+    false
+}
+
+/// Checks the number of entries of a map against `minProperties`/`maxProperties`.
+fn check_entry_count(cx: &mut Cx, at: &Path<'_>, count: u64, c: &Constraints) -> bool {
+    let mut ok = true;
+    if let Some(min) = c.min_length.filter(|&min| count < min) {
+        let unit = if min == 1 { "entry" } else { "entries" };
+        cx.report(
+            at,
+            Keyword::Other("minProperties"),
+            format!("must have at least {min} {unit}; got {count}"),
+        );
+        ok = false;
+    }
+    if let Some(max) = c.max_length.filter(|&max| count > max) {
+        let unit = if max == 1 { "entry" } else { "entries" };
+        cx.report(
+            at,
+            Keyword::Other("maxProperties"),
+            format!("must have at most {max} {unit}; got {count}"),
+        );
+        ok = false;
+    }
+    ok
 }
 
 struct MapVisitor<'a, 'p, M, K, T, I> {
@@ -267,8 +359,8 @@ impl<M, K, T, I> MapVisitor<'_, '_, M, K, T, I> {
     }
 }
 
-impl<'de, M: KeyedMap<K, T>, K: ArgumentKey, T: Argument, I: ConstConstraints> Visitor<'de>
-    for MapVisitor<'_, '_, M, K, T, I>
+impl<'de, M: KeyedMap<K, T>, K: ArgumentKey, T: Argument, C: ConstConstraints> Visitor<'de>
+    for MapVisitor<'_, '_, M, K, T, C>
 {
     type Value = Option<M>;
 
@@ -290,24 +382,41 @@ impl<'de, M: KeyedMap<K, T>, K: ArgumentKey, T: Argument, I: ConstConstraints> V
         // Names whose values were refused, so that a repeat of one is still caught.
         let mut refused: BTreeSet<String> = BTreeSet::new();
         let mut valid = true;
+        let c = &C::VALUE;
+        let mut count: u64 = 0;
         while let Some(name) = map.next_key_seed(KeySeed(str::to_owned))? {
+            count += 1;
             if !refused.is_empty() && refused.contains(&name) {
                 self.cx.duplicate_key(self.at, &name);
                 map.next_value::<de::IgnoredAny>()?;
                 continue;
             }
+            let declared_ok = c
+                .keys
+                .is_none_or(|keys| check_key(self.cx, self.at, &name, keys));
             let key = match K::from_name(name) {
-                Ok(key) => key,
+                Ok(key) if declared_ok => key,
+                Ok(key) => {
+                    // Not a key here; its value is still checked, as a validator checks it.
+                    let name = key.key_name().into_owned();
+                    let at = self.at.key(&name);
+                    map.next_value_seed(Seed::<T, C::Items>::new(self.cx, &at))?;
+                    refused.insert(name);
+                    valid = false;
+                    continue;
+                }
                 Err(name) => {
                     // Not a key; its value is still checked, as a validator checks it.
-                    self.cx.report_property(
-                        self.at,
-                        &name,
-                        Keyword::Other("propertyNames"),
-                        format!("not a key of this object: expected {}", K::expected_keys()),
-                    );
+                    if declared_ok {
+                        self.cx.report_property(
+                            self.at,
+                            &name,
+                            Keyword::Other("propertyNames"),
+                            format!("not a key of this object: expected {}", K::expected_keys()),
+                        );
+                    }
                     let at = self.at.key(&name);
-                    map.next_value_seed(Seed::<T, I>::new(self.cx, &at))?;
+                    map.next_value_seed(Seed::<T, C::Items>::new(self.cx, &at))?;
                     refused.insert(name);
                     valid = false;
                     continue;
@@ -318,7 +427,7 @@ impl<'de, M: KeyedMap<K, T>, K: ArgumentKey, T: Argument, I: ConstConstraints> V
             let outcome = entries.insert_new(key, |key| {
                 let name = key.key_name();
                 let at = at.key(&name);
-                map.next_value_seed(Seed::<T, I>::new(cx, &at))
+                map.next_value_seed(Seed::<T, C::Items>::new(cx, &at))
             })?;
             match outcome {
                 Insert::Inserted => {}
@@ -333,6 +442,7 @@ impl<'de, M: KeyedMap<K, T>, K: ArgumentKey, T: Argument, I: ConstConstraints> V
                 }
             }
         }
+        valid &= check_entry_count(self.cx, self.at, count, c);
         Ok(valid.then_some(entries))
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod any;
 pub(crate) mod argument;
 pub(crate) mod arguments;
 pub(crate) mod constraints;
+pub(crate) mod duration;
 pub(crate) mod ecosystem;
 pub(crate) mod error;
 pub(crate) mod format;

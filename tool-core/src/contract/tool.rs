@@ -89,3 +89,34 @@ pub trait Tool: Argument {
         crate::contract::validate::parse_value(value)
     }
 }
+
+/// A type a tool's handler returns: the tool's output, advertised with the schema of its
+/// [`Argument`] implementation, checked against it before it is sent, and sent as the JSON its
+/// `serde::Serialize` writes. Every type that implements both is one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's output",
+    label = "the handler returns this type as the tool's output",
+    note = "a tool's output is advertised with its own schema, checked against it and sent as \
+            JSON: derive both `tool_core::Argument` and `serde::Serialize` for it \
+            (`#[derive(Argument, Serialize)]`), or return a type that has both \
+            (`String`, `serde_json::Value`, ...)"
+)]
+pub trait ToolOutput: Argument + serde::Serialize {}
+
+impl<T: Argument + serde::Serialize> ToolOutput for T {}
+
+/// The contract of a tool whose type may advertise any schema (a newtype over a
+/// `#[tool(schemars)]` field): arguments that are not one JSON object make it unsound.
+#[doc(hidden)]
+pub fn object_arguments(
+    mut contract: crate::contract::schema::Contract,
+) -> crate::contract::schema::Contract {
+    let kind = contract.schema.get("type");
+    if kind != Some(&Value::from("object")) {
+        contract.problems.push(format!(
+            "a tool's arguments are one JSON object, but its type advertises {}",
+            kind.map_or_else(|| "no `type`".to_owned(), |kind| format!("`type` {kind}"))
+        ));
+    }
+    contract
+}

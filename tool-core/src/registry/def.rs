@@ -6,7 +6,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::RegistryError;
@@ -14,7 +13,7 @@ use super::kind::{AuthorizeFn, EffectFn, Entry, Erased, Typed};
 use crate::context::Context;
 use crate::outcome::Denied;
 use crate::provenance::{Origin, Provenance};
-use crate::{Argument, Tool};
+use crate::{Tool, ToolOutput};
 
 /// What a tool's handler does to the world. It decides what a stopped call means: stopping
 /// read-only or idempotent work is a plain `timeout`/`cancelled`, stopping non-idempotent work
@@ -273,7 +272,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
     pub fn new<O, E, H>(handler: H) -> Self
     where
         H: for<'a> Handler<'a, A, O, E>,
-        O: Argument + Serialize + Send + 'static,
+        O: ToolOutput + Send + 'static,
         E: Into<ToolError> + 'static,
     {
         let info = ToolInfo {
