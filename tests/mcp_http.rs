@@ -80,12 +80,18 @@ struct Server {
 }
 
 async fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> Server {
+    start_slow(Duration::ZERO, configure).await
+}
+
+/// A server whose runtime factory takes `delay` (blocking its thread) after it counts a call.
+async fn start_slow(delay: Duration, configure: impl FnOnce(McpHttp) -> McpHttp) -> Server {
     let counters = Arc::new(Counters::default());
     let registry = Arc::new(registry(&counters));
     let for_runtimes = Arc::clone(&counters);
     let http = McpHttp::new(
         move |_cx: &Context| {
             for_runtimes.runtimes.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(delay);
             Runtime::new(Arc::clone(&registry))
         },
         authenticate,
@@ -1098,6 +1104,61 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
     assert_eq!(reply.status, 401, "{reply:?}");
     assert!(reply.closes(), "{reply:?}");
     assert_eq!(server.probes(), 0);
+}
+
+/// A client that sends `initialize` and resets its connection while the server is opening the
+/// session (its runtime is being made) leaves no session behind holding a place: the
+/// principal can open sessions again, more than its cap of them having gone that way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_whose_client_goes_away_leaves_no_place_taken() {
+    let server = start_slow(Duration::from_millis(300), |http| {
+        http.max_sessions_per_principal(2).idle_timeout(None)
+    })
+    .await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let body = initialize().to_string();
+    for attempt in 1..=5 {
+        let mut raw = Raw::connect(&server).await;
+        raw.send(
+            &raw_post(
+                &server,
+                body.len(),
+                &["Content-Type: application/json", &bearer],
+            ),
+            body.as_bytes(),
+        )
+        .await
+        .unwrap();
+        // Once the server is making the session's runtime, the client is gone.
+        let mut waited = 0;
+        while server.counters.runtimes.load(Ordering::SeqCst) < attempt {
+            waited += 1;
+            assert!(waited < 500, "attempt {attempt} never reached initialize");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        raw.stream.set_zero_linger().unwrap();
+        drop(raw);
+    }
+    // The sessions given up are closed once their runtime is made: the principal opens
+    // sessions again, up to its cap.
+    let post = Post {
+        token: Some(ALICE),
+        ..Post::default()
+    };
+    let mut opened = 0;
+    for _ in 0..100 {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status == 200 {
+            opened += 1;
+            if opened == 2 {
+                break;
+            }
+            continue;
+        }
+        assert_eq!(reply.status, 429, "{}", reply.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(opened, 2, "the sessions given up still hold their places");
 }
 
 /// `http://host:port` of the server.
