@@ -1365,3 +1365,39 @@ async fn a_refused_request_whose_body_stalls_is_answered_with_connection_close()
         "the connection stays open"
     );
 }
+
+/// An authenticated request whose body stops coming is answered 408 once the body's time is
+/// up, saying that the connection closes, and nothing runs for it.
+#[tokio::test]
+async fn an_authenticated_body_that_stalls_is_408_and_closes_its_connection() {
+    let server = start(|http| http.body_timeout(Duration::from_millis(500))).await;
+    let session = server.open(ALICE).await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let in_session = format!("Mcp-Session-Id: {session}");
+    // In a session, and an `initialize` that would open one.
+    for extra in [
+        vec!["Content-Type: application/json", &bearer, &in_session],
+        vec!["Content-Type: application/json", &bearer],
+    ] {
+        let mut raw = Raw::connect(&server).await;
+        raw.send(&raw_post(&server, 4096, &extra), b"{\"jsonrpc\": ")
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let reply = raw
+            .reply()
+            .await
+            .unwrap_or_else(|error| panic!("no answer to a stalled body: {error}"));
+        assert_eq!(reply.status, 408, "{reply:?}");
+        let body: Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(body["error"], "body_timeout", "{reply:?}");
+        assert!(reply.closes(), "{reply:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{reply:?}");
+        assert!(
+            raw.fill().await.is_ok_and(|more| !more),
+            "the connection stays open"
+        );
+    }
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 1);
+}

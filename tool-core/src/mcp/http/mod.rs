@@ -92,7 +92,9 @@ type AuthenticateFn =
 ///    on with a fresh token for the same principal and tenant.
 /// 4. **Body cap.** The body is read whole before rmcp sees it; one over
 ///    [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP 413
-///    (`body_too_large`), whether it announced its length or came in chunks. A `POST` whose
+///    (`body_too_large`), whether it announced its length or came in chunks, and one not in
+///    whole within [`body_timeout`](McpHttp::body_timeout) (30 seconds by default) is HTTP
+///    408 (`body_timeout`), after which the connection closes. A `POST` whose
 ///    body is declared JSON but is not is HTTP 400 with JSON-RPC error `-32700` (parse
 ///    error), and JSON that is no JSON-RPC message is 400 with `-32600`; rmcp answers 415 to
 ///    a body not declared `application/json`.
@@ -165,6 +167,7 @@ pub struct McpHttp {
     resource: Option<Uri>,
     authorization_servers: Vec<String>,
     max_body_bytes: usize,
+    body_timeout: Duration,
     caps: Caps,
     idle_timeout: Option<Duration>,
     page_size: usize,
@@ -183,6 +186,8 @@ pub(super) struct Shared {
 impl McpHttp {
     /// Default cap on a request body, in bytes (1 MiB).
     pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+    /// Default time a request body may take to arrive (30 seconds).
+    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
     /// Default cap on open sessions.
     pub const DEFAULT_MAX_SESSIONS: usize = 64;
     /// Default cap on the sessions one principal (of one tenant) has open.
@@ -213,6 +218,7 @@ impl McpHttp {
             resource: None,
             authorization_servers: Vec::new(),
             max_body_bytes: McpHttp::DEFAULT_MAX_BODY_BYTES,
+            body_timeout: McpHttp::DEFAULT_BODY_TIMEOUT,
             caps: Caps {
                 principal: McpHttp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
                 tenant: McpHttp::DEFAULT_MAX_SESSIONS_PER_TENANT,
@@ -283,6 +289,16 @@ impl McpHttp {
     /// memory whole, so this bounds what each request in flight may take.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long the body of an authenticated request may take to arrive whole, from when the
+    /// server starts reading it (default
+    /// [`DEFAULT_BODY_TIMEOUT`](Self::DEFAULT_BODY_TIMEOUT)). One that is not in by then is
+    /// refused with HTTP 408 (`body_timeout`) and `Connection: close`, so that a slow client
+    /// cannot hold the request's task for good.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
         self
     }
 
@@ -391,6 +407,7 @@ impl McpHttp {
                 .collect(),
             sessions: Arc::new(Sessions::new(self.caps)),
             max_body_bytes: self.max_body_bytes,
+            body_timeout: self.body_timeout,
             metadata: Arc::clone(&metadata),
         });
         let document = move |headers: HeaderMap| {
@@ -422,6 +439,7 @@ impl fmt::Debug for McpHttp {
             .field("resource", &self.resource)
             .field("authorization_servers", &self.authorization_servers)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("body_timeout", &self.body_timeout)
             .field("max_sessions", &self.caps.server)
             .field("max_sessions_per_principal", &self.caps.principal)
             .field("max_sessions_per_tenant", &self.caps.tenant)
@@ -436,6 +454,7 @@ struct Gate {
     allowed_origins: Vec<Origin>,
     sessions: Arc<Sessions>,
     max_body_bytes: usize,
+    body_timeout: Duration,
     metadata: Arc<ProtectedResource>,
 }
 
@@ -450,7 +469,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
     };
     // The whole body is read here, so that every later refusal (rmcp's among them) leaves the
     // connection ready for the client's next request.
-    let body = match body::read(body, gate.max_body_bytes).await {
+    let body = match body::read(body, gate.max_body_bytes, gate.body_timeout).await {
         body::Read::Whole(bytes) => bytes,
         body::Read::TooLarge(rest) => {
             let refusal = refuse(
@@ -465,6 +484,16 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
                 StatusCode::BAD_REQUEST,
                 "broken_body",
                 "the request body could not be read",
+            ));
+        }
+        body::Read::TimedOut => {
+            return body::closing(refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                &format!(
+                    "the request body did not arrive within {} ms",
+                    gate.body_timeout.as_millis()
+                ),
             ));
         }
     };
