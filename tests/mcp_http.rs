@@ -1023,8 +1023,23 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
     server.open(ALICE_GLOBEX).await;
     let in_session = format!("Mcp-Session-Id: {session}");
     let bobs = format!("Authorization: Bearer {BOB}");
-    // (what, extra headers, body size, the status expected)
+    // (what, extra headers, body size, the status expected). Every body here is one the
+    // server reads to its end (at most `max_body_bytes`, or 1 MiB past it), sent at once:
+    // each connection must stay open.
     let cases: Vec<(&str, Vec<&str>, usize, u16)> = vec![
+        ("no token, a small body", vec![json], 16, 401),
+        (
+            "an unknown session, a small body",
+            vec![json, &bearer, "Mcp-Session-Id: nope"],
+            16,
+            404,
+        ),
+        (
+            "a foreign origin, a small body",
+            vec![json, &bearer, "Origin: https://evil.example"],
+            16,
+            403,
+        ),
         ("no token", vec![json], 32 * 1024, 401),
         (
             "an unknown token",
@@ -1078,10 +1093,11 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
             .await
             .unwrap_or_else(|error| panic!("{what}: {error}"));
         assert_eq!(first.status, status, "{what}: {first:?}");
-        if first.closes() {
-            continue;
-        }
-        // Not said to close: the connection must serve the next request, here a DELETE.
+        assert!(
+            !first.closes(),
+            "{what}: the body was read, yet the connection closes: {first:?}"
+        );
+        // The connection must serve the next request, here a DELETE.
         let address = server.url.strip_prefix("http://").unwrap();
         let (host, path) = address.split_once('/').unwrap();
         let head =
@@ -1091,7 +1107,7 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
             Err(error) => Err(error.to_string()),
         };
         let second = second.unwrap_or_else(|error| {
-            panic!("{what}: the refusal did not say `Connection: close`, and the next request on its connection got no answer: {error}")
+            panic!("{what}: the next request on the refused request's connection got no answer: {error}")
         });
         assert_eq!(second.status, 404, "{what}: {second:?}");
     }
