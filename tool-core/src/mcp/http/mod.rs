@@ -137,7 +137,9 @@ type AuthenticateFn =
 /// `authorization_servers` the issuers given to
 /// [`authorization_servers`](McpHttp::authorization_servers) (left out when there are none),
 /// and tokens are read from the `Authorization` header only. The document is public: it
-/// needs no token and may be fetched from any origin.
+/// needs no token and may be fetched from any origin. With `resource` given, it may be
+/// cached for an hour; derived from `Host`, it says `Cache-Control: no-store` and
+/// `Vary: Host`, so that no cache hands one `Host`'s document to another.
 ///
 /// # One runtime per session
 ///
