@@ -1417,3 +1417,59 @@ async fn an_authenticated_body_that_stalls_is_408_and_closes_its_connection() {
     assert_eq!(server.probes(), 0);
     assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 1);
 }
+
+/// Two endpoints merged into one application, the second leaving the root metadata out:
+/// each serves its sessions and its own metadata, and the root document is the first's.
+#[tokio::test]
+async fn two_endpoints_merge_into_one_router() {
+    let counters = Arc::new(Counters::default());
+    let registry = Arc::new(registry(&counters));
+    let endpoint = |path: &str| {
+        let registry = Arc::clone(&registry);
+        McpHttp::new(
+            move |_cx: &Context| Runtime::new(Arc::clone(&registry)),
+            authenticate,
+        )
+        .path(path)
+    };
+    let app = endpoint("/tools")
+        .into_router()
+        .merge(endpoint("/admin").root_metadata(false).into_router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    for path in ["/tools", "/admin"] {
+        let (status, document) = get_json(&format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ))
+        .await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(document["resource"], format!("{origin}{path}"), "{path}");
+        let server = Server {
+            url: format!("{origin}{path}"),
+            counters: Arc::clone(&counters),
+        };
+        let session = server.open(ALICE).await;
+        let post = Post {
+            token: Some(ALICE),
+            session: Some(&session),
+            ..Post::default()
+        };
+        let reply = server.post(&post, call(1, "probe", json!({}))).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text);
+        // A session is its endpoint's only.
+        let other = if path == "/tools" { "/admin" } else { "/tools" };
+        let elsewhere = Server {
+            url: format!("{origin}{other}"),
+            counters: Arc::clone(&counters),
+        };
+        let reply = elsewhere.post(&post, call(2, "probe", json!({}))).await;
+        assert_eq!(reply.status, 404, "{path}: {}", reply.text);
+    }
+    let (status, document) =
+        get_json(&format!("{origin}/.well-known/oauth-protected-resource")).await;
+    assert_eq!(status, 200);
+    assert_eq!(document["resource"], format!("{origin}/tools"));
+    assert_eq!(counters.probe.load(Ordering::SeqCst), 2);
+}

@@ -125,7 +125,9 @@ type AuthenticateFn =
 /// As MCP's authorization section asks, the router serves the OAuth 2.0 Protected Resource
 /// Metadata of RFC 9728 at `/.well-known/oauth-protected-resource` followed by the endpoint's
 /// path (`/.well-known/oauth-protected-resource/mcp` by default), the form the challenges
-/// name, and at `/.well-known/oauth-protected-resource` alone:
+/// name, and at `/.well-known/oauth-protected-resource` alone (unless
+/// [`root_metadata`](McpHttp::root_metadata) leaves it out, as all but one of several
+/// endpoints merged into one application must):
 ///
 /// ```json
 /// {"resource": "https://mcp.example.com/mcp",
@@ -168,6 +170,7 @@ pub struct McpHttp {
     allowed_hosts: Option<Vec<String>>,
     resource: Option<Uri>,
     authorization_servers: Vec<String>,
+    root_metadata: bool,
     max_body_bytes: usize,
     body_timeout: Duration,
     caps: Caps,
@@ -219,6 +222,7 @@ impl McpHttp {
             allowed_hosts: None,
             resource: None,
             authorization_servers: Vec::new(),
+            root_metadata: true,
             max_body_bytes: McpHttp::DEFAULT_MAX_BODY_BYTES,
             body_timeout: McpHttp::DEFAULT_BODY_TIMEOUT,
             caps: Caps {
@@ -283,6 +287,33 @@ impl McpHttp {
         issuers: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         self.authorization_servers = issuers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the router also serves the protected-resource metadata at
+    /// `/.well-known/oauth-protected-resource` alone, besides that path followed by
+    /// [`path`](Self::path) (default `true`). There is one such root document per host, so
+    /// of several endpoints merged into one application's router, all but one must leave it
+    /// out: axum panics on a merge of two routers that serve the same path. (An endpoint at
+    /// `/` has its document there whatever this says.)
+    ///
+    /// ```
+    /// # use tool_core::mcp::{AuthError, McpHttp};
+    /// # use tool_core::{Context, Registry, Runtime};
+    /// # use std::sync::Arc;
+    /// # let registry = Arc::new(Registry::new());
+    /// # let other = Arc::clone(&registry);
+    /// # let auth = |_: &str, _: &http::request::Parts| Err::<Context, _>(AuthError::InvalidToken);
+    /// let tools = McpHttp::new(move |_cx: &Context| Runtime::new(Arc::clone(&registry)), auth)
+    ///     .path("/tools");
+    /// let admin = McpHttp::new(move |_cx: &Context| Runtime::new(Arc::clone(&other)), auth)
+    ///     .path("/admin")
+    ///     .root_metadata(false);
+    /// let app = tools.into_router().merge(admin.into_router());
+    /// # drop(app);
+    /// ```
+    pub fn root_metadata(mut self, serve: bool) -> Self {
+        self.root_metadata = serve;
         self
     }
 
@@ -359,14 +390,17 @@ impl McpHttp {
     }
 
     /// The MCP endpoint as an axum router, serving [`path`](Self::path), and the
-    /// protected-resource metadata at `/.well-known/oauth-protected-resource` and at that
-    /// path followed by [`path`](Self::path) (merge it into an application's router at the
-    /// root, so that these stay where clients look for them).
+    /// protected-resource metadata at `/.well-known/oauth-protected-resource` followed by
+    /// [`path`](Self::path) and, unless [`root_metadata`](Self::root_metadata) says not to,
+    /// at `/.well-known/oauth-protected-resource` alone (merge it into an application's
+    /// router at the root, so that these stay where clients look for them).
     ///
     /// # Panics
     ///
     /// When [`path`](Self::path) is not an axum route path, or [`resource`](Self::resource)
-    /// has no scheme or no host.
+    /// has no scheme or no host. Merging the router into one that serves one of its paths
+    /// panics in axum: two endpoints merged into one router need paths of their own, and all
+    /// but one of them [`root_metadata(false)`](Self::root_metadata).
     pub fn into_router(self) -> Router {
         if let Some(resource) = &self.resource {
             assert!(
@@ -416,10 +450,10 @@ impl McpHttp {
             let metadata = Arc::clone(&metadata);
             async move { metadata.document(&headers) }
         };
-        let mut router = Router::new()
-            .route(&self.path, any(admit))
-            .with_state(gate)
-            .route(WELL_KNOWN, get(document.clone()));
+        let mut router = Router::new().route(&self.path, any(admit)).with_state(gate);
+        if self.root_metadata || self.path == "/" {
+            router = router.route(WELL_KNOWN, get(document.clone()));
+        }
         if self.path != "/" {
             router = router.route(&format!("{WELL_KNOWN}{}", self.path), get(document));
         }
@@ -440,6 +474,7 @@ impl fmt::Debug for McpHttp {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("resource", &self.resource)
             .field("authorization_servers", &self.authorization_servers)
+            .field("root_metadata", &self.root_metadata)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("body_timeout", &self.body_timeout)
             .field("max_sessions", &self.caps.server)
