@@ -160,7 +160,7 @@ mod tests {
         );
     }
 
-    fn header<'a>(response: &'a Response, name: http::header::HeaderName) -> Option<&'a str> {
+    fn header(response: &Response, name: http::header::HeaderName) -> Option<&str> {
         response.headers().get(name).and_then(|v| v.to_str().ok())
     }
 
