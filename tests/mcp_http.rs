@@ -80,12 +80,18 @@ struct Server {
 }
 
 async fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> Server {
+    start_slow(Duration::ZERO, configure).await
+}
+
+/// A server whose runtime factory takes `delay` (blocking its thread) after it counts a call.
+async fn start_slow(delay: Duration, configure: impl FnOnce(McpHttp) -> McpHttp) -> Server {
     let counters = Arc::new(Counters::default());
     let registry = Arc::new(registry(&counters));
     let for_runtimes = Arc::clone(&counters);
     let http = McpHttp::new(
         move |_cx: &Context| {
             for_runtimes.runtimes.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(delay);
             Runtime::new(Arc::clone(&registry))
         },
         authenticate,
@@ -1017,8 +1023,23 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
     server.open(ALICE_GLOBEX).await;
     let in_session = format!("Mcp-Session-Id: {session}");
     let bobs = format!("Authorization: Bearer {BOB}");
-    // (what, extra headers, body size, the status expected)
+    // (what, extra headers, body size, the status expected). Every body here is one the
+    // server reads to its end (at most `max_body_bytes`, or 1 MiB past it), sent at once:
+    // each connection must stay open.
     let cases: Vec<(&str, Vec<&str>, usize, u16)> = vec![
+        ("no token, a small body", vec![json], 16, 401),
+        (
+            "an unknown session, a small body",
+            vec![json, &bearer, "Mcp-Session-Id: nope"],
+            16,
+            404,
+        ),
+        (
+            "a foreign origin, a small body",
+            vec![json, &bearer, "Origin: https://evil.example"],
+            16,
+            403,
+        ),
         ("no token", vec![json], 32 * 1024, 401),
         (
             "an unknown token",
@@ -1072,10 +1093,11 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
             .await
             .unwrap_or_else(|error| panic!("{what}: {error}"));
         assert_eq!(first.status, status, "{what}: {first:?}");
-        if first.closes() {
-            continue;
-        }
-        // Not said to close: the connection must serve the next request, here a DELETE.
+        assert!(
+            !first.closes(),
+            "{what}: the body was read, yet the connection closes: {first:?}"
+        );
+        // The connection must serve the next request, here a DELETE.
         let address = server.url.strip_prefix("http://").unwrap();
         let (host, path) = address.split_once('/').unwrap();
         let head =
@@ -1085,7 +1107,7 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
             Err(error) => Err(error.to_string()),
         };
         let second = second.unwrap_or_else(|error| {
-            panic!("{what}: the refusal did not say `Connection: close`, and the next request on its connection got no answer: {error}")
+            panic!("{what}: the next request on the refused request's connection got no answer: {error}")
         });
         assert_eq!(second.status, 404, "{what}: {second:?}");
     }
@@ -1098,6 +1120,61 @@ async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
     assert_eq!(reply.status, 401, "{reply:?}");
     assert!(reply.closes(), "{reply:?}");
     assert_eq!(server.probes(), 0);
+}
+
+/// A client that sends `initialize` and resets its connection while the server is opening the
+/// session (its runtime is being made) leaves no session behind holding a place: the
+/// principal can open sessions again, more than its cap of them having gone that way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_whose_client_goes_away_leaves_no_place_taken() {
+    let server = start_slow(Duration::from_millis(300), |http| {
+        http.max_sessions_per_principal(2).idle_timeout(None)
+    })
+    .await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let body = initialize().to_string();
+    for attempt in 1..=5 {
+        let mut raw = Raw::connect(&server).await;
+        raw.send(
+            &raw_post(
+                &server,
+                body.len(),
+                &["Content-Type: application/json", &bearer],
+            ),
+            body.as_bytes(),
+        )
+        .await
+        .unwrap();
+        // Once the server is making the session's runtime, the client is gone.
+        let mut waited = 0;
+        while server.counters.runtimes.load(Ordering::SeqCst) < attempt {
+            waited += 1;
+            assert!(waited < 500, "attempt {attempt} never reached initialize");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        raw.stream.set_zero_linger().unwrap();
+        drop(raw);
+    }
+    // The sessions given up are closed once their runtime is made: the principal opens
+    // sessions again, up to its cap.
+    let post = Post {
+        token: Some(ALICE),
+        ..Post::default()
+    };
+    let mut opened = 0;
+    for _ in 0..100 {
+        let reply = server.post(&post, initialize()).await;
+        if reply.status == 200 {
+            opened += 1;
+            if opened == 2 {
+                break;
+            }
+            continue;
+        }
+        assert_eq!(reply.status, 429, "{}", reply.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(opened, 2, "the sessions given up still hold their places");
 }
 
 /// `http://host:port` of the server.
@@ -1303,4 +1380,96 @@ async fn a_refused_request_whose_body_stalls_is_answered_with_connection_close()
         raw.fill().await.is_ok_and(|more| !more),
         "the connection stays open"
     );
+}
+
+/// An authenticated request whose body stops coming is answered 408 once the body's time is
+/// up, saying that the connection closes, and nothing runs for it.
+#[tokio::test]
+async fn an_authenticated_body_that_stalls_is_408_and_closes_its_connection() {
+    let server = start(|http| http.body_timeout(Duration::from_millis(500))).await;
+    let session = server.open(ALICE).await;
+    let bearer = format!("Authorization: Bearer {ALICE}");
+    let in_session = format!("Mcp-Session-Id: {session}");
+    // In a session, and an `initialize` that would open one.
+    for extra in [
+        vec!["Content-Type: application/json", &bearer, &in_session],
+        vec!["Content-Type: application/json", &bearer],
+    ] {
+        let mut raw = Raw::connect(&server).await;
+        raw.send(&raw_post(&server, 4096, &extra), b"{\"jsonrpc\": ")
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let reply = raw
+            .reply()
+            .await
+            .unwrap_or_else(|error| panic!("no answer to a stalled body: {error}"));
+        assert_eq!(reply.status, 408, "{reply:?}");
+        let body: Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(body["error"], "body_timeout", "{reply:?}");
+        assert!(reply.closes(), "{reply:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{reply:?}");
+        assert!(
+            raw.fill().await.is_ok_and(|more| !more),
+            "the connection stays open"
+        );
+    }
+    assert_eq!(server.probes(), 0);
+    assert_eq!(server.counters.runtimes.load(Ordering::SeqCst), 1);
+}
+
+/// Two endpoints merged into one application, the second leaving the root metadata out:
+/// each serves its sessions and its own metadata, and the root document is the first's.
+#[tokio::test]
+async fn two_endpoints_merge_into_one_router() {
+    let counters = Arc::new(Counters::default());
+    let registry = Arc::new(registry(&counters));
+    let endpoint = |path: &str| {
+        let registry = Arc::clone(&registry);
+        McpHttp::new(
+            move |_cx: &Context| Runtime::new(Arc::clone(&registry)),
+            authenticate,
+        )
+        .path(path)
+    };
+    let app = endpoint("/tools")
+        .into_router()
+        .merge(endpoint("/admin").root_metadata(false).into_router());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    for path in ["/tools", "/admin"] {
+        let (status, document) = get_json(&format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ))
+        .await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(document["resource"], format!("{origin}{path}"), "{path}");
+        let server = Server {
+            url: format!("{origin}{path}"),
+            counters: Arc::clone(&counters),
+        };
+        let session = server.open(ALICE).await;
+        let post = Post {
+            token: Some(ALICE),
+            session: Some(&session),
+            ..Post::default()
+        };
+        let reply = server.post(&post, call(1, "probe", json!({}))).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text);
+        // A session is its endpoint's only.
+        let other = if path == "/tools" { "/admin" } else { "/tools" };
+        let elsewhere = Server {
+            url: format!("{origin}{other}"),
+            counters: Arc::clone(&counters),
+        };
+        let reply = elsewhere.post(&post, call(2, "probe", json!({}))).await;
+        assert_eq!(reply.status, 404, "{path}: {}", reply.text);
+    }
+    let (status, document) =
+        get_json(&format!("{origin}/.well-known/oauth-protected-resource")).await;
+    assert_eq!(status, 200);
+    assert_eq!(document["resource"], format!("{origin}/tools"));
+    assert_eq!(counters.probe.load(Ordering::SeqCst), 2);
 }

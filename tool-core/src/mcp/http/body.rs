@@ -22,22 +22,32 @@ pub(super) enum Read {
     TooLarge(BodyDataStream),
     /// The client broke off while sending it.
     Broken,
+    /// It did not arrive whole within the time allowed.
+    TimedOut,
 }
 
-/// Reads `body` whole if it holds at most `cap` bytes.
-pub(super) async fn read(body: Body, cap: usize) -> Read {
+/// Reads `body` whole if it holds at most `cap` bytes and arrives within `time`.
+pub(super) async fn read(body: Body, cap: usize, time: Duration) -> Read {
     let mut stream = body.into_data_stream();
-    let mut whole = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let Ok(chunk) = chunk else {
-            return Read::Broken;
-        };
-        if chunk.len() > cap.saturating_sub(whole.len()) {
-            return Read::TooLarge(stream);
+    let whole = async {
+        let mut whole = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let Ok(chunk) = chunk else {
+                return Err(false);
+            };
+            if chunk.len() > cap.saturating_sub(whole.len()) {
+                return Err(true);
+            }
+            whole.extend_from_slice(&chunk);
         }
-        whole.extend_from_slice(&chunk);
+        Ok(Bytes::from(whole))
+    };
+    match tokio::time::timeout(time, whole).await {
+        Ok(Ok(whole)) => Read::Whole(whole),
+        Ok(Err(true)) => Read::TooLarge(stream),
+        Ok(Err(false)) => Read::Broken,
+        Err(_) => Read::TimedOut,
     }
-    Read::Whole(Bytes::from(whole))
 }
 
 /// Reads and throws away up to `bytes` more of `stream`, for at most [`DRAIN_TIME`]; whether

@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use axum::response::Response;
-use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_TYPE, HOST};
+use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_TYPE, HOST, VARY};
 use http::uri::Authority;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri};
 
@@ -86,6 +86,9 @@ impl ProtectedResource {
         let Some((origin, path)) = self.resource(headers) else {
             let mut response = Response::new(Body::from("the Host header is not allowed"));
             *response.status_mut() = StatusCode::FORBIDDEN;
+            response
+                .headers_mut()
+                .insert(VARY, HeaderValue::from_static("host"));
             return response;
         };
         let mut document = serde_json::json!({
@@ -100,7 +103,14 @@ impl ProtectedResource {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         // Public by design, and fetched by browser-based clients from their own origin.
         headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
+        if self.resource.is_some() {
+            headers.insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
+        } else {
+            // Derived from the request's `Host`: another Host gets another document, and a
+            // cache must not hand this one to it.
+            headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            headers.insert(VARY, HeaderValue::from_static("host"));
+        }
         response
     }
 }
@@ -148,5 +158,42 @@ mod tests {
             configured.document_url(&host("evil.example")).as_deref(),
             Some("https://mcp.example/.well-known/oauth-protected-resource/tools/mcp")
         );
+    }
+
+    fn header(response: &Response, name: http::header::HeaderName) -> Option<&str> {
+        response.headers().get(name).and_then(|v| v.to_str().ok())
+    }
+
+    #[tokio::test]
+    async fn a_document_derived_from_the_host_varies_with_it_and_is_not_stored() {
+        // With no hosts listed, any Host is answered, and named in the document.
+        let any_host =
+            ProtectedResource::new(None, "/mcp".to_owned(), Vec::new(), Some(Vec::new()));
+        for name in ["evil.example", "mcp.example:8443"] {
+            let response = any_host.document(&host(name));
+            assert_eq!(response.status(), StatusCode::OK);
+            assert_eq!(header(&response, VARY), Some("host"));
+            assert_eq!(header(&response, CACHE_CONTROL), Some("no-store"));
+            let body = axum::body::to_bytes(response.into_body(), 4096)
+                .await
+                .unwrap();
+            let document: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(document["resource"], format!("http://{name}/mcp"));
+        }
+        // The refusal of a Host not answered to depends on it too.
+        let loopback = ProtectedResource::new(None, "/mcp".to_owned(), Vec::new(), None);
+        let refused = loopback.document(&host("evil.example"));
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert_eq!(header(&refused, VARY), Some("host"));
+        // A configured resource is the same for every Host, and may be kept an hour.
+        let configured = ProtectedResource::new(
+            Some(Uri::from_static("https://mcp.example/mcp")),
+            "/mcp".to_owned(),
+            Vec::new(),
+            Some(Vec::new()),
+        );
+        let response = configured.document(&host("evil.example"));
+        assert_eq!(header(&response, CACHE_CONTROL), Some("max-age=3600"));
+        assert_eq!(header(&response, VARY), None);
     }
 }

@@ -92,7 +92,9 @@ type AuthenticateFn =
 ///    on with a fresh token for the same principal and tenant.
 /// 4. **Body cap.** The body is read whole before rmcp sees it; one over
 ///    [`max_body_bytes`](McpHttp::max_body_bytes) (1 MiB by default) is HTTP 413
-///    (`body_too_large`), whether it announced its length or came in chunks. A `POST` whose
+///    (`body_too_large`), whether it announced its length or came in chunks, and one not in
+///    whole within [`body_timeout`](McpHttp::body_timeout) (30 seconds by default) is HTTP
+///    408 (`body_timeout`), after which the connection closes. A `POST` whose
 ///    body is declared JSON but is not is HTTP 400 with JSON-RPC error `-32700` (parse
 ///    error), and JSON that is no JSON-RPC message is 400 with `-32600`; rmcp answers 415 to
 ///    a body not declared `application/json`.
@@ -123,7 +125,9 @@ type AuthenticateFn =
 /// As MCP's authorization section asks, the router serves the OAuth 2.0 Protected Resource
 /// Metadata of RFC 9728 at `/.well-known/oauth-protected-resource` followed by the endpoint's
 /// path (`/.well-known/oauth-protected-resource/mcp` by default), the form the challenges
-/// name, and at `/.well-known/oauth-protected-resource` alone:
+/// name, and at `/.well-known/oauth-protected-resource` alone (unless
+/// [`root_metadata`](McpHttp::root_metadata) leaves it out, as all but one of several
+/// endpoints merged into one application must):
 ///
 /// ```json
 /// {"resource": "https://mcp.example.com/mcp",
@@ -135,7 +139,9 @@ type AuthenticateFn =
 /// `authorization_servers` the issuers given to
 /// [`authorization_servers`](McpHttp::authorization_servers) (left out when there are none),
 /// and tokens are read from the `Authorization` header only. The document is public: it
-/// needs no token and may be fetched from any origin.
+/// needs no token and may be fetched from any origin. With `resource` given, it may be
+/// cached for an hour; derived from `Host`, it says `Cache-Control: no-store` and
+/// `Vary: Host`, so that no cache hands one `Host`'s document to another.
 ///
 /// # One runtime per session
 ///
@@ -164,7 +170,9 @@ pub struct McpHttp {
     allowed_hosts: Option<Vec<String>>,
     resource: Option<Uri>,
     authorization_servers: Vec<String>,
+    root_metadata: bool,
     max_body_bytes: usize,
+    body_timeout: Duration,
     caps: Caps,
     idle_timeout: Option<Duration>,
     page_size: usize,
@@ -183,6 +191,8 @@ pub(super) struct Shared {
 impl McpHttp {
     /// Default cap on a request body, in bytes (1 MiB).
     pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+    /// Default time a request body may take to arrive (30 seconds).
+    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
     /// Default cap on open sessions.
     pub const DEFAULT_MAX_SESSIONS: usize = 64;
     /// Default cap on the sessions one principal (of one tenant) has open.
@@ -212,7 +222,9 @@ impl McpHttp {
             allowed_hosts: None,
             resource: None,
             authorization_servers: Vec::new(),
+            root_metadata: true,
             max_body_bytes: McpHttp::DEFAULT_MAX_BODY_BYTES,
+            body_timeout: McpHttp::DEFAULT_BODY_TIMEOUT,
             caps: Caps {
                 principal: McpHttp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
                 tenant: McpHttp::DEFAULT_MAX_SESSIONS_PER_TENANT,
@@ -278,11 +290,48 @@ impl McpHttp {
         self
     }
 
+    /// Whether the router also serves the protected-resource metadata at
+    /// `/.well-known/oauth-protected-resource` alone, besides that path followed by
+    /// [`path`](Self::path) (default `true`). There is one such root document per host, so
+    /// of several endpoints merged into one application's router, all but one must leave it
+    /// out: axum panics on a merge of two routers that serve the same path. (An endpoint at
+    /// `/` has its document there whatever this says.)
+    ///
+    /// ```
+    /// # use tool_core::mcp::{AuthError, McpHttp};
+    /// # use tool_core::{Context, Registry, Runtime};
+    /// # use std::sync::Arc;
+    /// # let registry = Arc::new(Registry::new());
+    /// # let other = Arc::clone(&registry);
+    /// # let auth = |_: &str, _: &http::request::Parts| Err::<Context, _>(AuthError::InvalidToken);
+    /// let tools = McpHttp::new(move |_cx: &Context| Runtime::new(Arc::clone(&registry)), auth)
+    ///     .path("/tools");
+    /// let admin = McpHttp::new(move |_cx: &Context| Runtime::new(Arc::clone(&other)), auth)
+    ///     .path("/admin")
+    ///     .root_metadata(false);
+    /// let app = tools.into_router().merge(admin.into_router());
+    /// # drop(app);
+    /// ```
+    pub fn root_metadata(mut self, serve: bool) -> Self {
+        self.root_metadata = serve;
+        self
+    }
+
     /// The largest request body read, in bytes; a longer one is refused with HTTP 413
     /// (default [`DEFAULT_MAX_BODY_BYTES`](Self::DEFAULT_MAX_BODY_BYTES)). A request is held in
     /// memory whole, so this bounds what each request in flight may take.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
+        self
+    }
+
+    /// How long the body of an authenticated request may take to arrive whole, from when the
+    /// server starts reading it (default
+    /// [`DEFAULT_BODY_TIMEOUT`](Self::DEFAULT_BODY_TIMEOUT)). One that is not in by then is
+    /// refused with HTTP 408 (`body_timeout`) and `Connection: close`, so that a slow client
+    /// cannot hold the request's task for good.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
         self
     }
 
@@ -341,14 +390,17 @@ impl McpHttp {
     }
 
     /// The MCP endpoint as an axum router, serving [`path`](Self::path), and the
-    /// protected-resource metadata at `/.well-known/oauth-protected-resource` and at that
-    /// path followed by [`path`](Self::path) (merge it into an application's router at the
-    /// root, so that these stay where clients look for them).
+    /// protected-resource metadata at `/.well-known/oauth-protected-resource` followed by
+    /// [`path`](Self::path) and, unless [`root_metadata`](Self::root_metadata) says not to,
+    /// at `/.well-known/oauth-protected-resource` alone (merge it into an application's
+    /// router at the root, so that these stay where clients look for them).
     ///
     /// # Panics
     ///
     /// When [`path`](Self::path) is not an axum route path, or [`resource`](Self::resource)
-    /// has no scheme or no host.
+    /// has no scheme or no host. Merging the router into one that serves one of its paths
+    /// panics in axum: two endpoints merged into one router need paths of their own, and all
+    /// but one of them [`root_metadata(false)`](Self::root_metadata).
     pub fn into_router(self) -> Router {
         if let Some(resource) = &self.resource {
             assert!(
@@ -391,16 +443,17 @@ impl McpHttp {
                 .collect(),
             sessions: Arc::new(Sessions::new(self.caps)),
             max_body_bytes: self.max_body_bytes,
+            body_timeout: self.body_timeout,
             metadata: Arc::clone(&metadata),
         });
         let document = move |headers: HeaderMap| {
             let metadata = Arc::clone(&metadata);
             async move { metadata.document(&headers) }
         };
-        let mut router = Router::new()
-            .route(&self.path, any(admit))
-            .with_state(gate)
-            .route(WELL_KNOWN, get(document.clone()));
+        let mut router = Router::new().route(&self.path, any(admit)).with_state(gate);
+        if self.root_metadata || self.path == "/" {
+            router = router.route(WELL_KNOWN, get(document.clone()));
+        }
         if self.path != "/" {
             router = router.route(&format!("{WELL_KNOWN}{}", self.path), get(document));
         }
@@ -421,7 +474,9 @@ impl fmt::Debug for McpHttp {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("resource", &self.resource)
             .field("authorization_servers", &self.authorization_servers)
+            .field("root_metadata", &self.root_metadata)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("body_timeout", &self.body_timeout)
             .field("max_sessions", &self.caps.server)
             .field("max_sessions_per_principal", &self.caps.principal)
             .field("max_sessions_per_tenant", &self.caps.tenant)
@@ -436,6 +491,7 @@ struct Gate {
     allowed_origins: Vec<Origin>,
     sessions: Arc<Sessions>,
     max_body_bytes: usize,
+    body_timeout: Duration,
     metadata: Arc<ProtectedResource>,
 }
 
@@ -450,7 +506,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
     };
     // The whole body is read here, so that every later refusal (rmcp's among them) leaves the
     // connection ready for the client's next request.
-    let body = match body::read(body, gate.max_body_bytes).await {
+    let body = match body::read(body, gate.max_body_bytes, gate.body_timeout).await {
         body::Read::Whole(bytes) => bytes,
         body::Read::TooLarge(rest) => {
             let refusal = refuse(
@@ -465,6 +521,16 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request) -> Response {
                 StatusCode::BAD_REQUEST,
                 "broken_body",
                 "the request body could not be read",
+            ));
+        }
+        body::Read::TimedOut => {
+            return body::closing(refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                &format!(
+                    "the request body did not arrive within {} ms",
+                    gate.body_timeout.as_millis()
+                ),
             ));
         }
     };
