@@ -60,6 +60,7 @@ fn a_call_is_traced_without_its_argument_values() {
         "{log}"
     );
     assert!(log.contains(r#"code="invalid_arguments""#), "{log}");
+    assert!(log.contains(r#"keywords=["enum"]"#), "{log}");
     assert!(log.contains(r#"violations=["/units enum"]"#), "{log}");
     assert!(log.contains("call_id=call_10"), "{log}");
     assert!(log.contains("tool call succeeded"), "{log}");
@@ -161,6 +162,44 @@ mod quoting {
             Ok(())
         })
     }
+}
+
+#[test]
+fn names_the_model_chose_are_logged_at_debug_only() {
+    let log = logged(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let secret = r#"{"city":"Paris","SECRET-KEY-NAME":1}"#;
+            let outcome = weather_runtime()
+                .invoke("call_11", "get_weather", secret, &user())
+                .await;
+            assert_eq!(outcome.code(), Some(Code::InvalidArguments));
+        });
+    });
+    let above_debug: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains(" WARN ") || line.contains(" INFO "))
+        .collect();
+    assert!(
+        above_debug
+            .iter()
+            .any(|line| line.contains("tool call refused") && line.contains("additionalProperties")),
+        "{log}"
+    );
+    assert!(
+        above_debug
+            .iter()
+            .all(|line| !line.contains("SECRET-KEY-NAME")),
+        "{log}"
+    );
+    // The pointer naming it is there for the operator who asks for DEBUG.
+    assert!(
+        log.contains("/SECRET-KEY-NAME additionalProperties"),
+        "{log}"
+    );
 }
 
 #[test]
