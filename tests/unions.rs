@@ -811,3 +811,52 @@ fn sets_nested_in_sets_take_work_linear_in_the_value() {
         "{errors}"
     );
 }
+
+/// Shared members, flattened.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Common {
+    note: Option<String>,
+}
+
+/// A node whose members include flattened ones.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Branch {
+    next: Box<Flat>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// Untagged, recursive through a struct with a flattened member.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Flat {
+    Branch(Branch),
+    End(u8),
+}
+
+/// Follows flattened branches.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct FollowFlat {
+    flat: Flat,
+}
+
+#[test]
+fn unions_through_flattened_members_are_decided_in_work_linear_in_the_value() {
+    let work_at = |depth: usize, leaf: &Value| {
+        let flat = (0..depth).fold(leaf.clone(), |inner, _| json!({"next": inner, "note": "n"}));
+        work::<FollowFlat>(&json!({ "flat": flat }))
+    };
+    for leaf in [json!(1), json!("x")] {
+        for depth in [4, 8, 16, 32] {
+            let (once, twice) = (work_at(depth, &leaf), work_at(2 * depth, &leaf));
+            // The unions are decided once per node; this counts their work, not the copies
+            // the generated code makes of flattened members.
+            assert!(
+                twice <= 2 * once + 16,
+                "leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
+                2 * depth
+            );
+        }
+    }
+}
