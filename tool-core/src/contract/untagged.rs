@@ -9,7 +9,7 @@
 //! it, and once more to build), however the unions nest: a recursive untagged type is not
 //! tried again for each way down to a node. A tagged union inside reads the held members, its
 //! tag first, without holding them again. Where a part of the value is read from a copy (a
-//! set reads each item as JSON first), the union there is held anew, but what was decided at
+//! flattened struct's members), the union there is held anew, but what was decided at
 //! its place is remembered by its JSON Pointer, so it is not decided again either.
 //!
 //! Numbers are tried as serde tries them first: a variant that reads an integer does not take
@@ -89,12 +89,14 @@ struct Scope {
     /// (node, union type, serde numbers) → verdict.
     memo: RefCell<HashMap<(usize, TypeId, bool), Verdict>>,
     /// (JSON Pointer, union type, serde numbers) → verdict, for values held again inside a
-    /// held value (a set's items, a flattened struct's members are read from copies): shared
+    /// held value (a flattened struct's members are read from copies): shared
     /// by every scope of one check, so each such value is decided once too.
     copies: Rc<RefCell<Places>>,
     /// Whether this value was held inside another: a copy of a part of it, which the trials
     /// above may read again, so its verdicts are also remembered by place.
     copied: bool,
+    /// The JSON values of nodes, as sets compare their items: shared like `copies`.
+    values: Rc<RefCell<Interner>>,
 }
 
 /// Verdicts by (JSON Pointer, union type, serde numbers).
@@ -283,8 +285,7 @@ impl<'de> Visitor<'de> for Build<'_> {
             };
             if repeated {
                 return Err(de::Error::custom(format_args!(
-                    "duplicate key {key:?} in an object held until the enum around it knows its \
-                     variant"
+                    "duplicate key {key:?} in an object held to be read again"
                 )));
             }
             members.push((key, value));
@@ -664,6 +665,12 @@ impl<'a> HeldObject<'a> {
 impl Scope {
     /// A scope for `arena`, sharing what is known of copies with the scope `cx` is in.
     fn new(arena: Arena, cx: &Cx) -> Rc<Scope> {
+        Scope::with_values(arena, cx, None)
+    }
+
+    /// A scope for `arena` naming JSON values with `values` unless the scope `cx` is in has
+    /// its own.
+    fn with_values(arena: Arena, cx: &Cx, values: Option<&Rc<RefCell<Interner>>>) -> Rc<Scope> {
         let outer = cx.untagged.scope.as_ref();
         Rc::new(Scope {
             arena,
@@ -672,6 +679,11 @@ impl Scope {
                 .map(|outer| Rc::clone(&outer.copies))
                 .unwrap_or_default(),
             copied: outer.is_some(),
+            values: outer
+                .map(|outer| &outer.values)
+                .or(values)
+                .cloned()
+                .unwrap_or_default(),
         })
     }
 
@@ -782,6 +794,116 @@ impl<'de> Visitor<'de> for Enter {
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Entered, A::Error> {
         self.fresh(|build| build.visit_map(map))
+    }
+}
+
+// ---- values named by their JSON ----
+
+/// Names held values by their JSON value as JSON Schema compares them (numbers by value,
+/// objects in any order): two nodes get the same [`ValueId`] exactly when they are equal. A
+/// node is named once, from the names of its parts, so naming every item of sets nested in
+/// sets costs time linear in the value.
+#[derive(Default)]
+pub(crate) struct Interner {
+    ids: HashMap<Shape, ValueId>,
+    /// (arena, node) → its name.
+    named: HashMap<(u64, usize), ValueId>,
+}
+
+/// The name of a JSON value, from [`Interner`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ValueId(usize);
+
+#[derive(PartialEq, Eq, Hash)]
+enum Shape {
+    Null,
+    Bool(bool),
+    /// Every integer, however written (`1`, `1.0`, `1e0`).
+    Int(i128),
+    /// Any other number, by its bits.
+    Float(u64),
+    Str(Box<str>),
+    Array(Vec<ValueId>),
+    /// Sorted by key.
+    Object(Vec<(Box<str>, ValueId)>),
+}
+
+impl Interner {
+    fn name(&mut self, arena: &Arena, node: usize) -> ValueId {
+        if let Some(&id) = self.named.get(&(arena.id, node)) {
+            return id;
+        }
+        work();
+        let shape = match &arena.nodes[node] {
+            Node::Null => Shape::Null,
+            Node::Bool(b) => Shape::Bool(*b),
+            Node::U(u) => Shape::Int(i128::from(*u)),
+            Node::I(i) => Shape::Int(i128::from(*i)),
+            #[allow(clippy::cast_possible_truncation)]
+            Node::F(f) if f.fract() == 0.0 && f.abs() < 1e38 => Shape::Int(*f as i128),
+            Node::F(f) => Shape::Float(f.to_bits()),
+            Node::Str(s) => Shape::Str(s.clone()),
+            Node::Array(start, len) => Shape::Array(
+                arena.items[*start..*start + *len]
+                    .iter()
+                    .map(|&item| self.name(arena, item))
+                    .collect(),
+            ),
+            Node::Object(start, len) => {
+                let mut members: Vec<(Box<str>, ValueId)> = arena.members[*start..*start + *len]
+                    .iter()
+                    .map(|(key, member)| (key.clone(), self.name(arena, *member)))
+                    .collect();
+                members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                Shape::Object(members)
+            }
+        };
+        let next = ValueId(self.ids.len());
+        let id = *self.ids.entry(shape).or_insert(next);
+        self.named.insert((arena.id, node), id);
+        id
+    }
+}
+
+/// Reads one value held once (or found already held, inside a held value) with `read`, and
+/// names it by its JSON value. Outside a held value, `values` names it, so that the values
+/// read with one `values` can be compared.
+pub(crate) fn read_named<'de, D: Deserializer<'de>, R>(
+    de: D,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    values: &Rc<RefCell<Interner>>,
+    read: impl for<'a> FnOnce(HeldValue<'a>, &mut Cx) -> Result<R, serde_json::Error>,
+) -> Result<(R, ValueId), D::Error> {
+    match de.deserialize_newtype_struct(HELD_NODE, Enter { depth: at.depth() })? {
+        Entered::Held { arena, node } => {
+            let scope = cx
+                .untagged
+                .scope
+                .clone()
+                .filter(|scope| scope.arena.id == arena && node < scope.arena.nodes.len())
+                .ok_or_else(|| de::Error::custom("a held value read outside its union"))?;
+            let id = scope.values.borrow_mut().name(&scope.arena, node);
+            let held = HeldValue(Held {
+                arena: &scope.arena,
+                node,
+            });
+            let read = read(held, cx).map_err(de::Error::custom)?;
+            Ok((read, id))
+        }
+        Entered::Fresh(arena) => {
+            let root = arena.root;
+            let scope = Scope::with_values(arena, cx, Some(values));
+            let id = scope.values.borrow_mut().name(&scope.arena, root);
+            let outer = cx.untagged.scope.replace(Rc::clone(&scope));
+            let held = HeldValue(Held {
+                arena: &scope.arena,
+                node: root,
+            });
+            let read = read(held, cx);
+            cx.untagged.scope = outer;
+            Ok((read.map_err(de::Error::custom)?, id))
+        }
     }
 }
 
