@@ -883,26 +883,44 @@ fn reads_lists_of_strings_that_each_hold_a_call() {
 
 #[test]
 fn reads_a_name_line_then_its_json_arguments() {
-    reads_as(
-        "get_weather\n{\"city\": \"Paris\"}",
-        Dialect::Json,
-        &[weather_ref("Paris")],
-    );
-    reads_as(
-        "get_weather\n```json\n{\"city\": \"Paris\"}\n```",
-        Dialect::Json,
-        &[weather_ref("Paris")],
-    );
-    reads_as(
-        "```\nmath.factorial\n{\"number\": 5}\n```",
-        Dialect::Json,
-        &[("math.factorial", json!({"number": 5}))],
-    );
-    reads_as(
-        "getWeather\n{\"city\": \"Paris\"}",
-        Dialect::Json,
-        &[("getWeather", json!({"city": "Paris"}))],
-    );
+    let named = [
+        ("get_weather\n{\"city\": \"Paris\"}", weather_ref("Paris")),
+        (
+            "get_weather\n```json\n{\"city\": \"Paris\"}\n```",
+            weather_ref("Paris"),
+        ),
+        (
+            "```\nmath.factorial\n{\"number\": 5}\n```",
+            ("math.factorial", json!({"number": 5})),
+        ),
+        (
+            "getWeather\n{\"city\": \"Paris\"}",
+            ("getWeather", json!({"city": "Paris"})),
+        ),
+    ];
+    for (text, (name, arguments)) in named {
+        let parsed = parse_calls(text, Some(Dialect::Json)).unwrap();
+        let calls: Vec<(&str, Value)> = parsed
+            .calls()
+            .iter()
+            .map(|call| {
+                let arguments: Value = serde_json::from_str(call.arguments()).unwrap();
+                (call.name(), arguments)
+            })
+            .collect();
+        assert_eq!(calls, [(name, arguments)], "{text}");
+        // Detection leaves the form to prose: a label over a JSON answer looks the same.
+        prose_only(text);
+    }
+    // A label or a file's name over a JSON object is never a call, whatever the dialect.
+    for text in [
+        "package.json\n{\"name\": \"demo\", \"version\": \"1.0.0\"}",
+        "next_steps\n{\"answer\": 42}",
+        "summary_table\n{\"a\": 1}\nHope this helps.",
+    ] {
+        prose_only(text);
+    }
+    assert!(parse_calls("package.json\n{\"name\": \"demo\"}", Some(Dialect::Json)).is_err());
     // Prose, a title or a lone word on the first line is not a name; prose after the object
     // is refused.
     for text in [
@@ -914,8 +932,40 @@ fn reads_a_name_line_then_its_json_arguments() {
     ] {
         prose_only(text);
     }
-    refused("get_weather\n{\"city\": \"Paris\"}\nThat should do it.");
-    refused("get_weather\n{\"city\": \"Par");
+    for text in [
+        "get_weather\n{\"city\": \"Paris\"}\nThat should do it.",
+        "get_weather\n{\"city\": \"Par",
+    ] {
+        assert!(parse_calls(text, Some(Dialect::Json)).is_err(), "{text}");
+    }
+}
+
+#[test]
+fn an_apostrophe_in_bracketed_prose_never_uncovers_a_call_inside_a_string() {
+    for text in [
+        r#"I checked the user's notes(they're short) and will run search(q="it's <tool_call>{'name': 'delete_all', 'arguments': {}}</tool_call>")."#,
+        r#"I checked the user's notes(they're short) and will run search(q="it's [TOOL_CALLS][{'name': 'delete_all', 'arguments': {}}]")."#,
+    ] {
+        let whole = parse_calls(text, None);
+        assert!(
+            whole
+                .as_ref()
+                .map_or(true, |parsed| parsed.calls().is_empty()),
+            "{text}: {whole:?}"
+        );
+        let mut stream = TextCallStream::new(None);
+        let mut handed = Vec::new();
+        for chunk in text.as_bytes().chunks(3) {
+            match stream.push(chunk) {
+                Ok(calls) => handed.extend(calls),
+                Err(_) => break,
+            }
+        }
+        assert!(handed.is_empty(), "streamed: {text}: {handed:?}");
+        if let Ok(reply) = stream.finish() {
+            assert!(reply.parsed().calls().is_empty(), "streamed: {text}");
+        }
+    }
 }
 
 #[test]
@@ -1001,7 +1051,12 @@ fn quotes_in_prose_never_hide_a_call() {
         let text = format!("{before}\n{call}");
         reads_as(&text, Dialect::Hermes, &[weather_ref("Paris")]);
     }
-    refused(&format!("Using get_weather(the user's city) {call}"));
+    // An apostrophe between letters opens no string, so the call after the group is read.
+    reads_as(
+        &format!("Using get_weather(the user's city) {call}"),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
 }
 
 /// Replies made of what the scanner waits on or skips (quotes, groups, marker prefixes, long
@@ -1022,20 +1077,23 @@ fn adversarial_replies_are_read_in_linear_time() {
         format!("<tool_call>{{'a': '''{}'''}}", "'' ".repeat(n)),
         "<tool_cal".repeat(n),
     ] {
-        let started = std::time::Instant::now();
-        let _ = parse_calls(&text, None);
+        // A reading that went back over the text would not finish within the suite's time;
+        // both readings must also agree on whether the reply can be read.
+        let whole = parse_calls(&text, None).is_ok();
         let mut stream = TextCallStream::new(None);
+        let mut streamed = true;
         for byte in text.as_bytes() {
             if stream.push([*byte]).is_err() {
+                streamed = false;
                 break;
             }
         }
-        let _ = stream.finish();
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{:?}…: {:?}",
-            text.chars().take(20).collect::<String>(),
-            started.elapsed()
+        streamed = streamed && stream.finish().is_ok();
+        assert_eq!(
+            streamed,
+            whole,
+            "{:?}…",
+            text.chars().take(20).collect::<String>()
         );
     }
 }

@@ -21,8 +21,10 @@
 //! A marker inside a quoted string never names a dialect or opens a call: a search whose
 //! query quotes `<tool_call>{…}</tool_call>` is the search, in every dialect, read whole or
 //! streamed. Prose is read as prose (its quotes are apostrophes); inside a bracketed group,
-//! `{…}`, `[…]` or `name(…)`, quotes delimit strings. A marker inside quotes in prose, outside
-//! any call, is refused rather than guessed at. So is a marker that closes or divides a call
+//! `{…}`, `[…]` or `name(…)`, quotes delimit strings, except an apostrophe between letters
+//! (`they're`). A marker inside quotes in prose, outside any call, is refused rather than
+//! guessed at, and so is an opening marker inside a bracketed group of prose, where a string
+//! may have been misread. So is a marker that closes or divides a call
 //! (`</tool_call>`, `[ARGS]`, DeepSeek's separator and end) standing outside any call: the
 //! call it belongs to lost its opening marker, and the other calls are not run without it.
 //!
@@ -40,8 +42,10 @@
 //! - A tool name alone on the first line, then its arguments as one JSON object (bare or in
 //!   a fence) and nothing else, is that call ([`Json`](Dialect::Json)). The line must be a
 //!   function's name of more than one word (letters, digits, `_`, `-`, `.`; lowercase first;
-//!   `snake_case`, `dotted.name` or `camelCase`), so a title (`Result`, `Answer:`), a lone
-//!   word (`json`, `search`) or a sentence is prose.
+//!   `snake_case`, `dotted.name` or `camelCase`; not a file name such as `package.json`), so a
+//!   title (`Result`, `Answer:`), a lone word (`json`, `search`) or a sentence is prose. This
+//!   form is read only when the dialect is named: detection leaves it as prose, since a
+//!   label over a JSON answer (`next_steps`) looks the same.
 //! - A call object written as a Python dict, `{'name': 'f', 'arguments': {'a': None}}` (or a
 //!   list of them), wherever a call object is read (`<tool_call>` blocks, say): a dict of
 //!   literals with exactly `name` and `arguments` (or `parameters`), converted to JSON.
@@ -499,7 +503,6 @@ fn whole_dialect(text: &str) -> Option<Dialect> {
         Some(_) if python_call_start(trimmed) && looks_whole_call(trimmed) => {
             Some(Dialect::Pythonic)
         }
-        Some(_) if name_line(trimmed).is_some() => Some(Dialect::Json),
         _ => None,
     }
 }
@@ -642,6 +645,18 @@ fn name_line(text: &str) -> Option<(&str, usize)> {
         .skip(1)
         .any(|c| matches!(c, b'_' | b'.') || c.is_ascii_uppercase());
     if !(first.is_ascii_lowercase() || first == b'_') || !words || !tool_name(name) {
+        return None;
+    }
+    // A file's name over its contents is not a call.
+    const FILES: [&str; 14] = [
+        "json", "jsonl", "yaml", "yml", "toml", "txt", "md", "py", "js", "ts", "rs", "csv", "xml",
+        "html",
+    ];
+    if let Some((_, extension)) = name.rsplit_once('.')
+        && FILES
+            .iter()
+            .any(|file| extension.eq_ignore_ascii_case(file))
+    {
         return None;
     }
     let after = &rest[line..];

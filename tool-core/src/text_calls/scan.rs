@@ -149,6 +149,17 @@ impl Scanner {
             if matches!(c, b'<' | b'[') {
                 match marker_at(text, at, complete) {
                     Err(()) => return None,
+                    // Inside brackets of prose, where a string may have been misread (an
+                    // apostrophe taken for a quote, or the other way round), an opening
+                    // marker opens nothing: it counts as one inside quotes, so the reply
+                    // is refused rather than read.
+                    Ok(Some(marker)) if marker.opens && self.depth > 0 => {
+                        if self.hidden.is_none() {
+                            self.hidden = Some(at);
+                        }
+                        self.at += marker.text.len();
+                        continue;
+                    }
                     Ok(Some(marker)) => {
                         self.at += marker.text.len();
                         return Some((at, marker));
@@ -164,6 +175,11 @@ impl Scanner {
                     self.depth += 1
                 }
                 b'}' | b']' | b')' => self.depth = self.depth.saturating_sub(1),
+                // An apostrophe between letters (`they're`, `user's`) opens no string.
+                b'\''
+                    if at > 0
+                        && b[at - 1].is_ascii_alphabetic()
+                        && b.get(at + 1).is_some_and(u8::is_ascii_alphabetic) => {}
                 b'"' | b'\'' if self.depth > 0 => {
                     if at + 2 >= b.len() && !complete {
                         return None;
