@@ -10,8 +10,9 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tests::replay::{Api, Exchange, Expect, ReplayServer, Reply, cassette, recorded_reply};
-use tool_core::agent::{Agent, Message, RunEnd, Turn};
+use tool_core::agent::{Agent, RunEnd};
 use tool_core::http::{ApiKey, HttpModel, Provider};
+use tool_core::model::{Message, Turn};
 use tool_core::providers::{
     NameMap, SseDecoder, SseEvent, StreamError, anthropic, gemini, openai_chat, openai_responses,
 };

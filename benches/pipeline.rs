@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use benches::INVOICE_VALID;
 use examples::CreateInvoice;
+use tool_core::model::ModelError;
 use tool_core::{
-    Argument, Context, ModelError, Registry, RepairModel, RepairRequest, Runtime, ToolDef,
-    ToolError, ToolInfo,
+    Argument, Context, Registry, RepairModel, RepairRequest, Runtime, ToolDef, ToolError, ToolInfo,
 };
 
 /// Invoice arguments with two violations (a string amount, an unknown currency).

@@ -23,7 +23,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use examples::{create_invoice, get_weather};
 use tool_core::ToolCall;
-use tool_core::agent::{Agent, BatchPolicy, Message, RunEnd, RunReport, Turn};
+use tool_core::agent::{Agent, BatchPolicy, RunEnd, RunReport};
+use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{Approvals, Code, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
 

@@ -7,7 +7,8 @@
 //! your completion endpoint where `ScriptedTurns` is.
 
 use examples::get_weather;
-use tool_core::agent::{Agent, Message, Turn};
+use tool_core::agent::Agent;
+use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::text_calls::{TextCallStream, TextModel};
 use tool_core::{Code, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};

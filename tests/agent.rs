@@ -7,7 +7,8 @@ use std::time::Duration;
 use examples::{CreateInvoice, GetWeather, create_invoice, get_weather};
 use tool_core::Code;
 use tool_core::ToolCall;
-use tool_core::agent::{Agent, BatchPolicy, Guard, Message, RunEnd, Turn};
+use tool_core::agent::{Agent, BatchPolicy, Guard, RunEnd};
+use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
     Approvals, Argument, Context, Effect, Registry, RepairPolicy, Runtime, Tool, ToolDef, ToolError,
@@ -201,11 +202,11 @@ async fn the_deadline_and_cancellation_stop_the_run() {
 /// A model that never answers.
 struct Silent;
 
-impl tool_core::agent::Model for Silent {
+impl tool_core::model::Model for Silent {
     async fn respond(
         &self,
-        _: &tool_core::agent::ModelRequest<'_>,
-    ) -> Result<Turn, tool_core::ModelError> {
+        _: &tool_core::model::ModelRequest<'_>,
+    ) -> Result<Turn, tool_core::model::ModelError> {
         std::future::pending().await
     }
 }

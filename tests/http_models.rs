@@ -15,8 +15,9 @@ use tests::replay::{
     Api, Exchange, Expect, ReplayServer, Reply, anthropic_answer, cassette, openai_chat_answer,
     recorded_reply, recorded_request,
 };
-use tool_core::agent::{Agent, Guard, Message, Prices, RunEnd, RunReport, Usage};
+use tool_core::agent::{Agent, Guard, Prices, RunEnd, RunReport};
 use tool_core::http::{ApiKey, HttpModel, Provider, RetryPolicy};
+use tool_core::model::{Message, Usage};
 use tool_core::providers::{RequestOptions, Target};
 use tool_core::{Context, DynamicTool, Registry, RepairPolicy, Runtime, ToolDef, ToolError};
 

@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tool_core::agent::{self, Agent, Message, RunEnd, Turn};
+use tool_core::agent::{self, Agent, RunEnd};
 use tool_core::ledger::{
     AuditKind, ClaimKey, Ledger, MemoryLedger, Reconciled, Resolution, verify,
 };
+use tool_core::model::{Message, Turn};
 use tool_core::testing::ScriptedTurns;
 use tool_core::{
     Approvals, Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolCall, ToolDef,

@@ -3,7 +3,8 @@
 //! its tool-result slot, wrapped in an envelope that marks it as data.
 
 use serde_json::{Value, json};
-use tool_core::agent::{Agent, Message, RunEnd, ToolResult, Turn};
+use tool_core::agent::{Agent, RunEnd};
+use tool_core::model::{Message, ToolResult, Turn};
 use tool_core::providers::{
     RequestOptions, Target, advertise, anthropic, gemini, openai_chat, openai_responses,
 };

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use examples::{CreateInvoice, GetWeather, SearchFlights};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tool_core::agent::{Message, ProviderState, ToolResult, Turn, Wire};
+use tool_core::model::{Message, ProviderState, ToolResult, Turn, Wire};
 use tool_core::providers::{
     self, AdvertiseError, CallArguments, LimitError, LossKind, LowerError, NameMap, NameRule,
     RequestError, RequestOptions, StreamError, Target, ToolCall, ToolSpec, advertise, anthropic,

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tool_core::Code;
 use tool_core::ToolCall;
-use tool_core::agent::{Agent, Message, Turn};
+use tool_core::agent::Agent;
+use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
     ArgumentErrors, Context, Keyword, Registry, RepairLoop, Runtime, Tool, ToolDef, ToolError,

@@ -219,7 +219,7 @@ async fn the_schema_sent_is_the_advertised_one() {
         fn repair(
             &self,
             request: &tool_core::RepairRequest<'_>,
-        ) -> impl std::future::Future<Output = Result<String, tool_core::ModelError>> + Send
+        ) -> impl std::future::Future<Output = Result<String, tool_core::model::ModelError>> + Send
         {
             assert_eq!(request.schema(), CreateInvoice::input_schema());
             std::future::ready(Ok(FIXED.to_owned()))

@@ -6,7 +6,8 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-use tool_core::agent::{Agent, Message, ProviderState, RunEnd, Turn, Wire};
+use tool_core::agent::{Agent, RunEnd};
+use tool_core::model::{Message, ProviderState, Turn, Wire};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::text_calls::{
     Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls, render_calls,

@@ -7,17 +7,18 @@
 //! receipt or one used before are all refused.
 
 use std::collections::HashMap;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use crate::canonical::exact_json;
 use crate::context::Context;
+use crate::digest::{contract_hash, hex, unhex};
 use crate::ledger::Ledger;
 use crate::recent::Recent;
 use crate::registry::Registry;
@@ -476,33 +477,8 @@ enum Verdict {
     UseNonce(Arc<dyn Ledger>, Receipt),
 }
 
-/// SHA-256 (hex) of a schema's exact canonical form, so a changed bound is a changed contract
-/// however large its number.
-pub(crate) fn contract_hash(schema: &Value) -> String {
-    let text = exact_json(schema).unwrap_or_else(|| schema.to_string());
-    hex(&Sha256::digest(text.as_bytes()))
-}
-
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }

@@ -333,7 +333,7 @@ pub(crate) fn fresh_call_id() -> String {
         bytes[..8].copy_from_slice(&now.to_le_bytes());
         bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     }
-    format!("call_{}", crate::ledger::hex(&bytes))
+    format!("call_{}", crate::digest::hex(&bytes))
 }
 
 #[cfg(test)]

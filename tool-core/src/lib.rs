@@ -58,45 +58,60 @@
     warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-// The modules in groups, in the order one call flows through them (rustfmt sorts the modules
-// within a group). A module uses only modules of its own group or of a group before it (doc
-// links aside).
-//
+// The modules in groups, from the bottom up: a module uses only modules of its own group or of
+// a group before it, and no two modules use each other (doc links aside). `tests/layering.rs`
+// holds the crate to this. Groups are separated by blank lines (rustfmt sorts the modules
+// within one).
+
 // Shared plumbing.
 mod canonical;
+mod digest;
 mod recent;
 mod sync;
+
 // The contract of a tool's arguments: schema and checked parser (the derive's runtime half).
 mod contract;
+
 // A proposed call and how it ends.
 mod call;
 mod context;
 mod observe;
 mod outcome;
 pub mod provenance;
+
 // The allow-list: tools with their contracts, handlers and settings.
 mod registry;
-// One call through its stages.
-pub mod runtime;
+
 // Claims, outcomes and the audit trail kept across restarts and workers.
 pub mod ledger;
-// Around the runtime: approval receipts; calls found in model text; the repair loop and its
-// counts; the agent loop.
+
+// One call through its stages.
+pub mod runtime;
+
+// What a model is asked and what it answers: the vocabulary of the loops, the wire formats
+// and the model clients.
+pub mod model;
+
+// Around the runtime: approval receipts, JSON found in prose, counts, the repair loop and the
+// agent loop.
 pub mod agent;
 mod approval;
 mod extract;
-// Calls written into model text in the formats open models emit.
 mod metrics;
 mod repair;
+
+// Calls as the providers' wire formats and open models' text carry them.
+pub mod providers;
 pub mod text_calls;
-// Where calls come from and results go: provider wire formats, models over HTTP, MCP.
+
+// The edges: models over HTTP, MCP servers and clients.
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
-pub mod providers;
+
 // Stand-ins for models.
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
@@ -128,8 +143,7 @@ pub use provenance::{Origin, Provenance};
 pub use registry::dynamic::DynamicTool;
 pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
 pub use repair::{
-    ModelError, RepairEnd, RepairLoop, RepairModel, RepairPolicy, RepairPolicyError, RepairRequest,
-    Repaired,
+    RepairEnd, RepairLoop, RepairModel, RepairPolicy, RepairPolicyError, RepairRequest, Repaired,
 };
 pub use runtime::{
     Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Runtime, RuntimeBuilder,

@@ -1,6 +1,6 @@
 //! Where the content of a tool result came from, and whether the application trusts it.
 //!
-//! Every result in a transcript ([`ToolResult`](crate::agent::ToolResult)) records its
+//! Every result in a transcript ([`ToolResult`](crate::model::ToolResult)) records its
 //! [`Provenance`]. The tool and call id are on the result itself; the provenance adds who wrote
 //! the content:
 //!

@@ -14,8 +14,9 @@ use std::future::Future;
 use std::sync::Mutex;
 
 use crate::ArgumentErrors;
-use crate::agent::{Message, Model, ModelRequest, Turn};
-use crate::repair::{ModelError, RepairModel, RepairRequest};
+use crate::model::ModelError;
+use crate::model::{Message, Model, ModelRequest, Turn};
+use crate::repair::{RepairModel, RepairRequest};
 use crate::sync::lock;
 
 /// A [`RepairModel`] that answers from a queue and records every request: for tests, demos

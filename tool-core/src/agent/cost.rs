@@ -1,14 +1,15 @@
 //! What a run's tokens cost: [`Prices`] per million tokens, for the agent's money budget
 //! ([`Agent::cost_budget`](super::Agent::cost_budget)).
 
-use super::transcript::Usage;
+use crate::model::Usage;
 
 /// A model's prices: what a million input (prompt) tokens and a million output (completion)
 /// tokens cost, in one currency. Costs are counted in millionths of that currency's unit
 /// ("micros"), in integers, so budgets compare exactly.
 ///
 /// ```
-/// use tool_core::agent::{Prices, Usage};
+/// use tool_core::agent::Prices;
+/// use tool_core::model::Usage;
 ///
 /// let prices = Prices::per_million(2.50, 10.0);
 /// let usage = Usage { input_tokens: 1_000, output_tokens: 200 };

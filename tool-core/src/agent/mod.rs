@@ -8,23 +8,20 @@
 
 mod batch;
 mod cost;
-mod model;
 mod stored;
-mod transcript;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use cost::Prices;
-pub use model::{Model, ModelRequest};
 pub use stored::{load_run, remove_run, store_run};
-pub use transcript::{Message, ProviderState, ToolResult, Turn, Usage, Wire};
 
 use crate::approval::{Approvals, PendingApproval};
 use crate::call::ToolCall;
 use crate::context::{Context, Stopped};
+use crate::model::{Message, Model, ModelError, ModelRequest, ToolResult, Usage};
 use crate::outcome::{Code, Outcome};
-use crate::repair::{ModelError, RepairLoop, RepairModel, RepairPolicy, RepairRequest};
+use crate::repair::{RepairLoop, RepairModel, RepairPolicy, RepairRequest};
 use crate::runtime::Runtime;
 
 /// Why a run ended before the model answered on its own.
@@ -144,7 +141,8 @@ impl RepairModel for NoRepair {
 /// Runs a model against a runtime's tools, under guards.
 ///
 /// ```
-/// use tool_core::agent::{Agent, Message, RunEnd, Turn};
+/// use tool_core::agent::{Agent, RunEnd};
+/// use tool_core::model::{Message, Turn};
 /// use tool_core::ToolCall;
 /// use tool_core::testing::ScriptedTurns;
 /// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
@@ -264,7 +262,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
 
     /// No model call starts once the run's tokens, priced with `prices`, cost `limit_micros`
     /// (millionths of the prices' currency unit: `2_500_000` is 2.50) or more. The tokens are
-    /// the ones each turn reports ([`Turn::usage`]).
+    /// the ones each turn reports ([`Turn::usage`](crate::model::Turn::usage)).
     ///
     /// ```
     /// use tool_core::agent::{Agent, Prices};

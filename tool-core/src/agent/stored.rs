@@ -1,7 +1,7 @@
 //! Paused runs kept in a [ledger](crate::ledger), so another process can resume them.
 
-use super::Message;
 use crate::ledger::{Ledger, LedgerError};
+use crate::model::Message;
 
 /// Stores the transcript of a paused run (one that ended awaiting approval) in `ledger` under
 /// `scope` and `run`, replacing what was stored there. Any process sharing the ledger can

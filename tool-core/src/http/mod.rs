@@ -6,7 +6,7 @@
 //! ([`providers::openai_chat::request`](crate::providers::openai_chat::request) and the like),
 //! the tools advertised in the provider's dialect, the answer streamed over server-sent events
 //! through the provider's `Stream` accumulator, and returned as a [`Turn`]: text, calls, token
-//! usage and the [`ProviderState`](crate::agent::ProviderState) the next request sends back.
+//! usage and the [`ProviderState`](crate::model::ProviderState) the next request sends back.
 //! A turn's calls are returned only once the provider has said the turn is complete, so a
 //! request that fails part-way has had none of its calls acted on, and is retried under the
 //! [`RetryPolicy`].
@@ -18,12 +18,13 @@
 //! ([`ApiKey`]) never appears in them, nor in `Debug` output.
 //!
 //! ```no_run
-//! use tool_core::agent::{Agent, Message};
+//! use tool_core::agent::Agent;
+//! use tool_core::model::Message;
 //! use tool_core::http::{HttpModel, Provider};
 //! use tool_core::providers::RequestOptions;
 //! use tool_core::{Context, Registry, Runtime};
 //!
-//! # async fn run() -> Result<(), tool_core::ModelError> {
+//! # async fn run() -> Result<(), tool_core::model::ModelError> {
 //! // The key from OPENAI_API_KEY; the model and a system prompt.
 //! let model = HttpModel::new(Provider::OpenAiChat, "gpt-4.1-mini")?
 //!     .options(RequestOptions::new().system("You are terse."));
@@ -52,10 +53,11 @@ pub use key::ApiKey;
 pub use retry::RetryPolicy;
 pub use wire::{ANTHROPIC_VERSION, Provider};
 
-use crate::agent::{Message, Model, ModelRequest, Turn, Usage};
 use crate::context::Stopped;
+use crate::model::ModelError;
+use crate::model::{Message, Model, ModelRequest, Turn, Usage};
 use crate::providers::{NameMap, RequestOptions, SseDecoder, Target, advertise};
-use crate::repair::{ModelError, RepairModel, RepairRequest};
+use crate::repair::{RepairModel, RepairRequest};
 use crate::sync::lock;
 use wire::{Accumulator, EventError};
 
@@ -89,7 +91,7 @@ const MAX_ERROR_CHARS: usize = 600;
 ///     .options(RequestOptions::new().setting("max_tokens", json!(1024)))
 ///     .retry(RetryPolicy::new(3));
 /// assert!(!format!("{claude:?}").contains("sk-ant"));
-/// # Ok::<(), tool_core::ModelError>(())
+/// # Ok::<(), tool_core::model::ModelError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct HttpModel {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::ApiKey;
 use crate::ToolCall;
-use crate::agent::{Message, Turn, Usage};
+use crate::model::{Message, Turn, Usage};
 use crate::providers::{
     Advertised, NameMap, ParseError, RequestError, RequestOptions, SseEvent, StreamError, Target,
     anthropic, gemini, openai_chat, openai_responses,

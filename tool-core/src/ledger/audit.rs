@@ -167,7 +167,7 @@ impl AuditRecord {
         if let Some(output) = &e.output {
             field(&mut hasher, Some(output.as_bytes()));
         }
-        super::hex(&hasher.finalize())
+        crate::digest::hex(&hasher.finalize())
     }
 }
 

@@ -44,6 +44,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::digest::hex;
+pub use crate::digest::sha256_hex;
 use crate::outcome::Code;
 use crate::registry::Effect;
 
@@ -542,21 +544,6 @@ impl fmt::Display for LedgerError {
 }
 
 impl std::error::Error for LedgerError {}
-
-/// SHA-256 of `bytes`, as lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)] as char);
-        out.push(DIGITS[usize::from(byte & 15)] as char);
-    }
-    out
-}
 
 /// Milliseconds since the Unix epoch (0 before it, saturating far after).
 pub fn unix_millis(time: SystemTime) -> i64 {

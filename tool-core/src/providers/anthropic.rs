@@ -29,7 +29,7 @@ use super::request::{
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::agent::{ProviderState, Turn, Usage, Wire};
+use crate::model::{ProviderState, Turn, Usage, Wire};
 
 #[derive(Deserialize)]
 struct Message {
@@ -458,7 +458,7 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
 /// `tool_result` blocks in call order, `is_error` set for failures; the user's next words,
 /// if they follow at once, are added to that message after the results, as Anthropic asks.
 pub fn request(
-    transcript: &[crate::agent::Message],
+    transcript: &[crate::model::Message],
     tools: &Advertised,
     options: &RequestOptions,
 ) -> Result<Value, RequestError> {

@@ -35,7 +35,7 @@ use super::request::{
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
-use crate::agent::{ProviderState, Turn, Usage, Wire};
+use crate::model::{ProviderState, Turn, Usage, Wire};
 use crate::{MAX_DEPTH, Outcome};
 
 #[derive(Deserialize)]
@@ -241,7 +241,7 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
 /// turn are one `user` content of `functionResponse` parts in call order (see
 /// [`function_responses`]): `{"output": …}`, or `{"error": {"code", "message"}}`.
 pub fn request(
-    transcript: &[crate::agent::Message],
+    transcript: &[crate::model::Message],
     tools: &Advertised,
     options: &RequestOptions,
 ) -> Result<Value, RequestError> {

@@ -20,7 +20,7 @@
 //! | undo OpenAI strict's nulls for optional fields | [`ToolCall::remove_strict_nulls`] |
 //! | run each call | [`Runtime::invoke`](crate::Runtime::invoke)`(call.call_id(), call.name(), call.arguments(), &cx)` |
 //! | answer the calls, in call order | [`openai_chat::tool_messages`], [`openai_responses::output_items`], [`anthropic::tool_results`], [`gemini::function_responses`] |
-//! | or keep the turn (with [`ProviderState`](crate::agent::ProviderState)) and results in a transcript | [`openai_chat::parse_turn`], [`openai_responses::parse_turn`], [`anthropic::parse_turn`], [`gemini::parse_turn`], or each stream's `provider_state` |
+//! | or keep the turn (with [`ProviderState`](crate::model::ProviderState)) and results in a transcript | [`openai_chat::parse_turn`], [`openai_responses::parse_turn`], [`anthropic::parse_turn`], [`gemini::parse_turn`], or each stream's `provider_state` |
 //! | write the next request from the transcript | [`openai_chat::request`], [`openai_responses::request`], [`anthropic::request`], [`gemini::request`] |
 //!
 //! A call's [`call_id`](ToolCall::call_id) is unique across processes: where the provider's id
@@ -59,6 +59,7 @@ mod target;
 pub use crate::call::{CallArguments, ToolCall};
 pub use advertise::{AdvertiseError, Advertised, Lowered, advertise};
 pub use call::ParseError;
+#[cfg(feature = "http")]
 pub(crate) use call::make_ids_unique;
 pub use encode::EncodeError;
 pub use limits::LimitError;

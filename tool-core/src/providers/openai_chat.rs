@@ -27,7 +27,7 @@ use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_
 use super::stream::{self, Caps, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::agent::{Turn, Usage};
+use crate::model::{Turn, Usage};
 
 #[derive(Deserialize)]
 struct Completion {
@@ -341,7 +341,7 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
 /// id, name and arguments text. Each result is a `tool` message for its call id, in call order;
 /// the API has no error flag, so a failure is written `code: message`.
 pub fn request(
-    transcript: &[crate::agent::Message],
+    transcript: &[crate::model::Message],
     tools: &Advertised,
     options: &RequestOptions,
 ) -> Result<Value, RequestError> {

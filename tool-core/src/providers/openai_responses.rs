@@ -23,7 +23,7 @@ use super::request::{
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::agent::{ProviderState, Turn, Usage, Wire};
+use crate::model::{ProviderState, Turn, Usage, Wire};
 
 #[derive(Deserialize)]
 struct Response {
@@ -188,7 +188,7 @@ impl Stream {
     /// The output items completed so far (`response.output_item.done`), in output order, as
     /// the API sent them; `None` before the first, or when the turn has more than
     /// [`MAX_STATE_ITEMS`]. Store it with the assistant turn
-    /// ([`Turn::provider`](crate::agent::Turn::provider)) so that [`request`] sends reasoning
+    /// ([`Turn::provider`](crate::model::Turn::provider)) so that [`request`] sends reasoning
     /// items back unchanged.
     pub fn provider_state(&self) -> Option<ProviderState> {
         if self.state_lost || (self.items.is_empty() && self.unindexed.is_empty()) {
@@ -604,7 +604,7 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
 /// call. Each result is a `function_call_output` for its `call_id`, in call order; the API has
 /// no error flag, so a failure is written `code: message`.
 pub fn request(
-    transcript: &[crate::agent::Message],
+    transcript: &[crate::model::Message],
     tools: &Advertised,
     options: &RequestOptions,
 ) -> Result<Value, RequestError> {

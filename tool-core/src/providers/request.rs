@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::advertise::Advertised;
 use super::target::Target;
 use crate::ToolCall;
-use crate::agent::{Message, ProviderState, ToolResult, Wire};
+use crate::model::{Message, ProviderState, ToolResult, Wire};
 
 /// What a request needs besides the transcript and the tools: the system prompt and the
 /// provider's own settings (`model`, `max_tokens`, `tool_choice`, `stream`,

@@ -10,6 +10,7 @@ use crate::canonical::same_json;
 use crate::context::{Context, Stopped};
 use crate::contract::arguments::{Arguments, deeper_than};
 use crate::metrics::{CallRecord, Metrics};
+use crate::model::ModelError;
 use crate::outcome::{Code, Outcome};
 use crate::runtime::Runtime;
 
@@ -18,7 +19,7 @@ mod model;
 mod policy;
 
 use feedback::{feedback, not_json};
-pub use model::{ModelError, RepairModel, RepairRequest};
+pub use model::{RepairModel, RepairRequest};
 pub use policy::{RepairPolicy, RepairPolicyError};
 
 /// How the repair loop ended for one call.

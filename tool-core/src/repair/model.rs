@@ -1,13 +1,12 @@
 //! The model's side of the repair loop: [`RepairModel`] is asked for new arguments with a
 //! [`RepairRequest`] and answers with text or a [`ModelError`].
 
-use std::fmt;
 use std::future::Future;
 
 use serde_json::Value;
 
 use crate::ArgumentErrors;
-use crate::agent::Usage;
+use crate::model::{ModelError, Usage};
 
 /// The model side of the repair loop: given what was wrong, return new argument text.
 ///
@@ -88,29 +87,6 @@ impl<'a> RepairRequest<'a> {
         self.hint
     }
 }
-
-/// The model could not answer a repair request (a network error, a refusal, a closed stream).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelError {
-    message: String,
-}
-
-impl ModelError {
-    /// A model failure described by `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        ModelError {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ModelError {}
 
 impl<M: RepairModel> RepairModel for std::sync::Arc<M> {
     fn repair(

@@ -612,7 +612,7 @@ impl RuntimeBuilder {
             Some(_) => self
                 .registry
                 .tools()
-                .map(|info| crate::approval::contract_hash(info.input_schema()))
+                .map(|info| crate::digest::contract_hash(info.input_schema()))
                 .collect(),
             None => Vec::new(),
         };

@@ -1,8 +1,8 @@
 //! A model that writes its calls as text, made into one the agent loop can run.
 
 use super::{Dialect, parse_calls};
-use crate::agent::{Model, ModelRequest, Turn};
-use crate::repair::ModelError;
+use crate::model::ModelError;
+use crate::model::{Model, ModelRequest, Turn};
 
 /// Runs a model whose turns are plain text (a completion endpoint, a server without a tool-call
 /// parser) in the agent loop: each turn's text is read with [`parse_calls`], in the dialect
@@ -26,7 +26,8 @@ use crate::repair::ModelError;
 /// are validated, and the repair loop sends field-level errors back to the model.
 ///
 /// ```
-/// use tool_core::agent::{Agent, Message, RunEnd, Turn};
+/// use tool_core::agent::{Agent, RunEnd};
+/// use tool_core::model::{Message, Turn};
 /// use tool_core::testing::ScriptedTurns;
 /// use tool_core::text_calls::TextModel;
 /// use tool_core::{Context, Registry, Runtime, ToolDef};

@@ -2,10 +2,10 @@
 
 use std::future::Future;
 
+use super::ModelError;
 use super::transcript::{Message, Turn};
 use crate::context::Context;
 use crate::registry::ToolInfo;
-use crate::repair::ModelError;
 
 /// A chat model that can propose tool calls. One method: given the transcript and the tools it
 /// may call, return the next assistant turn.

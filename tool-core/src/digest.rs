@@ -1,0 +1,65 @@
+//! Digests and their hex form: the one place the crate hashes and writes bytes as hex (call
+//! ids, contract hashes bound into approval receipts and ledger claims, the audit chain).
+
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+use crate::canonical::exact_json;
+
+/// SHA-256 of `bytes`, as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// SHA-256 (hex) of a schema's exact canonical form, so a changed bound is a changed contract
+/// however large its number.
+pub(crate) fn contract_hash(schema: &Value) -> String {
+    let text = exact_json(schema).unwrap_or_else(|| schema.to_string());
+    sha256_hex(text.as_bytes())
+}
+
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 15)]));
+    }
+    out
+}
+
+/// The bytes a hex string (either case) stands for; `None` unless it is whole bytes of hex
+/// digits.
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_is_not_hex() {
+        let bytes = [0x00, 0x0f, 0xa5, 0xff];
+        assert_eq!(hex(&bytes), "000fa5ff");
+        assert_eq!(unhex("000FA5ff").as_deref(), Some(&bytes[..]));
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(unhex("é0"), None);
+    }
+
+    #[test]
+    fn sha256_of_nothing_is_the_known_digest() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}
