@@ -11,7 +11,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use serde_json::{Value, json};
 use tests::replay::{Api, Exchange, Expect, ReplayServer, Reply, cassette, recorded_reply};
 use tool_core::agent::{Agent, RunEnd};
-use tool_core::http::{ApiKey, HttpModel, Provider};
+use tool_core::http::{ApiKey, HttpModel};
+use tool_core::model::Provider;
 use tool_core::model::{Message, Turn};
 use tool_core::providers::{
     NameMap, SseDecoder, SseEvent, StreamError, anthropic, gemini, openai_chat, openai_responses,

@@ -159,7 +159,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// The agent against a model over HTTP: `--provider`, `--base-url`, `--model`.
 #[cfg(feature = "http")]
 async fn run_http(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
-    use tool_core::http::{HttpModel, Provider};
+    use tool_core::http::HttpModel;
+    use tool_core::model::Provider;
     use tool_core::providers::RequestOptions;
 
     let mut provider = None;

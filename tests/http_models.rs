@@ -16,7 +16,8 @@ use tests::replay::{
     recorded_reply, recorded_request,
 };
 use tool_core::agent::{Agent, Guard, Prices, RunEnd, RunReport};
-use tool_core::http::{ApiKey, HttpModel, Provider, RetryPolicy};
+use tool_core::http::{ApiKey, HttpModel, RetryPolicy};
+use tool_core::model::Provider;
 use tool_core::model::{Message, Usage};
 use tool_core::providers::{RequestOptions, Target};
 use tool_core::{Context, DynamicTool, Registry, RepairPolicy, Runtime, ToolDef, ToolError};

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use examples::{CreateInvoice, GetWeather, SearchFlights};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tool_core::model::{Message, ProviderState, ToolResult, Turn, Wire};
+use tool_core::model::{Message, Provider, ProviderState, ToolResult, Turn};
 use tool_core::providers::{
     self, AdvertiseError, CallArguments, LimitError, LossKind, LowerError, NameMap, NameRule,
     RequestError, RequestOptions, StreamError, Target, ToolCall, ToolSpec, advertise, anthropic,
@@ -1406,7 +1406,7 @@ fn transcripts_that_cannot_be_sent_are_errors() {
     );
     // State naming other calls than the turn's is refused, not sent.
     let state = ProviderState::new(
-        Wire::Anthropic,
+        Provider::Anthropic,
         json!([{"type": "tool_use", "id": "other", "name": "f", "input": {}}]),
     );
     let stale = [

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use std::time::Duration;
 
 use tool_core::agent::{Agent, RunEnd};
-use tool_core::model::{Message, ProviderState, Turn, Wire};
+use tool_core::model::{Message, Provider, ProviderState, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::text_calls::{
     Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls, render_calls,
@@ -1449,7 +1449,7 @@ async fn a_text_model_runs_in_the_agent_loop_with_repair() {
 async fn a_text_model_drops_provider_state_from_turns_it_reads_into_calls() {
     let state = || {
         Some(ProviderState::new(
-            Wire::Anthropic,
+            Provider::Anthropic,
             json!([{"type": "text", "text": "x"}]),
         ))
     };

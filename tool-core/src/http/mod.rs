@@ -20,7 +20,8 @@
 //! ```no_run
 //! use tool_core::agent::Agent;
 //! use tool_core::model::Message;
-//! use tool_core::http::{HttpModel, Provider};
+//! use tool_core::http::HttpModel;
+//! use tool_core::model::Provider;
 //! use tool_core::providers::RequestOptions;
 //! use tool_core::{Context, Registry, Runtime};
 //!
@@ -51,7 +52,9 @@ use tokio::time::Instant;
 
 pub use key::ApiKey;
 pub use retry::RetryPolicy;
-pub use wire::{ANTHROPIC_VERSION, Provider};
+pub use wire::ANTHROPIC_VERSION;
+
+use crate::model::Provider;
 
 use crate::context::Stopped;
 use crate::model::ModelError;
@@ -78,7 +81,8 @@ const MAX_ERROR_CHARS: usize = 600;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tool_core::http::{ApiKey, HttpModel, Provider, RetryPolicy};
+/// use tool_core::http::{ApiKey, HttpModel, RetryPolicy};
+/// use tool_core::model::Provider;
 /// use tool_core::providers::RequestOptions;
 /// use serde_json::json;
 ///

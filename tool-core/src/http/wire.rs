@@ -5,52 +5,17 @@ use serde_json::{Map, Value};
 
 use super::ApiKey;
 use crate::ToolCall;
-use crate::model::{Message, Turn, Usage};
+use crate::model::{Message, Provider, Turn, Usage};
 use crate::providers::{
     Advertised, NameMap, ParseError, RequestError, RequestOptions, SseEvent, StreamError, Target,
     anthropic, gemini, openai_chat, openai_responses,
 };
 
-/// The API an [`HttpModel`](super::HttpModel) speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Provider {
-    /// OpenAI Chat Completions (`POST {base}/chat/completions`), and the servers that speak
-    /// it: vLLM, llama.cpp's server, Ollama, … Key from `OPENAI_API_KEY`, sent as
-    /// `Authorization: Bearer`; a model without a key sends no `Authorization` (local servers).
-    OpenAiChat,
-    /// OpenAI Responses (`POST {base}/responses`). Key from `OPENAI_API_KEY`.
-    OpenAiResponses,
-    /// Anthropic Messages (`POST {base}/messages`). Key from `ANTHROPIC_API_KEY`, sent as
-    /// `x-api-key` with `anthropic-version: 2023-06-01`.
-    Anthropic,
-    /// Gemini `generateContent` (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
-    /// Key from `GEMINI_API_KEY`, sent as `x-goog-api-key`.
-    Gemini,
-}
-
 /// The `anthropic-version` header sent with every Anthropic request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// What an [`HttpModel`](super::HttpModel) needs of each provider.
 impl Provider {
-    /// Every provider.
-    pub const ALL: [Provider; 4] = [
-        Provider::OpenAiChat,
-        Provider::OpenAiResponses,
-        Provider::Anthropic,
-        Provider::Gemini,
-    ];
-
-    /// The provider's name in messages (`"OpenAI Chat"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Provider::OpenAiChat => "OpenAI Chat",
-            Provider::OpenAiResponses => "OpenAI Responses",
-            Provider::Anthropic => "Anthropic",
-            Provider::Gemini => "Gemini",
-        }
-    }
-
     /// The base URL requests go to unless another is given.
     pub fn default_base_url(self) -> &'static str {
         match self {

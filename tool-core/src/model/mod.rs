@@ -11,4 +11,4 @@ mod transcript;
 
 pub use error::ModelError;
 pub use request::{Model, ModelRequest};
-pub use transcript::{Message, ProviderState, ToolResult, Turn, Usage, Wire};
+pub use transcript::{Message, Provider, ProviderState, ToolResult, Turn, Usage};

@@ -134,10 +134,12 @@ pub struct Turn {
     pub provider: Option<ProviderState>,
 }
 
-/// A provider wire format, as a [`ProviderState`] names it.
+/// A provider's API: the one name for it across the crate. The wire formats of
+/// [`providers`](crate::providers) read and write its turns, an `HttpModel` (feature `http`)
+/// speaks it, and a [`ProviderState`] names the one it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
-pub enum Wire {
+pub enum Provider {
     /// OpenAI Chat Completions (and compatible servers).
     #[serde(rename = "openai_chat")]
     OpenAiChat,
@@ -152,6 +154,26 @@ pub enum Wire {
     Gemini,
 }
 
+impl Provider {
+    /// Every provider.
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ];
+
+    /// The provider's name in messages (`"OpenAI Chat"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat => "OpenAI Chat",
+            Provider::OpenAiResponses => "OpenAI Responses",
+            Provider::Anthropic => "Anthropic",
+            Provider::Gemini => "Gemini",
+        }
+    }
+}
+
 /// An assistant turn as one provider sent it, kept opaque so that the next request to the
 /// same provider can send it back unchanged: Anthropic's `content` blocks (with `caller`,
 /// `thinking` signatures and every other field), OpenAI Responses' `output` items (reasoning
@@ -163,19 +185,20 @@ pub enum Wire {
 /// `{"wire": "anthropic", "content": …}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderState {
-    wire: Wire,
+    #[serde(rename = "wire")]
+    provider: Provider,
     content: serde_json::Value,
 }
 
 impl ProviderState {
-    /// The turn's `content` as `wire` sent it.
-    pub fn new(wire: Wire, content: serde_json::Value) -> Self {
-        ProviderState { wire, content }
+    /// The turn's `content` as `provider` sent it.
+    pub fn new(provider: Provider, content: serde_json::Value) -> Self {
+        ProviderState { provider, content }
     }
 
-    /// The wire format it was read from.
-    pub fn wire(&self) -> Wire {
-        self.wire
+    /// The provider it was read from.
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// The content as sent.

@@ -29,7 +29,7 @@ use super::request::{
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::model::{ProviderState, Turn, Usage, Wire};
+use crate::model::{Provider, ProviderState, Turn, Usage};
 
 #[derive(Deserialize)]
 struct Message {
@@ -211,7 +211,10 @@ impl Stream {
             return None;
         }
         let blocks = self.completed.values().cloned().collect();
-        Some(ProviderState::new(Wire::Anthropic, Value::Array(blocks)))
+        Some(ProviderState::new(
+            Provider::Anthropic,
+            Value::Array(blocks),
+        ))
     }
 
     /// Applies a delta to the block as sent.
@@ -416,7 +419,7 @@ impl Stream {
 }
 
 /// A whole message as an assistant [`Turn`]: its text blocks joined, its `tool_use` calls, its
-/// token usage, and its `content` blocks kept as sent ([`Wire::Anthropic`]) so that
+/// token usage, and its `content` blocks kept as sent ([`Provider::Anthropic`]) so that
 /// [`request`] sends the turn back with every field Anthropic gave (`caller`, thinking
 /// signatures, …).
 pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
@@ -433,7 +436,7 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
     let state = body
         .get("content")
         .filter(|c| c.is_array())
-        .map(|c| ProviderState::new(Wire::Anthropic, c.clone()));
+        .map(|c| ProviderState::new(Provider::Anthropic, c.clone()));
     Ok(Turn {
         text: (!texts.is_empty()).then(|| texts.concat()),
         calls,
@@ -488,7 +491,7 @@ pub fn request(
                 state,
             } => {
                 results_open = false;
-                let content = match Entry::state_for(state, Wire::Anthropic) {
+                let content = match Entry::state_for(state, Provider::Anthropic) {
                     Some(content) => {
                         let blocks = content
                             .as_array()

@@ -35,7 +35,7 @@ use super::request::{
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
-use crate::model::{ProviderState, Turn, Usage, Wire};
+use crate::model::{Provider, ProviderState, Turn, Usage};
 use crate::{MAX_DEPTH, Outcome};
 
 #[derive(Deserialize)]
@@ -194,7 +194,7 @@ pub fn function_responses(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Va
 
 /// A whole response (or one `content`) as an assistant [`Turn`]: its answer text (thought
 /// parts left out), its calls, its token usage (thinking tokens counted as output), and the
-/// candidate's `parts` kept as sent ([`Wire::Gemini`]), so that [`request`] sends every
+/// candidate's `parts` kept as sent ([`Provider::Gemini`]), so that [`request`] sends every
 /// `thoughtSignature` back on the part that carried it.
 pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
     let calls = parse_response(body, names)?;
@@ -225,7 +225,7 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
         },
         provider: parts.map(|parts| {
             let parts = parts.iter().filter(|p| worth_sending(p)).cloned().collect();
-            ProviderState::new(Wire::Gemini, Value::Array(parts))
+            ProviderState::new(Provider::Gemini, Value::Array(parts))
         }),
     })
 }
@@ -264,7 +264,7 @@ pub fn request(
                 calls,
                 state,
             } => {
-                let parts = match Entry::state_for(state, Wire::Gemini) {
+                let parts = match Entry::state_for(state, Provider::Gemini) {
                     Some(content) => {
                         let parts = content
                             .as_array()
@@ -445,7 +445,7 @@ impl Stream {
     /// assistant turn ([`Turn::provider`]) so that [`request`] sends it back.
     pub fn provider_state(&self) -> Option<ProviderState> {
         (!self.state_lost && !self.parts.is_empty())
-            .then(|| ProviderState::new(Wire::Gemini, Value::Array(self.parts.clone())))
+            .then(|| ProviderState::new(Provider::Gemini, Value::Array(self.parts.clone())))
     }
 
     /// Takes one chunk (a `GenerateContentResponse`); returns the calls it completes. After an

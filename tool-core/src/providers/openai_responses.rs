@@ -23,7 +23,7 @@ use super::request::{
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::model::{ProviderState, Turn, Usage, Wire};
+use crate::model::{Provider, ProviderState, Turn, Usage};
 
 #[derive(Deserialize)]
 struct Response {
@@ -201,7 +201,7 @@ impl Stream {
             .cloned()
             .collect();
         Some(ProviderState::new(
-            Wire::OpenAiResponses,
+            Provider::OpenAiResponses,
             Value::Array(items),
         ))
     }
@@ -563,7 +563,7 @@ fn truncated(reason: &str, partial: Option<Partial>, item: &Item) -> StreamError
 
 /// A whole response as an assistant [`Turn`]: the text of its `message` items, its
 /// `function_call` calls, its token usage, and its `output` items kept as sent
-/// ([`Wire::OpenAiResponses`]) so that [`request`] sends reasoning items (with their
+/// ([`Provider::OpenAiResponses`]) so that [`request`] sends reasoning items (with their
 /// `encrypted_content`) back unchanged.
 pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
     let calls = parse_response(body, names)?;
@@ -589,8 +589,9 @@ pub fn parse_turn(body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
             input_tokens: usage("input_tokens"),
             output_tokens: usage("output_tokens"),
         },
-        provider: output
-            .map(|items| ProviderState::new(Wire::OpenAiResponses, Value::Array(items.clone()))),
+        provider: output.map(|items| {
+            ProviderState::new(Provider::OpenAiResponses, Value::Array(items.clone()))
+        }),
     })
 }
 
@@ -620,7 +621,7 @@ pub fn request(
                 text,
                 calls,
                 state,
-            } => match Entry::state_for(state, Wire::OpenAiResponses) {
+            } => match Entry::state_for(state, Provider::OpenAiResponses) {
                 Some(content) => {
                     let items = content
                         .as_array()

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::advertise::Advertised;
 use super::target::Target;
 use crate::ToolCall;
-use crate::model::{Message, ProviderState, ToolResult, Wire};
+use crate::model::{Message, Provider, ProviderState, ToolResult};
 
 /// What a request needs besides the transcript and the tools: the system prompt and the
 /// provider's own settings (`model`, `max_tokens`, `tool_choice`, `stream`,
@@ -172,10 +172,13 @@ pub(crate) enum Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
-    /// The assistant turn's state when it was read from `wire`.
-    pub(crate) fn state_for(state: Option<&'a ProviderState>, wire: Wire) -> Option<&'a Value> {
+    /// The assistant turn's state when it was read from `provider`.
+    pub(crate) fn state_for(
+        state: Option<&'a ProviderState>,
+        provider: Provider,
+    ) -> Option<&'a Value> {
         state
-            .filter(|s| s.wire() == wire)
+            .filter(|s| s.provider() == provider)
             .map(ProviderState::content)
     }
 }
