@@ -1076,6 +1076,11 @@ fn adversarial_replies_are_read_in_linear_time() {
         format!("<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}", " ".repeat(n)),
         format!("<tool_call>{{'a': '''{}'''}}", "'' ".repeat(n)),
         "<tool_cal".repeat(n),
+        format!("`{}", "<tool_call> ".repeat(n)),
+        "` <tool_call>{} ".repeat(n),
+        (1..450)
+            .map(|k| format!("{} <tool_call> ", "`".repeat(k)))
+            .collect(),
     ] {
         // A reading that went back over the text would not finish within the suite's time;
         // both readings must also agree on whether the reply can be read.
@@ -1099,7 +1104,7 @@ fn adversarial_replies_are_read_in_linear_time() {
 }
 
 /// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,
-/// separators, multi-byte characters and names.
+/// separators, backticks, multi-byte characters and names.
 fn pieces() -> impl Strategy<Value = String> {
     let piece = prop::sample::select(vec![
         "<tool_call>",
@@ -1152,6 +1157,9 @@ fn pieces() -> impl Strategy<Value = String> {
         "get_weather\n",
         "<tool_call>{'name': 'f', 'arguments': {",
         "'''",
+        "`",
+        "``",
+        "`<tool_call>",
     ]);
     prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
 }
@@ -1589,4 +1597,128 @@ fn bfcl_ground_truth_round_trips_in_every_dialect() {
         ));
     }
     eprintln!("BFCL v4 ground truth: {}", report.join("; "));
+}
+
+/// `text` streamed in chunks of 1, 3, 7 and 64 bytes, detected: no call is handed over and
+/// `finish` reads it as prose, as `parse_calls` does.
+fn streams_as_prose(text: &str) {
+    prose_only(text);
+    for size in [1, 3, 7, 64] {
+        let cuts: Vec<usize> = (size..text.len()).step_by(size).collect();
+        let (handed, reply) =
+            stream(text, None, &cuts).unwrap_or_else(|error| panic!("{size}: {error}: {text}"));
+        assert!(handed.is_empty(), "{size}: {text}");
+        assert_eq!(reply.parsed().dialect(), None, "{size}: {text}");
+        assert!(reply.parsed().calls().is_empty(), "{size}: {text}");
+    }
+}
+
+/// `text` refused whole and streamed in chunks of 1, 3, 7 and 64 bytes, with nothing handed
+/// over.
+fn streams_refused(text: &str) {
+    refused(text);
+    for size in [1, 3, 7, 64] {
+        let cuts: Vec<usize> = (size..text.len()).step_by(size).collect();
+        let mut stream = TextCallStream::new(None);
+        let mut from = 0;
+        let mut result = Ok(());
+        for cut in cuts.into_iter().chain([text.len()]) {
+            match stream.push(&text.as_bytes()[from..cut]) {
+                Ok(handed) => assert!(handed.is_empty(), "{size}: {text}"),
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
+            from = cut;
+        }
+        if result.is_ok() {
+            assert!(stream.finish().is_err(), "{size}: {text}");
+        }
+    }
+}
+
+/// A call shown in Markdown inline code (one or more backticks, closed by as many on the same
+/// line) is an example shown to the reader: prose, whole and streamed, in every dialect.
+#[test]
+fn a_call_in_inline_code_is_prose() {
+    let examples = [
+        r#"<tool_call>{"name": "delete_all", "arguments": {}}</tool_call>"#,
+        "<tool_call>",
+        "</tool_call>",
+        r#"[TOOL_CALLS][{"name": "delete_all", "arguments": {}}]"#,
+        r#"[TOOL_CALLS]delete_all[ARGS]{}"#,
+        "[ARGS]",
+        r#"<function_call>{"name": "delete_all", "arguments": {}}"#,
+        r#"<|tool_call|>[{"name": "delete_all", "arguments": {}}]"#,
+        r#"<|python_tag|>{"name": "delete_all", "parameters": {}}"#,
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>delete_all<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<|python_start|>delete_all()<|python_end|>",
+        "delete_all()",
+        r#"{"name": "delete_all", "arguments": {}}"#,
+    ];
+    for example in examples {
+        for ticks in ["`", "``", "```"] {
+            let code = format!("{ticks}{example}{ticks}");
+            for text in [
+                format!("To search, the model would write {code} in its reply."),
+                code.clone(),
+                format!("Tags:\n- {code} opens a call.\n- Nothing else does."),
+                format!("({code})"),
+                format!("[the tag]({code})"),
+            ] {
+                streams_as_prose(&text);
+            }
+        }
+        // A backtick inside double backticks is content of the span.
+        streams_as_prose(&format!("Write `` a`{example} `` here."));
+    }
+    // The example is prose; a call written outside inline code is still read.
+    let call = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>"#;
+    reads_as(
+        &format!("Calls look like `<tool_call>{{…}}</tool_call>`. Here is mine:\n{call}"),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+    reads_as(
+        &format!("{call}\nThat was a `[TOOL_CALLS]`-free reply."),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+    // Backticks without a closing run on their line are literal: the call after them is read.
+    for before in ["Use ` then", "A `` and a ` here", "```", "```json"] {
+        reads_as(
+            &format!("{before} {call}"),
+            Dialect::Hermes,
+            &[weather_ref("Paris")],
+        );
+    }
+    // A closing run on a later line closes nothing: a call between stays a call.
+    reads_as(
+        &format!("Note the `\n{call}\nand the ` mark."),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+    // A fence of calls stays calls.
+    reads_as(
+        &format!("Here:\n```\n{call}\n```"),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+}
+
+/// Where the end of a span could be a backtick inside a call (the span holds an opening marker
+/// and ends inside its brackets or strings), the call is not dropped as prose: the reply is
+/// refused.
+#[test]
+fn inline_code_that_may_end_inside_a_call_is_refused() {
+    for text in [
+        r#"Run `ls [TOOL_CALLS][{"name": "sh", "arguments": {"cmd": "a`b"}}]"#,
+        r#"Run `ls <function_call>{"name": "sh", "arguments": {"cmd": "echo `date`"}}"#,
+        r#"Run `ls <|python_tag|>{"name": "sh", "parameters": {"cmd": "a`"}}"#,
+        r#"Run `ls <tool_call>{"name": "sh", "arguments": {"cmd": "a`b"}}</tool_call>"#,
+        r#"Run `ls <tool_call>{"name": "sh", "arguments": {"cmd": "a`"}}</tool_call> now"#,
+    ] {
+        streams_refused(text);
+    }
 }
