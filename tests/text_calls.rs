@@ -1324,7 +1324,10 @@ fn streaming_refusals() {
     stream
         .push("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
         .unwrap();
-    stream.push(" [TOOL_CALLS][]").unwrap();
+    assert!(matches!(
+        stream.push(" [TOOL_CALLS][]"),
+        Err(TextError::Ambiguous { .. })
+    ));
     assert!(matches!(stream.finish(), Err(TextError::Ambiguous { .. })));
 
     // Caps: a call, the reply, the time.
@@ -1720,5 +1723,146 @@ fn inline_code_that_may_end_inside_a_call_is_refused() {
         r#"Run `ls <tool_call>{"name": "sh", "arguments": {"cmd": "a`"}}</tool_call> now"#,
     ] {
         streams_refused(text);
+    }
+}
+
+/// A reply whose calls were handed over and that then turns to another dialect is refused by
+/// the push that brings the other marker, not only by `finish`: read whole it is refused
+/// whatever follows, so no more calls are handed over.
+#[test]
+fn another_dialect_after_a_handed_over_call_is_refused_at_once() {
+    let hermes = r#"<tool_call>{"name": "f", "arguments": {}}</tool_call>"#;
+    for (text, marker) in [
+        (
+            format!("{hermes}\n[TOOL_CALLS][{{\"name\": \"g\", \"arguments\": {{}}}}]"),
+            "[TOOL_CALLS]",
+        ),
+        (format!("{hermes} <function_call>"), "<function_call>"),
+        (format!("{hermes} [ARGS]"), "[ARGS]"),
+        (format!("[TOOL_CALLS][] {hermes}"), "<tool_call>"),
+        (
+            format!("</tool_call> [TOOL_CALLS][{{\"name\": \"g\", \"arguments\": {{}}}}] {hermes}"),
+            "[TOOL_CALLS]",
+        ),
+    ] {
+        assert!(
+            matches!(parse_calls(&text, None), Err(TextError::Ambiguous { .. })),
+            "{text}"
+        );
+        let decided = text.find(marker).unwrap() + marker.len();
+        for size in [1, 3, 7, 64] {
+            let mut stream = TextCallStream::new(None);
+            let mut from = 0;
+            let error = loop {
+                let to = (from + size).min(text.len());
+                match stream.push(&text.as_bytes()[from..to]) {
+                    Err(error) => break Some((to, error)),
+                    Ok(_) if to == text.len() => break None,
+                    Ok(_) => from = to,
+                }
+            };
+            let (at, error) = error.unwrap_or_else(|| panic!("{size}: not refused: {text}"));
+            assert!(
+                matches!(error, TextError::Ambiguous { .. }),
+                "{size}: {error}"
+            );
+            assert!(
+                at <= decided.next_multiple_of(size).min(text.len()),
+                "{size}: {text}"
+            );
+            assert!(stream.finish().is_err());
+        }
+    }
+}
+
+fn tag_dialects() -> impl Strategy<Value = Dialect> {
+    prop::sample::select(vec![
+        Dialect::Hermes,
+        Dialect::Llama3,
+        Dialect::Mistral,
+        Dialect::Granite,
+        Dialect::DeepSeek,
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// For any text and chunking: a reply the stream accepts is accepted whole, with the calls
+    /// handed over as the first of `finish`'s calls; a reply it refuses is refused whole, so
+    /// `finish` gives no call to run.
+    #[test]
+    fn handed_over_calls_are_a_prefix_of_an_accepted_reply(
+        text in pieces(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+        named in prop::option::of(prop::sample::select(Dialect::ALL.to_vec())),
+    ) {
+        let whole = parse_calls(&text, named);
+        match stream(&text, named, &cuts) {
+            Ok((handed, reply)) => {
+                let whole = whole.map_err(|error| TestCaseError::fail(format!("{error}: {text:?}")))?;
+                prop_assert_eq!(reply.calls(), whole.calls());
+                prop_assert!(whole.calls().starts_with(&handed), "{:?}", text);
+                prop_assert_eq!(&reply.calls()[handed.len()..], reply.remaining());
+            }
+            Err(_) => prop_assert!(whole.is_err(), "{:?}", text),
+        }
+    }
+
+    /// Calls in a tag dialect, then another dialect's marker, then anything: refused whole, and
+    /// streamed the refusal comes with the chunk that completes the marker, after only calls
+    /// written before it were handed over.
+    #[test]
+    fn a_second_dialect_refuses_the_stream_when_its_marker_arrives(
+        calls in calls(),
+        dialect in tag_dialects(),
+        marker in prop::sample::select(vec![
+            "<tool_call>", "</tool_call>", "<function_call>", "<|tool_call|>", "<|python_tag|>",
+            "[TOOL_CALLS]", "[ARGS]", "<｜tool▁call▁begin｜>", "<｜tool▁calls▁end｜>",
+            "<|python_start|>", "<|python_end|>",
+        ]),
+        tail in pieces(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        prop_assume!(!marker_of(dialect).contains(&marker));
+        let calls_text = render(dialect, &calls, "", "");
+        let text = format!("{calls_text}\n{marker}{tail}");
+        let whole = parse_calls(&calls_text, None).unwrap();
+        prop_assert!(parse_calls(&text, None).is_err(), "{}", text);
+        let decided = calls_text.len() + 1 + marker.len();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).collect();
+        cuts.push(text.len());
+        cuts.sort_unstable();
+        // The first push whose text holds the whole marker.
+        let deciding = cuts.iter().copied().find(|&cut| cut >= decided).unwrap_or(text.len());
+        let mut stream = TextCallStream::new(None);
+        let mut handed = Vec::new();
+        let mut from = 0;
+        let mut refused_at = None;
+        for cut in cuts {
+            match stream.push(&text.as_bytes()[from..cut]) {
+                Ok(calls) => handed.extend(calls),
+                Err(_) => {
+                    refused_at = Some(cut);
+                    break;
+                }
+            }
+            from = cut;
+        }
+        prop_assert!(refused_at.is_some_and(|at| at <= deciding), "{:?}: {}", refused_at, text);
+        prop_assert!(whole.calls().starts_with(&handed), "{}", text);
+        prop_assert!(stream.finish().is_err());
+    }
+}
+
+/// The markers of `dialect`.
+fn marker_of(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::Hermes => &["<tool_call>", "</tool_call>"],
+        Dialect::Llama3 => &["<|python_tag|>"],
+        Dialect::Mistral => &["[TOOL_CALLS]", "[ARGS]"],
+        Dialect::Granite => &["<function_call>", "<|tool_call|>"],
+        Dialect::DeepSeek => &["<｜tool▁call▁begin｜>", "<｜tool▁calls▁end｜>"],
+        _ => &["<|python_start|>", "<|python_end|>"],
     }
 }
