@@ -177,9 +177,9 @@ impl TextCallStream {
         &self.text
     }
 
-    /// Adds a chunk; returns the calls it completed, in text order (to prepare, not yet to
-    /// run: see [which calls to run](Self#which-calls-to-run)). After an error the stream is
-    /// spent: every later call returns the same error.
+    /// Adds a chunk; returns the calls it completed, in text order: to prepare, not yet to
+    /// run (the reply may still be refused; see [`TextCallStream`]). After an error the
+    /// stream is spent: every later call returns the same error.
     pub fn push(&mut self, chunk: impl AsRef<[u8]>) -> Result<Vec<TextCall>, TextError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
