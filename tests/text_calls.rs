@@ -1077,6 +1077,11 @@ fn adversarial_replies_are_read_in_linear_time() {
         format!("<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}", " ".repeat(n)),
         format!("<tool_call>{{'a': '''{}'''}}", "'' ".repeat(n)),
         "<tool_cal".repeat(n),
+        format!("`{}", "<tool_call> ".repeat(n)),
+        "` <tool_call>{} ".repeat(n),
+        (1..450)
+            .map(|k| format!("{} <tool_call> ", "`".repeat(k)))
+            .collect(),
     ] {
         // A reading that went back over the text would not finish within the suite's time;
         // both readings must also agree on whether the reply can be read.
@@ -1100,7 +1105,7 @@ fn adversarial_replies_are_read_in_linear_time() {
 }
 
 /// Text made of the pieces replies are made of: markers of every dialect, brackets, quotes,
-/// separators, multi-byte characters and names.
+/// separators, backticks, multi-byte characters and names.
 fn pieces() -> impl Strategy<Value = String> {
     let piece = prop::sample::select(vec![
         "<tool_call>",
@@ -1153,6 +1158,9 @@ fn pieces() -> impl Strategy<Value = String> {
         "get_weather\n",
         "<tool_call>{'name': 'f', 'arguments': {",
         "'''",
+        "`",
+        "``",
+        "`<tool_call>",
     ]);
     prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
 }
@@ -1317,7 +1325,10 @@ fn streaming_refusals() {
     stream
         .push("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
         .unwrap();
-    stream.push(" [TOOL_CALLS][]").unwrap();
+    assert!(matches!(
+        stream.push(" [TOOL_CALLS][]"),
+        Err(TextError::Ambiguous { .. })
+    ));
     assert!(matches!(stream.finish(), Err(TextError::Ambiguous { .. })));
 
     // Caps: a call, the reply, the time.
@@ -1590,4 +1601,269 @@ fn bfcl_ground_truth_round_trips_in_every_dialect() {
         ));
     }
     eprintln!("BFCL v4 ground truth: {}", report.join("; "));
+}
+
+/// `text` streamed in chunks of 1, 3, 7 and 64 bytes, detected: no call is handed over and
+/// `finish` reads it as prose, as `parse_calls` does.
+fn streams_as_prose(text: &str) {
+    prose_only(text);
+    for size in [1, 3, 7, 64] {
+        let cuts: Vec<usize> = (size..text.len()).step_by(size).collect();
+        let (handed, reply) =
+            stream(text, None, &cuts).unwrap_or_else(|error| panic!("{size}: {error}: {text}"));
+        assert!(handed.is_empty(), "{size}: {text}");
+        assert_eq!(reply.parsed().dialect(), None, "{size}: {text}");
+        assert!(reply.parsed().calls().is_empty(), "{size}: {text}");
+    }
+}
+
+/// `text` refused whole and streamed in chunks of 1, 3, 7 and 64 bytes, with nothing handed
+/// over.
+fn streams_refused(text: &str) {
+    refused(text);
+    for size in [1, 3, 7, 64] {
+        let cuts: Vec<usize> = (size..text.len()).step_by(size).collect();
+        let mut stream = TextCallStream::new(None);
+        let mut from = 0;
+        let mut result = Ok(());
+        for cut in cuts.into_iter().chain([text.len()]) {
+            match stream.push(&text.as_bytes()[from..cut]) {
+                Ok(handed) => assert!(handed.is_empty(), "{size}: {text}"),
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
+            from = cut;
+        }
+        if result.is_ok() {
+            assert!(stream.finish().is_err(), "{size}: {text}");
+        }
+    }
+}
+
+/// A call shown in Markdown inline code (one or more backticks, closed by as many on the same
+/// line) is an example shown to the reader: prose, whole and streamed, in every dialect.
+#[test]
+fn a_call_in_inline_code_is_prose() {
+    let examples = [
+        r#"<tool_call>{"name": "delete_all", "arguments": {}}</tool_call>"#,
+        "<tool_call>",
+        "</tool_call>",
+        r#"[TOOL_CALLS][{"name": "delete_all", "arguments": {}}]"#,
+        r#"[TOOL_CALLS]delete_all[ARGS]{}"#,
+        "[ARGS]",
+        r#"<function_call>{"name": "delete_all", "arguments": {}}"#,
+        r#"<|tool_call|>[{"name": "delete_all", "arguments": {}}]"#,
+        r#"<|python_tag|>{"name": "delete_all", "parameters": {}}"#,
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>delete_all<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<|python_start|>delete_all()<|python_end|>",
+        "delete_all()",
+        r#"{"name": "delete_all", "arguments": {}}"#,
+    ];
+    for example in examples {
+        for ticks in ["`", "``", "```"] {
+            let code = format!("{ticks}{example}{ticks}");
+            for text in [
+                format!("To search, the model would write {code} in its reply."),
+                code.clone(),
+                format!("Tags:\n- {code} opens a call.\n- Nothing else does."),
+                format!("({code})"),
+                format!("[the tag]({code})"),
+            ] {
+                streams_as_prose(&text);
+            }
+        }
+        // A backtick inside double backticks is content of the span.
+        streams_as_prose(&format!("Write `` a`{example} `` here."));
+    }
+    // The example is prose; a call written outside inline code is still read.
+    let call = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>"#;
+    reads_as(
+        &format!("Calls look like `<tool_call>{{…}}</tool_call>`. Here is mine:\n{call}"),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+    reads_as(
+        &format!("{call}\nThat was a `[TOOL_CALLS]`-free reply."),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+    // Backticks without a closing run on their line are literal: the call after them is read.
+    for before in ["Use ` then", "A `` and a ` here", "```", "```json"] {
+        reads_as(
+            &format!("{before} {call}"),
+            Dialect::Hermes,
+            &[weather_ref("Paris")],
+        );
+    }
+    // A closing run on a later line closes nothing: a call between stays a call.
+    reads_as(
+        &format!("Note the `\n{call}\nand the ` mark."),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+    // A fence of calls stays calls.
+    reads_as(
+        &format!("Here:\n```\n{call}\n```"),
+        Dialect::Hermes,
+        &[weather_ref("Paris")],
+    );
+}
+
+/// Where the end of a span could be a backtick inside a call (the span holds an opening marker
+/// and ends inside its brackets or strings), the call is not dropped as prose: the reply is
+/// refused.
+#[test]
+fn inline_code_that_may_end_inside_a_call_is_refused() {
+    for text in [
+        r#"Run `ls [TOOL_CALLS][{"name": "sh", "arguments": {"cmd": "a`b"}}]"#,
+        r#"Run `ls <function_call>{"name": "sh", "arguments": {"cmd": "echo `date`"}}"#,
+        r#"Run `ls <|python_tag|>{"name": "sh", "parameters": {"cmd": "a`"}}"#,
+        r#"Run `ls <tool_call>{"name": "sh", "arguments": {"cmd": "a`b"}}</tool_call>"#,
+        r#"Run `ls <tool_call>{"name": "sh", "arguments": {"cmd": "a`"}}</tool_call> now"#,
+    ] {
+        streams_refused(text);
+    }
+}
+
+/// A reply whose calls were handed over and that then turns to another dialect is refused by
+/// the push that brings the other marker, not only by `finish`: read whole it is refused
+/// whatever follows, so no more calls are handed over.
+#[test]
+fn another_dialect_after_a_handed_over_call_is_refused_at_once() {
+    let hermes = r#"<tool_call>{"name": "f", "arguments": {}}</tool_call>"#;
+    for (text, marker) in [
+        (
+            format!("{hermes}\n[TOOL_CALLS][{{\"name\": \"g\", \"arguments\": {{}}}}]"),
+            "[TOOL_CALLS]",
+        ),
+        (format!("{hermes} <function_call>"), "<function_call>"),
+        (format!("{hermes} [ARGS]"), "[ARGS]"),
+        (format!("[TOOL_CALLS][] {hermes}"), "<tool_call>"),
+        (
+            format!("</tool_call> [TOOL_CALLS][{{\"name\": \"g\", \"arguments\": {{}}}}] {hermes}"),
+            "[TOOL_CALLS]",
+        ),
+    ] {
+        assert!(
+            matches!(parse_calls(&text, None), Err(TextError::Ambiguous { .. })),
+            "{text}"
+        );
+        let decided = text.find(marker).unwrap() + marker.len();
+        for size in [1, 3, 7, 64] {
+            let mut stream = TextCallStream::new(None);
+            let mut from = 0;
+            let error = loop {
+                let to = (from + size).min(text.len());
+                match stream.push(&text.as_bytes()[from..to]) {
+                    Err(error) => break Some((to, error)),
+                    Ok(_) if to == text.len() => break None,
+                    Ok(_) => from = to,
+                }
+            };
+            let (at, error) = error.unwrap_or_else(|| panic!("{size}: not refused: {text}"));
+            assert!(
+                matches!(error, TextError::Ambiguous { .. }),
+                "{size}: {error}"
+            );
+            assert!(
+                at <= decided.next_multiple_of(size).min(text.len()),
+                "{size}: {text}"
+            );
+            assert!(stream.finish().is_err());
+        }
+    }
+}
+
+fn tag_dialects() -> impl Strategy<Value = Dialect> {
+    prop::sample::select(vec![
+        Dialect::Hermes,
+        Dialect::Llama3,
+        Dialect::Mistral,
+        Dialect::Granite,
+        Dialect::DeepSeek,
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// For any text and chunking: a reply the stream accepts is accepted whole, with the calls
+    /// handed over as the first of `finish`'s calls; a reply it refuses is refused whole, so
+    /// `finish` gives no call to run.
+    #[test]
+    fn handed_over_calls_are_a_prefix_of_an_accepted_reply(
+        text in pieces(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+        named in prop::option::of(prop::sample::select(Dialect::ALL.to_vec())),
+    ) {
+        let whole = parse_calls(&text, named);
+        match stream(&text, named, &cuts) {
+            Ok((handed, reply)) => {
+                let whole = whole.map_err(|error| TestCaseError::fail(format!("{error}: {text:?}")))?;
+                prop_assert_eq!(reply.calls(), whole.calls());
+                prop_assert!(whole.calls().starts_with(&handed), "{:?}", text);
+                prop_assert_eq!(&reply.calls()[handed.len()..], reply.remaining());
+            }
+            Err(_) => prop_assert!(whole.is_err(), "{:?}", text),
+        }
+    }
+
+    /// Calls in a tag dialect, then another dialect's marker, then anything: refused whole, and
+    /// streamed the refusal comes with the chunk that completes the marker, after only calls
+    /// written before it were handed over.
+    #[test]
+    fn a_second_dialect_refuses_the_stream_when_its_marker_arrives(
+        calls in calls(),
+        dialect in tag_dialects(),
+        marker in prop::sample::select(vec![
+            "<tool_call>", "</tool_call>", "<function_call>", "<|tool_call|>", "<|python_tag|>",
+            "[TOOL_CALLS]", "[ARGS]", "<｜tool▁call▁begin｜>", "<｜tool▁calls▁end｜>",
+            "<|python_start|>", "<|python_end|>",
+        ]),
+        tail in pieces(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        prop_assume!(!marker_of(dialect).contains(&marker));
+        let calls_text = render(dialect, &calls, "", "");
+        let text = format!("{calls_text}\n{marker}{tail}");
+        let whole = parse_calls(&calls_text, None).unwrap();
+        prop_assert!(parse_calls(&text, None).is_err(), "{}", text);
+        let decided = calls_text.len() + 1 + marker.len();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).collect();
+        cuts.push(text.len());
+        cuts.sort_unstable();
+        // The first push whose text holds the whole marker.
+        let deciding = cuts.iter().copied().find(|&cut| cut >= decided).unwrap_or(text.len());
+        let mut stream = TextCallStream::new(None);
+        let mut handed = Vec::new();
+        let mut from = 0;
+        let mut refused_at = None;
+        for cut in cuts {
+            match stream.push(&text.as_bytes()[from..cut]) {
+                Ok(calls) => handed.extend(calls),
+                Err(_) => {
+                    refused_at = Some(cut);
+                    break;
+                }
+            }
+            from = cut;
+        }
+        prop_assert!(refused_at.is_some_and(|at| at <= deciding), "{:?}: {}", refused_at, text);
+        prop_assert!(whole.calls().starts_with(&handed), "{}", text);
+        prop_assert!(stream.finish().is_err());
+    }
+}
+
+/// The markers of `dialect`.
+fn marker_of(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::Hermes => &["<tool_call>", "</tool_call>"],
+        Dialect::Llama3 => &["<|python_tag|>"],
+        Dialect::Mistral => &["[TOOL_CALLS]", "[ARGS]"],
+        Dialect::Granite => &["<function_call>", "<|tool_call|>"],
+        Dialect::DeepSeek => &["<｜tool▁call▁begin｜>", "<｜tool▁calls▁end｜>"],
+        _ => &["<|python_start|>", "<|python_end|>"],
+    }
 }

@@ -28,6 +28,17 @@
 //! (`</tool_call>`, `[ARGS]`, DeepSeek's separator and end) standing outside any call: the
 //! call it belongs to lost its opening marker, and the other calls are not run without it.
 //!
+//! Markdown inline code in prose (text between a run of backticks and the next run of as many
+//! on the same line: `` `<tool_call>{…}</tool_call>` ``, ``` ``…`` ```) is an example shown to
+//! the reader: the markers in it open, close and name nothing, so a reply that only shows calls
+//! that way is prose, whole or streamed, and a call written outside the code is read as usual.
+//! A call object or Python call that is the whole reply but sits in inline code is prose too.
+//! A backtick with no partner on its line is a literal backtick, so a Markdown fence
+//! (```` ``` ```` on lines of its own) still holds calls. One exception is refused rather than
+//! read as prose: a span that holds an opening marker and ends inside the brackets or a
+//! string after it, since its closing backtick may be one inside a call the model wrote
+//! (`` Run `ls <function_call>{"arguments": {"cmd": "a`b"}} ``).
+//!
 //! A call object's arguments may also be a JSON string holding the object (as OpenAI's format
 //! writes them); anything else is refused. The arguments of JSON dialects are passed on as the
 //! exact text the model wrote, so the runtime's strict parser sees every duplicate key and
@@ -348,7 +359,7 @@ impl std::error::Error for TextError {}
 
 /// Reads the calls in `text`, in `dialect`, or in the dialect its markers name when `None`.
 ///
-/// Detection: the first marker of a tag dialect outside quotes decides (another dialect's
+/// Detection: the first marker of a tag dialect outside quotes and inline code decides (another dialect's
 /// marker outside quotes too: refused as ambiguous); without markers, a reply that is wholly a call object or a list of them (bare
 /// or in one Markdown `json` fence) is [`Json`](Dialect::Json), one that is wholly a Python
 /// call or a list of them is [`Pythonic`](Dialect::Pythonic), and anything else is prose with

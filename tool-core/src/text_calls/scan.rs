@@ -7,9 +7,17 @@
 //! noted as hidden, never returned. A one-line string ends at a line break, as neither JSON
 //! nor Python lets it hold one.
 //!
-//! The scanner reads each byte once and waits, rather than guess, wherever the next bytes
-//! decide (a marker split across chunks, a backslash or a quote at the end of the text), so
-//! a reply read in chunks meets the same markers as the reply read whole.
+//! Markdown inline code in prose, a run of backticks and the next run of as many on the same
+//! line, is text shown to the reader: the markers in it are never returned. A run with no
+//! such partner on its line is a literal backtick. When a span holds an opening marker and
+//! ends inside the brackets or a string that follow it, its closing run may be a backtick
+//! inside a call the model wrote; that span is noted as hidden, so the reply is refused
+//! rather than read without the call.
+//!
+//! The scanner reads each byte a bounded number of times and waits, rather than guess,
+//! wherever the next bytes decide (a marker split across chunks, a backslash or a quote at the
+//! end of the text, a backtick run whose partner has not arrived), so a reply read in chunks
+//! meets the same markers as the reply read whole.
 
 use super::{DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, Dialect};
 
@@ -81,6 +89,32 @@ pub(crate) struct Scanner {
     quote: Option<(u8, bool)>,
     /// Where the first opening marker inside a string was.
     hidden: Option<usize>,
+    /// The inline code span whose closing run is being looked for.
+    span: Option<Span>,
+    /// The backtick runs `(start, length)` from a failed search up to the end of its line
+    /// (`.0`), so that later runs on that line are matched without searching again.
+    line_runs: Option<(usize, Vec<(usize, usize)>)>,
+}
+
+/// An inline code span being read: its opening run, and how far its partner was looked for.
+#[derive(Debug, Clone)]
+struct Span {
+    start: usize,
+    len: usize,
+    /// The next byte to look at.
+    at: usize,
+    /// The runs of other lengths passed so far.
+    runs: Vec<(usize, usize)>,
+}
+
+/// How a search for an inline code span's closing run ended.
+enum SpanEnd {
+    /// The closing run starts here.
+    Closed(usize),
+    /// There is none on the line, which ends here.
+    Open(usize),
+    /// The text ends before that is known.
+    Wait,
 }
 
 impl Scanner {
@@ -90,6 +124,8 @@ impl Scanner {
             depth: 0,
             quote: None,
             hidden: None,
+            span: None,
+            line_runs: None,
         }
     }
 
@@ -102,6 +138,9 @@ impl Scanner {
     /// (or, when more may come, where the next bytes decide).
     pub(crate) fn next(&mut self, text: &str, complete: bool) -> Option<(usize, &'static Marker)> {
         let b = text.as_bytes();
+        if self.span.is_some() && !self.read_span(text, complete) {
+            return None;
+        }
         while self.at < b.len() {
             let at = self.at;
             let c = b[at];
@@ -167,6 +206,37 @@ impl Scanner {
                     Ok(None) => {}
                 }
             }
+            if c == b'`' {
+                let len = b[at..].iter().take_while(|&&c| c == b'`').count();
+                if at + len == b.len() && !complete {
+                    return None;
+                }
+                self.at = at + len;
+                let known = match &self.line_runs {
+                    Some((end, runs)) if at < *end => Some(
+                        runs.iter()
+                            .find(|&&(start, n)| start > at && n == len)
+                            .map(|&(start, _)| start),
+                    ),
+                    _ => None,
+                };
+                match known {
+                    Some(Some(close)) => self.close_span(text, at, len, close),
+                    Some(None) => {}
+                    None => {
+                        self.span = Some(Span {
+                            start: at,
+                            len,
+                            at: at + len,
+                            runs: Vec::new(),
+                        });
+                        if !self.read_span(text, complete) {
+                            return None;
+                        }
+                    }
+                }
+                continue;
+            }
             match c {
                 b'{' | b'[' => self.depth += 1,
                 b'(' if self.depth > 0
@@ -195,6 +265,116 @@ impl Scanner {
         }
         None
     }
+}
+
+impl Scanner {
+    /// Goes on with the pending span's search: `false` when the text ends before its end is
+    /// known. Once known, the scanner stands after the span (or after its opening run, which
+    /// then is literal).
+    fn read_span(&mut self, text: &str, complete: bool) -> bool {
+        let Some(mut span) = self.span.take() else {
+            return true;
+        };
+        match find_close(text, &mut span, complete) {
+            SpanEnd::Wait => {
+                self.span = Some(span);
+                false
+            }
+            SpanEnd::Closed(close) => {
+                self.close_span(text, span.start, span.len, close);
+                true
+            }
+            SpanEnd::Open(end) => {
+                self.line_runs = Some((end, span.runs));
+                self.at = span.start + span.len;
+                true
+            }
+        }
+    }
+
+    /// Skips the span opened by `len` backticks at `start` and closed by the run at `close`;
+    /// notes it as hidden when it may end inside a call.
+    fn close_span(&mut self, text: &str, start: usize, len: usize, close: usize) {
+        if self.hidden.is_none() {
+            self.hidden = suspect_span(text, start + len, close);
+        }
+        self.at = close + len;
+    }
+}
+
+/// Looks for the run of exactly `span.len` backticks that closes `span` on its line.
+fn find_close(text: &str, span: &mut Span, complete: bool) -> SpanEnd {
+    let b = text.as_bytes();
+    while span.at < b.len() {
+        let at = span.at;
+        match b[at] {
+            b'\n' => return SpanEnd::Open(at),
+            b'`' => {
+                let len = b[at..].iter().take_while(|&&c| c == b'`').count();
+                if at + len == b.len() && !complete {
+                    return SpanEnd::Wait;
+                }
+                if len == span.len {
+                    return SpanEnd::Closed(at);
+                }
+                span.runs.push((at, len));
+                span.at = at + len;
+            }
+            _ => span.at += 1,
+        }
+    }
+    if complete {
+        SpanEnd::Open(b.len())
+    } else {
+        SpanEnd::Wait
+    }
+}
+
+/// Where the first opening marker of the span's content `text[from..to]` is, when the span
+/// ends inside the brackets or a string that follow it (its end may then be a backtick inside
+/// the call); `None` for a span that holds a whole example, or no opening marker.
+fn suspect_span(text: &str, from: usize, to: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut at = from;
+    let (marker, body) = loop {
+        if at >= to {
+            return None;
+        }
+        if matches!(b[at], b'<' | b'[')
+            && let Ok(Some(marker)) = marker_at(&text[..to], at, true)
+        {
+            if marker.opens {
+                break (at, at + marker.text.len());
+            }
+            at += marker.text.len();
+            continue;
+        }
+        at += 1;
+    };
+    let mut depth = 0usize;
+    let mut string = false;
+    let mut escaped = false;
+    for &c in &b[body..to] {
+        if string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => match depth.checked_sub(1) {
+                Some(less) => depth = less,
+                None => return Some(marker),
+            },
+            _ => {}
+        }
+    }
+    (string || depth > 0).then_some(marker)
 }
 
 /// The dialects whose markers stand outside quotes anywhere in `text`, in the order of

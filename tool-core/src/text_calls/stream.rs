@@ -24,10 +24,20 @@ pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
 /// the end, so their calls come from [`finish`](Self::finish).
 ///
 /// [`finish`](Self::finish) reads the whole reply again by [`parse_calls`]'s rules and gives
-/// the same result for every way the reply was cut into chunks; the calls handed over while
-/// streaming are always the first calls of that result. A reply that breaks its dialect fails
-/// at the first fault; calls handed over before it were complete and stay valid (as with a
-/// provider's stream).
+/// the same result for every way the reply was cut into chunks.
+///
+/// **Which calls to run.** A call handed over by [`push`](Self::push) is complete and final:
+/// if the reply is accepted, it is exactly the matching call among the first calls of
+/// `finish`'s result. But the reply as a whole is accepted or refused only at its end, as
+/// [`parse_calls`] reads it, and text after a call can still refuse it (the next call cut off
+/// or malformed, another dialect's marker, a cap); a refused reply runs none of its calls,
+/// including those already handed over. So run the calls of
+/// [`StreamedReply::calls`], after `finish` succeeds, and use the early hand-over for what can
+/// be dropped if the reply is refused: checking the arguments, authorizing, asking for
+/// approval, showing progress. The stream refuses as soon as the text received decides it:
+/// another dialect's marker after the dialect was detected fails the `push` that brings it,
+/// and nothing is handed over after an error. [`TextModel`](super::TextModel) and the agent
+/// loop read whole replies and never run a call of a refused one.
 ///
 /// Caps: each call's bytes (from its opening marker) and the whole reply's, and optionally the
 /// time from the first chunk.
@@ -57,6 +67,8 @@ pub struct TextCallStream {
     yielded: Vec<TextCall>,
     /// Markers that close or divide a call, read outside any before a dialect was known.
     strays: Vec<(usize, &'static Marker)>,
+    /// The dialects of every marker read outside calls before a dialect was known.
+    seen: Vec<Dialect>,
     max_call_bytes: usize,
     max_text_bytes: usize,
     max_duration: Option<Duration>,
@@ -132,6 +144,7 @@ impl TextCallStream {
             scan: 0,
             yielded: Vec::new(),
             strays: Vec::new(),
+            seen: Vec::new(),
             max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             max_duration: None,
@@ -164,8 +177,9 @@ impl TextCallStream {
         &self.text
     }
 
-    /// Adds a chunk; returns the calls it completed, in text order. After an error the stream
-    /// is spent: every later call returns the same error.
+    /// Adds a chunk; returns the calls it completed, in text order: to prepare, not yet to
+    /// run (the reply may still be refused; see [`TextCallStream`]). After an error the
+    /// stream is spent: every later call returns the same error.
     pub fn push(&mut self, chunk: impl AsRef<[u8]>) -> Result<Vec<TextCall>, TextError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
@@ -270,7 +284,23 @@ impl TextCallStream {
             Phase::Rest => Ok((Phase::Rest, false)),
             Phase::Seek(mut scanner) => {
                 let found = loop {
-                    match scanner.next(text, false) {
+                    let next = scanner.next(text, false);
+                    if let Some((_, marker)) = next {
+                        match self.detected {
+                            // Read whole, the reply is refused whatever follows: say so now,
+                            // before more calls are handed over.
+                            Some(dialect)
+                                if self.dialect.is_none() && dialect != marker.dialect =>
+                            {
+                                return Err(ambiguous(&[dialect, marker.dialect]));
+                            }
+                            None if !self.seen.contains(&marker.dialect) => {
+                                self.seen.push(marker.dialect);
+                            }
+                            _ => {}
+                        }
+                    }
+                    match next {
                         Some((at, marker))
                             if marker.opens
                                 && self.detected.is_none_or(|d| d == marker.dialect) =>
@@ -302,6 +332,9 @@ impl TextCallStream {
                 };
                 if self.detected.is_none() {
                     self.detected = Some(marker.dialect);
+                    if self.seen.iter().any(|&d| d != marker.dialect) {
+                        return Err(ambiguous(&self.seen));
+                    }
                     // A marker of this dialect read before, outside any call.
                     if let Some(&(at, stray)) = self
                         .strays
@@ -483,6 +516,16 @@ impl TextCallStream {
     }
 }
 
+/// A refusal of a reply holding the markers of `dialects`.
+fn ambiguous(dialects: &[Dialect]) -> TextError {
+    TextError::Ambiguous {
+        dialects: Dialect::ALL
+            .into_iter()
+            .filter(|d| dialects.contains(d))
+            .collect(),
+    }
+}
+
 /// Looking for the next opening marker from `at`.
 fn seek(at: usize) -> Phase {
     Phase::Seek(Scanner::new(at))
@@ -619,6 +662,11 @@ impl StreamedReply {
     /// Every call and the prose, as [`parse_calls`] reads the whole text.
     pub fn parsed(&self) -> &ParsedCalls {
         &self.parsed
+    }
+
+    /// Every call of the reply, the handed-over ones first: the calls to run.
+    pub fn calls(&self) -> &[TextCall] {
+        self.parsed.calls()
     }
 
     /// The calls [`TextCallStream::push`] did not hand over (all of them for the whole-reply
