@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use benches::{EXTRACT_INPUTS, extract_input};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use tool_core::{ExtractError, Source, extract_json};
+use tool_core::extract::{ExtractError, Source, extract_json};
 
 const SIZES: [(&str, usize); 3] = [("1KiB", 1 << 10), ("64KiB", 64 << 10), ("1MiB", 1 << 20)];
 

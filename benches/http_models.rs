@@ -18,7 +18,10 @@ use tool_core::providers::{
     NameMap, SseDecoder, SseEvent, StreamError, anthropic, gemini, openai_chat, openai_responses,
 };
 use tool_core::testing::ScriptedTurns;
-use tool_core::{Context, DynamicTool, Registry, Runtime, ToolCall, ToolDef, ToolError};
+use tool_core::{
+    Context, Registry, Runtime, ToolCall, ToolDef,
+    registry::{DynamicTool, ToolError},
+};
 
 /// Bytes arrive from the network in pieces of this size.
 const READ: usize = 1024;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use benches::INVOICE_VALID;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tool_core::ledger::{Ledger, MemoryLedger, PostgresLedger, SqliteLedger};
-use tool_core::{Context, Registry, Runtime, ToolInfo};
+use tool_core::{Context, Registry, Runtime, registry::ToolInfo};
 
 #[path = "pipeline.rs"]
 #[allow(dead_code)]

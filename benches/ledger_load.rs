@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use benches::INVOICE_VALID;
 use tool_core::Effect;
 use tool_core::ledger::{Binding, Claim, ClaimKey, Claimed, Ledger, PostgresLedger, Recorded};
-use tool_core::{Context, Registry, Runtime, ToolInfo};
+use tool_core::{Context, Registry, Runtime, registry::ToolInfo};
 
 #[path = "pipeline.rs"]
 #[allow(dead_code)]

@@ -10,7 +10,9 @@ use benches::INVOICE_VALID;
 use examples::CreateInvoice;
 use tool_core::model::ModelError;
 use tool_core::{
-    Argument, Context, Registry, RepairModel, RepairRequest, Runtime, ToolDef, ToolError, ToolInfo,
+    Argument, Context, Registry, Runtime, ToolDef,
+    registry::{ToolError, ToolInfo},
+    repair::{RepairModel, RepairRequest},
 };
 
 /// Invoice arguments with two violations (a string amount, an unknown currency).

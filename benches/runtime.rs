@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use benches::INVOICE_VALID;
 use criterion::{Criterion, criterion_group, criterion_main};
 use examples::CreateInvoice;
-use tool_core::{Context, RepairLoop, Tool};
+use tool_core::{Context, Tool, repair::RepairLoop};
 
 #[path = "pipeline.rs"]
 mod pipeline;

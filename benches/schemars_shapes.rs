@@ -4,7 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tool_core::{Argument, Tool, ViaSchemars};
+use tool_core::{Argument, Tool, contract::ViaSchemars};
 
 /// When a job may run (the shape checked three ways). Fields are only read by the checks.
 #[allow(dead_code)]

@@ -26,7 +26,9 @@ use tool_core::ToolCall;
 use tool_core::agent::{Agent, BatchPolicy, RunEnd, RunReport};
 use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
-use tool_core::{Approvals, Code, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
+use tool_core::{
+    Code, Context, Effect, Registry, Runtime, ToolDef, approval::Approvals, repair::RepairPolicy,
+};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tool_core::ledger::{AuditRecord, Resolution, SqliteLedger, verify};
-use tool_core::{Context, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
+use tool_core::{Context, Outcome, Registry, Runtime, Tool, ToolDef, registry::ToolError};
 
 /// Sends an invoice to a customer. Sending twice bills twice.
 #[derive(Tool, Debug)]

@@ -6,7 +6,9 @@
 use std::sync::{Arc, Mutex};
 
 use tool_core::testing::ScriptedModel;
-use tool_core::{Argument, Context, Registry, RepairLoop, Runtime, Tool, ToolDef, ToolError};
+use tool_core::{
+    Argument, Context, Registry, Runtime, Tool, ToolDef, registry::ToolError, repair::RepairLoop,
+};
 
 /// Edits a text file, applying the operations in order.
 #[derive(Tool, Debug)]

@@ -108,7 +108,7 @@ fn parse_tokens(text: &str) -> Result<HashMap<String, (String, String)>, String>
         .collect()
 }
 
-fn registry() -> Result<Registry, tool_core::RegistryError> {
+fn registry() -> Result<Registry, tool_core::registry::RegistryError> {
     let mut registry = Registry::new();
     registry
         .register(

@@ -21,7 +21,10 @@ use std::time::Duration;
 use examples::{create_invoice, get_weather};
 use serde_json::{Value, json};
 use tool_core::mcp::McpServer;
-use tool_core::{Context, DynamicTool, Effect, Registry, Runtime, ToolDef, ToolError};
+use tool_core::{
+    Context, Effect, Registry, Runtime, ToolDef,
+    registry::{DynamicTool, ToolError},
+};
 use tracing_subscriber::filter::LevelFilter;
 
 /// Where `check_stock`'s schema points for the shape of a SKU.
@@ -69,7 +72,7 @@ async fn main() {
     }
 }
 
-fn registry(with_private_ref: bool) -> Result<Registry, tool_core::RegistryError> {
+fn registry(with_private_ref: bool) -> Result<Registry, tool_core::registry::RegistryError> {
     let mut registry = Registry::new();
     registry
         .register(

@@ -8,8 +8,10 @@ use std::time::Duration;
 use examples::{CreateInvoice, GetWeather, SearchFlights, create_invoice, get_weather};
 use tool_core::testing::ScriptedModel;
 use tool_core::{
-    Context, Denied, Effect, Metrics, Outcome, Registry, RepairLoop, Repaired, Runtime, Tool,
-    ToolDef, ToolInfo,
+    Context, Denied, Effect, Outcome, Registry, Runtime, Tool, ToolDef,
+    metrics::Metrics,
+    registry::ToolInfo,
+    repair::{RepairLoop, Repaired},
 };
 
 #[tokio::main(flavor = "current_thread")]

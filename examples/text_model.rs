@@ -11,7 +11,7 @@ use tool_core::agent::Agent;
 use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::text_calls::{TextCallStream, TextModel};
-use tool_core::{Code, Context, Effect, Registry, RepairPolicy, Runtime, ToolDef};
+use tool_core::{Code, Context, Effect, Registry, Runtime, ToolDef, repair::RepairPolicy};
 
 const PARALLEL: &str = "I'll check both cities at once.
 <tool_call>

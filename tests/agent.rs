@@ -11,7 +11,8 @@ use tool_core::agent::{Agent, BatchPolicy, Guard, RunEnd};
 use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
-    Approvals, Argument, Context, Effect, Registry, RepairPolicy, Runtime, Tool, ToolDef, ToolError,
+    Argument, Context, Effect, Registry, Runtime, Tool, ToolDef, approval::Approvals,
+    registry::ToolError, repair::RepairPolicy,
 };
 
 const WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;
@@ -531,7 +532,7 @@ async fn a_run_pauses_for_approval_and_resumes_without_rerunning_calls() {
 async fn receipts_are_bound_to_the_exact_call() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (runtime, approvals) = approved(&runs);
-    let pending = tool_core::PendingApproval {
+    let pending = tool_core::approval::PendingApproval {
         call_id: "i1".into(),
         tool: "create_invoice".into(),
         arguments: INVOICE.into(),
@@ -571,7 +572,7 @@ async fn receipts_are_bound_to_the_exact_call() {
     let for_alice = approvals
         .approve(
             &runtime,
-            &tool_core::PendingApproval {
+            &tool_core::approval::PendingApproval {
                 call_id: "i4".into(),
                 ..pending.clone()
             },
@@ -621,7 +622,7 @@ async fn receipts_are_bound_to_the_exact_call() {
     let short = approvals
         .approve(
             &runtime,
-            &tool_core::PendingApproval {
+            &tool_core::approval::PendingApproval {
                 call_id: "i3".into(),
                 ..pending.clone()
             },
@@ -636,7 +637,7 @@ async fn receipts_are_bound_to_the_exact_call() {
     assert_eq!(outcome.code(), Some(Code::ApprovalExpired));
 
     // Approving re-checks the arguments.
-    let invalid = tool_core::PendingApproval {
+    let invalid = tool_core::approval::PendingApproval {
         arguments: r#"{"customerId":"","amount":-1,"currency":"EUR"}"#.into(),
         ..pending
     };
@@ -712,7 +713,7 @@ async fn receipts_bind_large_integers_exactly() {
     ];
     for (i, (approved, called)) in refused.iter().enumerate() {
         let call_id = format!("p{i}");
-        let pending = tool_core::PendingApproval {
+        let pending = tool_core::approval::PendingApproval {
             call_id: call_id.clone(),
             tool: "delete_post".into(),
             arguments: approved.clone(),
@@ -753,7 +754,7 @@ async fn receipts_bind_large_integers_exactly() {
     ];
     for (i, (approved, called, values)) in same.iter().enumerate() {
         let call_id = format!("s{i}");
-        let pending = tool_core::PendingApproval {
+        let pending = tool_core::approval::PendingApproval {
             call_id: call_id.clone(),
             tool: "delete_post".into(),
             arguments: approved.clone(),
@@ -822,7 +823,7 @@ async fn calls_differing_only_in_a_large_integer_are_not_repeats() {
 async fn approvals_forget_a_decision_once_it_is_used_or_expired() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (runtime, approvals) = approved(&runs);
-    let pending = tool_core::PendingApproval {
+    let pending = tool_core::approval::PendingApproval {
         call_id: "i1".into(),
         tool: "create_invoice".into(),
         arguments: INVOICE.into(),
@@ -867,7 +868,7 @@ async fn approvals_forget_a_decision_once_it_is_used_or_expired() {
     let short = approvals
         .approve(
             &runtime,
-            &tool_core::PendingApproval {
+            &tool_core::approval::PendingApproval {
                 call_id: "e1".into(),
                 ..pending
             },
@@ -896,7 +897,7 @@ async fn approvals_memory_stays_flat_over_a_million_approvals() {
     let cx = user();
     let mut marks = Vec::new();
     for i in 0..1_000_000u32 {
-        let pending = tool_core::PendingApproval {
+        let pending = tool_core::approval::PendingApproval {
             call_id: format!("call_{i}"),
             tool: "create_invoice".into(),
             arguments: INVOICE.into(),

@@ -18,7 +18,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use tool_core::{Context, DynamicTool, Registry, Runtime, ToolDef, ToolError};
+use tool_core::{
+    Context, Registry, Runtime, ToolDef,
+    registry::{DynamicTool, ToolError},
+};
 
 fn root() -> PathBuf {
     tests::data("bfcl-v4")
@@ -79,7 +82,7 @@ struct Report {
 }
 
 /// A rejection class: keyword and, for `type`, what was expected and what came.
-fn classify(violation: &tool_core::Violation, arguments: &Value) -> String {
+fn classify(violation: &tool_core::contract::Violation, arguments: &Value) -> String {
     let keyword = violation.keyword().as_str();
     let pointer = violation.pointer();
     let got = arguments.pointer(&pointer);
@@ -136,7 +139,7 @@ async fn bfcl_definitions_and_ground_truth_calls() {
                 report.definitions += 1;
                 let name = function["name"].as_str().unwrap_or_default().to_owned();
                 let parameters = tests::bfcl_to_json_schema(&function["parameters"]);
-                let key = tool_core::canonical_json(&serde_json::json!([name, parameters]));
+                let key = tool_core::ledger::canonical_json(&serde_json::json!([name, parameters]));
                 let compiled = runtimes.entry(key.clone()).or_insert_with(|| {
                     report.distinct += 1;
                     let tool = DynamicTool::new(&name, "", parameters.clone());

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use examples::{CreateInvoice, Currency, GetWeather, SearchFlights, Units};
 use serde_json::{Value, json};
-use tool_core::{Argument, ArgumentErrors, Keyword, Tool};
+use tool_core::{Argument, ArgumentErrors, Tool, contract::Keyword};
 
 fn refused<T: Tool + std::fmt::Debug>(raw: &str) -> ArgumentErrors {
     T::parse_arguments(raw).expect_err("the arguments should be refused")

@@ -131,12 +131,18 @@ fn a_default_that_breaks_its_constraints_is_a_contract_error_not_a_handler_surpr
         Err(error) => error,
     };
     assert!(
-        matches!(refused, tool_core::RegistryError::InvalidContract { .. }),
+        matches!(
+            refused,
+            tool_core::registry::RegistryError::InvalidContract { .. }
+        ),
         "{refused}"
     );
 }
 
-async fn broken(_: BrokenDefault, _: &tool_core::Context) -> Result<u8, tool_core::ToolError> {
+async fn broken(
+    _: BrokenDefault,
+    _: &tool_core::Context,
+) -> Result<u8, tool_core::registry::ToolError> {
     Ok(0)
 }
 

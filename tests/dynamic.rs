@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tool_core::{
-    Code, Context, DynamicTool, Keyword, Output, Registry, RegistryError, Runtime, ToolDef,
-    ToolError,
+    Code, Context, Output, Registry, Runtime, ToolDef,
+    contract::Keyword,
+    registry::{DynamicTool, RegistryError, ToolError},
 };
 
 async fn echo(args: Value, _cx: &Context) -> Result<Value, ToolError> {

@@ -6,7 +6,10 @@
 use examples::{GetWeather, Units};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use tool_core::{ExtractError, Source, Tool, extract_json, extract_json_object};
+use tool_core::{
+    Tool,
+    extract::{ExtractError, Source, extract_json, extract_json_object},
+};
 
 /// The value found, with its source; checks that the span and the slice agree.
 fn found(text: &str) -> (&str, Source) {

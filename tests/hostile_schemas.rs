@@ -13,7 +13,10 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tool_core::mcp::{McpClient, McpError, McpImport};
-use tool_core::{Code, Context, DynamicTool, Registry, RegistryError, Runtime, ToolDef, ToolError};
+use tool_core::{
+    Code, Context, Registry, Runtime, ToolDef,
+    registry::{DynamicTool, RegistryError, ToolError},
+};
 
 async fn echo(args: Value, _cx: &Context) -> Result<Value, ToolError> {
     Ok(args)

@@ -20,7 +20,11 @@ use tool_core::http::{ApiKey, HttpModel, RetryPolicy};
 use tool_core::model::Provider;
 use tool_core::model::{Message, Usage};
 use tool_core::providers::{RequestOptions, Target};
-use tool_core::{Context, DynamicTool, Registry, RepairPolicy, Runtime, ToolDef, ToolError};
+use tool_core::{
+    Context, Registry, Runtime, ToolDef,
+    registry::{DynamicTool, ToolError},
+    repair::RepairPolicy,
+};
 
 /// Distinctive, so that a leak anywhere is found by a plain substring search.
 const KEY: &str = "sk-replay-LEAKCHECK-5a0d2c7e91";

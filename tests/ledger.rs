@@ -17,8 +17,9 @@ use tool_core::ledger::{
 use tool_core::model::{Message, Turn};
 use tool_core::testing::ScriptedTurns;
 use tool_core::{
-    Approvals, Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolCall, ToolDef,
-    ToolError, ToolInfo,
+    Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolCall, ToolDef,
+    approval::Approvals,
+    registry::{ToolError, ToolInfo},
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -423,7 +424,7 @@ fn approving(bank: &Arc<Bank>, ledger: Option<&Arc<MemoryLedger>>) -> (Runtime, 
 #[tokio::test]
 async fn an_approval_receipt_is_used_once_across_instances_sharing_a_ledger() {
     let bank = Arc::new(Bank::default());
-    let pending = tool_core::PendingApproval {
+    let pending = tool_core::approval::PendingApproval {
         call_id: "c1".into(),
         tool: "charge".into(),
         arguments: CHARGE.into(),

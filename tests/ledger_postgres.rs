@@ -20,7 +20,7 @@ use tool_core::ledger::{
     AuditKind, Claimed, Ledger, PostgresLedger, Reconciled, Recorded, Resolution, TrailError,
     verify,
 };
-use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolInfo};
+use tool_core::{Code, Context, Registry, Runtime, ToolDef, registry::ToolInfo};
 
 const INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
 const OTHER_INVOICE: &str = r#"{"customerId":"cus_42","amount":99,"currency":"USD"}"#;

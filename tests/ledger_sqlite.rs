@@ -19,7 +19,7 @@ use tool_core::ledger::{
     AuditKind, ClaimKey, Claimed, Ledger, Reconciled, Recorded, Resolution, SqliteLedger,
     TrailError, verify,
 };
-use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, ToolError};
+use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, registry::ToolError};
 
 fn open(path: &Path) -> Arc<SqliteLedger> {
     Arc::new(SqliteLedger::open(path).expect("the ledger opens"))

@@ -19,8 +19,10 @@ use tokio::io::{
 use tokio::sync::mpsc;
 use tool_core::mcp::{McpClient, McpError, McpImport, McpServer};
 use tool_core::{
-    Argument, Code, Context, Denied, DynamicTool, Effect, Event, Origin, Provenance, Registry,
-    RegistryError, Runtime, Tool, ToolDef, ToolError, ToolInfo,
+    Argument, Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolDef,
+    observe::Event,
+    provenance::{Origin, Provenance},
+    registry::{DynamicTool, RegistryError, ToolError, ToolInfo},
 };
 
 const WAIT: Duration = Duration::from_secs(20);

@@ -14,7 +14,10 @@ use examples::{create_invoice, get_weather};
 use http::request::Parts;
 use serde_json::{Value, json};
 use tool_core::mcp::{AuthError, McpHttp};
-use tool_core::{Context, DynamicTool, Effect, Registry, Runtime, ToolDef, ToolError};
+use tool_core::{
+    Context, Effect, Registry, Runtime, ToolDef,
+    registry::{DynamicTool, ToolError},
+};
 
 const ALICE: &str = "alice-token";
 const BOB: &str = "bob-token";

@@ -10,7 +10,9 @@ use tool_core::providers::{
 };
 use tool_core::testing::ScriptedTurns;
 use tool_core::{
-    Code, Context, Origin, Provenance, Registry, Runtime, Tool, ToolCall, ToolDef, ToolError,
+    Code, Context, Registry, Runtime, Tool, ToolCall, ToolDef,
+    provenance::{Origin, Provenance},
+    registry::ToolError,
 };
 
 /// A page's text, as a tool that reads the web returns it: written by whoever wrote the page.

@@ -18,7 +18,10 @@ use tool_core::providers::{
     RequestError, RequestOptions, StreamError, Target, ToolCall, ToolSpec, advertise, anthropic,
     gemini, json_lines, openai_chat, openai_responses, sse_events,
 };
-use tool_core::{Code, Context, DynamicTool, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
+use tool_core::{
+    Code, Context, Outcome, Registry, Runtime, Tool, ToolDef,
+    registry::{DynamicTool, ToolError},
+};
 
 fn fixtures() -> PathBuf {
     tests::data("providers")

@@ -11,7 +11,8 @@ use tool_core::agent::Agent;
 use tool_core::model::{Message, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::{
-    ArgumentErrors, Context, Keyword, Registry, RepairLoop, Runtime, Tool, ToolDef, ToolError,
+    ArgumentErrors, Context, Registry, Runtime, Tool, ToolDef, contract::Keyword,
+    registry::ToolError, repair::RepairLoop,
 };
 
 /// The most bytes a refusal message may take in these tests, whatever the input.

@@ -7,8 +7,10 @@ use examples::{CreateInvoice, create_invoice};
 use serde_json::json;
 use tool_core::testing::ScriptedModel;
 use tool_core::{
-    Code, Context, Keyword, Metrics, Registry, RepairEnd, RepairLoop, RepairPolicy, Runtime, Tool,
-    ToolDef,
+    Code, Context, Registry, Runtime, Tool, ToolDef,
+    contract::Keyword,
+    metrics::Metrics,
+    repair::{RepairEnd, RepairLoop, RepairPolicy},
 };
 
 const BROKEN: &str = r#"{"customerId":"cus_42","amount":"120.5","currency":"dollars"}"#;
@@ -215,10 +217,10 @@ async fn the_call_id_gets_one_terminal_outcome() {
 #[tokio::test]
 async fn the_schema_sent_is_the_advertised_one() {
     struct Check;
-    impl tool_core::RepairModel for Check {
+    impl tool_core::repair::RepairModel for Check {
         fn repair(
             &self,
-            request: &tool_core::RepairRequest<'_>,
+            request: &tool_core::repair::RepairRequest<'_>,
         ) -> impl std::future::Future<Output = Result<String, tool_core::model::ModelError>> + Send
         {
             assert_eq!(request.schema(), CreateInvoice::input_schema());

@@ -7,8 +7,10 @@ use std::time::Duration;
 use examples::{CreateInvoice, GetWeather, Invoice, Weather, create_invoice, get_weather};
 use serde_json::{Value, json};
 use tool_core::{
-    Approval, ApprovalRequest, Argument, Code, Context, Denied, DynamicTool, Effect, Event,
-    Registry, RegistryError, Runtime, Tool, ToolDef, ToolError, ToolInfo,
+    Argument, Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolDef,
+    observe::Event,
+    registry::{DynamicTool, RegistryError, ToolError, ToolInfo},
+    runtime::{Approval, ApprovalRequest},
 };
 
 const VALID_INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;

@@ -13,7 +13,10 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::providers::{AdvertiseError, LowerError, Target, ToolSpec, advertise};
-use tool_core::{Keyword, Tool, ViaSchemars};
+use tool_core::{
+    Tool,
+    contract::{Keyword, ViaSchemars},
+};
 
 /// Types written for another purpose, deriving only serde and schemars.
 mod theirs {
@@ -754,7 +757,7 @@ fn a_foreign_type_that_is_not_an_object_is_an_unsound_tool() {
     let mut registry = tool_core::Registry::new();
     let registered = registry.register(tool_core::ToolDef::new(
         |Shout(text): Shout, _cx: &tool_core::Context| async move {
-            Ok::<_, tool_core::ToolError>(text)
+            Ok::<_, tool_core::registry::ToolError>(text)
         },
     ));
     assert!(registered.is_err());

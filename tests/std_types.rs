@@ -24,7 +24,10 @@ use tool_core::__private::{
     ConstConstraints, Constraints, Cx, Deserializer, Num, Path, SchemaGen, parse_argument,
     parse_argument_value, root_schema,
 };
-use tool_core::{Argument, ArgumentErrors, Format, Keyword};
+use tool_core::{
+    Argument, ArgumentErrors,
+    contract::{Format, Keyword},
+};
 
 // ---- entry points ----
 

@@ -159,7 +159,7 @@ fn gemini_chunk_with_path_depth(depth: usize) -> Value {
 // value, and dropping that call on a Tokio worker's 2 MiB stack overflowed it.
 #[test]
 fn a_gemini_path_deeper_than_the_parser_limit_is_a_protocol_error() {
-    use tool_core::MAX_DEPTH;
+    use tool_core::contract::MAX_DEPTH;
     use tool_core::providers::gemini;
 
     let limit = MAX_DEPTH as usize;
@@ -188,7 +188,7 @@ fn a_gemini_path_deeper_than_the_parser_limit_is_a_protocol_error() {
 #[test]
 fn a_value_deeper_than_the_parser_limit_is_refused_by_invoke_without_overflow() {
     use examples::get_weather;
-    use tool_core::{Context, MAX_DEPTH, Registry, Runtime, ToolDef};
+    use tool_core::{Context, Registry, Runtime, ToolDef, contract::MAX_DEPTH};
 
     let limit = MAX_DEPTH as usize;
     on_a_worker_sized_stack(move || {

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tool_core::{
-    Argument, CancellationToken, Code, Context, Denied, Effect, Event, Registry, Runtime, Tool,
-    ToolDef, ToolError, ToolInfo,
+    Argument, CancellationToken, Code, Context, Denied, Effect, Registry, Runtime, Tool, ToolDef,
+    observe::Event,
+    registry::{ToolError, ToolInfo},
 };
 
 /// Does some work, the way the stress test asks.

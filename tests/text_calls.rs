@@ -12,8 +12,8 @@ use tool_core::testing::{ScriptedModel, ScriptedTurns};
 use tool_core::text_calls::{
     Dialect, TextCall, TextCallStream, TextError, TextModel, parse_calls, render_calls,
 };
-use tool_core::{Argument, RepairPolicy, Runtime, ToolCall};
-use tool_core::{Context, Registry, Tool, ToolDef, ToolError};
+use tool_core::{Argument, Runtime, ToolCall, repair::RepairPolicy};
+use tool_core::{Context, Registry, Tool, ToolDef, registry::ToolError};
 
 /// (name, arguments as a JSON value) of each call read.
 fn read(text: &str, dialect: Option<Dialect>) -> (Option<Dialect>, Vec<(String, Value)>) {

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 use examples::get_weather;
 use serde_json::{Value, json};
 use tool_core::mcp::McpServer;
-use tool_core::{Code, DynamicTool, ToolError};
+use tool_core::{
+    Code,
+    registry::{DynamicTool, ToolError},
+};
 use tool_core::{Context, Registry, Runtime, ToolDef};
 
 const VALID_WEATHER: &str = r#"{"city":"Paris","units":"celsius"}"#;
@@ -138,7 +141,7 @@ fn an_mcp_server_logs_what_merging_a_root_union_loses_the_first_few_then_a_count
 
 /// A tool whose handler and policy quote its argument in their operator detail.
 mod quoting {
-    use tool_core::{Context, Denied, Tool, ToolDef, ToolError};
+    use tool_core::{Context, Denied, Tool, ToolDef, registry::ToolError};
 
     /// Looks up an account.
     #[derive(Tool, Debug)]

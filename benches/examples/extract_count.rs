@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use benches::extract_input;
-use tool_core::extract_json;
+use tool_core::extract::extract_json;
 
 fn main() {
     let mut args = std::env::args().skip(1);

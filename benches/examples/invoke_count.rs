@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use benches::INVOICE_VALID;
 use examples::CreateInvoice;
-use tool_core::{Context, RepairLoop, Tool};
+use tool_core::{Context, Tool, repair::RepairLoop};
 
 #[path = "../pipeline.rs"]
 mod pipeline;
@@ -25,7 +25,7 @@ fn main() {
         .expect("a Tokio runtime");
     let runtime = runtime(&registry());
     let ledger = tool_core::Runtime::builder(registry())
-        .authorize(|_: &tool_core::ToolInfo, _: &Context| Ok(()))
+        .authorize(|_: &tool_core::registry::ToolInfo, _: &Context| Ok(()))
         .ledger(std::sync::Arc::new(
             tool_core::ledger::MemoryLedger::with_capacity(n.max(1)),
         ))

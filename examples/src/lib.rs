@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
-use tool_core::{Argument, Context, Tool, ToolError};
+use tool_core::{Argument, Context, Tool, registry::ToolError};
 
 /// Get the current weather for a city.
 #[derive(Tool, Debug, Clone, PartialEq)]

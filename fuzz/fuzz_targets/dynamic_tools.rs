@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use tool_core::{Code, Context, DynamicTool, Registry, Runtime, ToolDef, ToolError};
+use tool_core::{Code, Context, Registry, Runtime, ToolDef, registry::{DynamicTool, ToolError}};
 
 const SKU: &str = "https://schemas.example.com/sku.json";
 
@@ -116,7 +116,7 @@ async fn echo(args: Value, _cx: &Context) -> Result<Value, ToolError> {
     Ok(args)
 }
 
-fn runtime_for(tool: DynamicTool) -> Result<Runtime, tool_core::RegistryError> {
+fn runtime_for(tool: DynamicTool) -> Result<Runtime, tool_core::registry::RegistryError> {
     let mut registry = Registry::new();
     registry.register(ToolDef::dynamic(tool, echo))?;
     Ok(Runtime::new(Arc::new(registry)))
@@ -263,7 +263,7 @@ fn check(
     } else if let (Some(value), Some(law)) = (&value, law) {
         let plain = as_value || !tool_fuzz::has_duplicate_keys(text);
         let too_big = text.len() > Runtime::DEFAULT_MAX_BYTES;
-        if plain && !too_big && tool_fuzz::depth(value) < tool_core::MAX_DEPTH as usize {
+        if plain && !too_big && tool_fuzz::depth(value) < tool_core::contract::MAX_DEPTH as usize {
             assert!(
                 !law.is_valid(value),
                 "{tool}: refused arguments jsonschema accepts: {text:?}: {:?}",

@@ -10,7 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
 use serde_json::Value;
-use tool_core::{ExtractError, extract_json};
+use tool_core::{extract::{ExtractError, extract_json}};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(&data[..data.len().min(tool_fuzz::MAX_INPUT)]) else {

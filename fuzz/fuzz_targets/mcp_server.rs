@@ -19,7 +19,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_core::mcp::McpServer;
-use tool_core::{Context, DynamicTool, Effect, Registry, Runtime, ToolDef, ToolError};
+use tool_core::{Context, Effect, Registry, Runtime, ToolDef, registry::{DynamicTool, ToolError}};
 
 const SKU: &str = "https://schemas.example.com/sku.json";
 

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tool_core::ledger::{Ledger, PostgresLedger, SqliteLedger};
-use tool_core::{Context, Outcome, Registry, Runtime, Tool, ToolDef, ToolError};
+use tool_core::{Context, Outcome, Registry, Runtime, Tool, ToolDef, registry::ToolError};
 
 /// Charge an amount: a non-idempotent effect, logged once per execution.
 #[derive(Tool, Debug)]

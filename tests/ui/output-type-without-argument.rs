@@ -1,4 +1,4 @@
-use tool_core::{Context, Tool, ToolDef, ToolError};
+use tool_core::{Context, Tool, ToolDef, registry::ToolError};
 
 /// Looks something up.
 #[derive(Tool)]

@@ -16,12 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
+use crate::Registry;
 use crate::canonical::exact_json;
 use crate::context::Context;
 use crate::digest::{contract_hash, hex, unhex};
 use crate::ledger::Ledger;
 use crate::recent::Recent;
-use crate::registry::Registry;
 use crate::runtime::Runtime;
 use crate::runtime::{Approval, ApprovalFuture, ApprovalRequest, Approver};
 use crate::sync::lock;

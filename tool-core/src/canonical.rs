@@ -8,7 +8,7 @@ use serde_json::Value;
 ///
 /// ```
 /// use serde_json::json;
-/// use tool_core::canonical_json;
+/// use tool_core::ledger::canonical_json;
 ///
 /// let a: serde_json::Value = serde_json::from_str(r#"{ "b": 1.0, "a": [1e2, "\u00e9"] }"#).unwrap();
 /// assert_eq!(canonical_json(&a), r#"{"a":[100,"é"],"b":1}"#);

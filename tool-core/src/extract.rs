@@ -191,7 +191,7 @@ impl std::error::Error for ExtractError {}
 /// finds every span, fence and tag, and each byte is parsed as JSON at most once.
 ///
 /// ```
-/// use tool_core::{ExtractError, Source, extract_json};
+/// use tool_core::{extract::{ExtractError, Source, extract_json}};
 ///
 /// let found = extract_json(r#"Sure! Here you go: {"city": "Paris"} hope that helps"#)?;
 /// assert_eq!(found.json(), r#"{"city": "Paris"}"#);
@@ -268,7 +268,7 @@ pub fn extract_json(text: &str) -> Result<Extracted<'_>, ExtractError> {
 /// inside any larger value, is never returned on its own.
 ///
 /// ```
-/// use tool_core::{ExtractError, extract_json_object};
+/// use tool_core::{extract::{ExtractError, extract_json_object}};
 ///
 /// let found = extract_json_object(r#"Calling now: {"city": "Paris"}"#)?;
 /// assert_eq!(found.json(), r#"{"city": "Paris"}"#);

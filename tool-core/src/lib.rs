@@ -38,7 +38,10 @@
     not(feature = "postgres"),
     doc = "\n[`PostgresLedger`]: #dependencies-and-features\n"
 )]
-#![cfg_attr(feature = "schemars", doc = "\n[`ViaSchemars`]: crate::ViaSchemars\n")]
+#![cfg_attr(
+    feature = "schemars",
+    doc = "\n[`ViaSchemars`]: crate::contract::ViaSchemars\n"
+)]
 #![cfg_attr(
     not(feature = "schemars"),
     doc = "\n[`ViaSchemars`]: #dependencies-and-features\n"
@@ -70,17 +73,17 @@ mod recent;
 mod sync;
 
 // The contract of a tool's arguments: schema and checked parser (the derive's runtime half).
-mod contract;
+pub mod contract;
 
 // A proposed call and how it ends.
 mod call;
 mod context;
-mod observe;
+pub mod observe;
 mod outcome;
 pub mod provenance;
 
 // The allow-list: tools with their contracts, handlers and settings.
-mod registry;
+pub mod registry;
 
 // Claims, outcomes and the audit trail kept across restarts and workers.
 pub mod ledger;
@@ -95,10 +98,10 @@ pub mod model;
 // Around the runtime: approval receipts, JSON found in prose, counts, the repair loop and the
 // agent loop.
 pub mod agent;
-mod approval;
-mod extract;
-mod metrics;
-mod repair;
+pub mod approval;
+pub mod extract;
+pub mod metrics;
+pub mod repair;
 
 // Calls as the providers' wire formats and open models' text carry them.
 pub mod providers;
@@ -117,37 +120,19 @@ pub mod mcp;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 
-pub use approval::{Approvals, PendingApproval, Receipt, ReceiptError, ReceiptVerifier};
 pub use call::{CallArguments, ToolCall};
-pub use canonical::canonical_json;
 pub use context::{Context, ContextBuilder};
 pub use contract::argument::Argument;
-pub use contract::arguments::Arguments;
 #[doc(hidden)]
 pub use contract::constraints::Constraints;
-pub use contract::error::{ArgumentErrors, Keyword, Violation};
-pub use contract::format::Format;
+pub use contract::error::ArgumentErrors;
 #[doc(hidden)]
 pub use contract::maps::ArgumentKey;
-pub use contract::schema::DRAFT_2020_12;
-#[cfg(feature = "schemars")]
-#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
-pub use contract::schemars::ViaSchemars;
 pub use contract::tool::{Tool, ToolOutput};
-pub use contract::validate::MAX_DEPTH;
-pub use extract::{ExtractError, Extracted, Source, extract_json, extract_json_object};
-pub use metrics::{Counts, Metrics, MetricsSnapshot};
-pub use observe::{Event, Observer, Progress};
 pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output, UnknownCode};
-pub use provenance::{Origin, Provenance};
-pub use registry::dynamic::DynamicTool;
-pub use registry::{Effect, Handler, Registry, RegistryError, ToolDef, ToolError, ToolInfo};
-pub use repair::{
-    RepairEnd, RepairLoop, RepairModel, RepairPolicy, RepairPolicyError, RepairRequest, Repaired,
-};
-pub use runtime::{
-    Approval, ApprovalFuture, ApprovalRequest, Approver, Authorize, Runtime, RuntimeBuilder,
-};
+pub use registry::def::{Effect, ToolDef};
+pub use registry::list::Registry;
+pub use runtime::Runtime;
 pub use tokio_util::sync::CancellationToken;
 
 /// Derives [`Tool`] (and [`Argument`]) for a struct with named fields.
@@ -193,7 +178,7 @@ pub mod __private {
 
     /// Types whose contract is their `schemars::JsonSchema` (`#[tool(schemars)]`).
     #[cfg(feature = "schemars")]
-    pub use crate::ViaSchemars;
+    pub use crate::contract::ViaSchemars;
     /// A stand-in without the `schemars` feature: the derive's check below says what is missing.
     #[cfg(not(feature = "schemars"))]
     #[derive(Debug)]
@@ -230,5 +215,5 @@ pub mod __private {
         crate::contract::validate::parse_value(value)
     }
     pub use crate::contract::validate::{Cx, Got, KeySeed, Object, Seed, parse_enum, parse_object};
-    pub use crate::{Argument, Keyword};
+    pub use crate::{Argument, contract::Keyword};
 }

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-/// Counts of the calls that went through a [`RepairLoop`](crate::RepairLoop): how many were
+/// Counts of the calls that went through a [`RepairLoop`](crate::repair::RepairLoop): how many were
 /// valid on the first pass, repaired, or failed, and how many attempts they took. It is fed
-/// only by the repair loops it is handed to ([`RepairLoop::metrics`](crate::RepairLoop::metrics));
+/// only by the repair loops it is handed to ([`RepairLoop::metrics`](crate::repair::RepairLoop::metrics));
 /// calls made with [`Runtime::invoke`](crate::Runtime::invoke) directly are not counted (an
-/// [`Observer`](crate::Observer) sees every outcome). Cheap to clone: the clones share the
+/// [`Observer`](crate::observe::Observer) sees every outcome). Cheap to clone: the clones share the
 /// counts.
 ///
 /// Each recorded call also updates these `metrics` counters, labelled with `tool`:

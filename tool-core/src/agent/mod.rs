@@ -145,7 +145,7 @@ impl RepairModel for NoRepair {
 /// use tool_core::model::{Message, Turn};
 /// use tool_core::ToolCall;
 /// use tool_core::testing::ScriptedTurns;
-/// use tool_core::{Context, Registry, Runtime, ToolDef, ToolError};
+/// use tool_core::{Context, Registry, Runtime, ToolDef, registry::ToolError};
 /// # use tool_core::{Argument, Tool};
 /// # /// Adds two numbers.
 /// # #[derive(Tool, Debug)]

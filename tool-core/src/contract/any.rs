@@ -14,7 +14,7 @@ use crate::contract::validate::{Cx, Seed, check_depth};
 
 /// Any JSON value, advertised as the schema `{}`. The JSON is still strict: a repeated key
 /// anywhere inside is a `duplicateKey` violation and nesting is bounded by
-/// [`MAX_DEPTH`](crate::MAX_DEPTH).
+/// [`MAX_DEPTH`](crate::contract::MAX_DEPTH).
 impl Argument for Value {
     fn schema(_: &mut SchemaGen, _: &Constraints) -> Value {
         json!({})
@@ -125,7 +125,7 @@ impl<'de> Visitor<'de> for AnyVisitor<'_, '_> {
 mod tests {
     use serde_json::{Value, json};
 
-    use crate::Keyword;
+    use crate::contract::Keyword;
     use crate::contract::validate::{parse_str, parse_value};
 
     #[test]

@@ -449,7 +449,7 @@ fn string_passes(s: &str, c: &Constraints) -> Passes {
 /// Records that `s` is not of `format`.
 #[cold]
 #[inline(never)]
-fn refuse_format(s: &str, cx: &mut Cx, at: &Path<'_>, format: crate::Format) {
+fn refuse_format(s: &str, cx: &mut Cx, at: &Path<'_>, format: crate::contract::Format) {
     // Built by hand: this is the commonest refusal of a string, and the formatting
     // machinery costs more than the check.
     let looks_like = format.looks_like();

@@ -11,7 +11,7 @@ pub enum Arguments<'a> {
     /// JSON text, parsed strictly.
     Text(&'a str),
     /// A parsed value. One that nests objects and arrays deeper than
-    /// [`MAX_DEPTH`](crate::MAX_DEPTH) is refused with `invalid_arguments` before anything
+    /// [`MAX_DEPTH`](crate::contract::MAX_DEPTH) is refused with `invalid_arguments` before anything
     /// walks it, as the parser refuses text nested that deep.
     Json(&'a Value),
 }

@@ -323,7 +323,7 @@ impl ArgumentErrors {
     /// keyword was first found.
     ///
     /// ```
-    /// use tool_core::{Keyword, Tool};
+    /// use tool_core::{Tool, contract::Keyword};
     /// # /// Tags things.
     /// # #[derive(Tool, Debug)]
     /// # struct Tag { tags: Vec<String> }

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 /// | [`Uuid`](Format::Uuid) | hyphenated UUIDs `8-4-4-4-12`, hex digits in either case |
 ///
 /// ```
-/// use tool_core::Format;
+/// use tool_core::contract::Format;
 ///
 /// assert_eq!(Format::from_name("date-time"), Some(Format::DateTime));
 /// assert_eq!(Format::DateTime.name(), "date-time");

@@ -1,8 +1,9 @@
 //! The contract of a tool's arguments: the schema a type advertises and the parser that checks
 //! exactly that schema, with every violation at its JSON Pointer.
 //!
-//! Everything above this module (the registry, the runtime, the providers) speaks these types;
-//! nothing here knows about them.
+//! The types most code needs, [`Tool`](crate::Tool), [`Argument`](crate::Argument) and
+//! [`ArgumentErrors`](crate::ArgumentErrors), are at the crate root; this module holds the
+//! rest of the contract's vocabulary.
 
 pub(crate) mod any;
 pub(crate) mod argument;
@@ -27,3 +28,12 @@ pub(crate) mod untagged;
 pub(crate) mod untyped;
 pub(crate) mod validate;
 pub(crate) mod wide;
+
+pub use arguments::Arguments;
+pub use error::{Keyword, Violation};
+pub use format::Format;
+pub use schema::DRAFT_2020_12;
+#[cfg(feature = "schemars")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
+pub use schemars::ViaSchemars;
+pub use validate::MAX_DEPTH;

@@ -48,7 +48,7 @@ use crate::contract::validate::Cx;
 /// ```
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
-/// use tool_core::{Tool, ViaSchemars};
+/// use tool_core::{Tool, contract::ViaSchemars};
 ///
 /// /// A range of lines, from a crate that knows nothing of tool_core.
 /// #[derive(Deserialize, JsonSchema, Debug, PartialEq)]

@@ -26,7 +26,7 @@ const MAX_MESSAGE: usize = 240;
 /// Where a schema came from, which decides what a refusal tells the application to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Origin {
-    /// A [`DynamicTool`](crate::DynamicTool)'s schema.
+    /// A [`DynamicTool`](crate::registry::DynamicTool)'s schema.
     Dynamic,
     /// The schema schemars generates for a type.
     #[cfg(feature = "schemars")]

@@ -500,7 +500,7 @@ impl Model for HttpModel {
 /// The same model fixes refused arguments for the repair loop: it is sent one user message
 /// holding the tool's name, its input schema, the refused arguments and the field-level
 /// feedback, with no tools offered, and the one JSON object in its answer (bare, in a Markdown
-/// fence or in prose: [`extract_json_object`](crate::extract_json_object)) is the new
+/// fence or in prose: [`extract_json_object`](crate::extract::extract_json_object)) is the new
 /// arguments. An answer with no single object is passed on as it is, for the repair loop to
 /// refuse with its reason. The tokens it spends are reported by
 /// [`take_usage`](RepairModel::take_usage), and so counted in the run's usage and budgets
@@ -528,7 +528,7 @@ impl RepairModel for HttpModel {
         let turn = self.respond_inner(&model_request).await?;
         *lock(&self.repair_usage) += turn.usage;
         let answer = turn.text.unwrap_or_default();
-        Ok(match crate::extract_json_object(&answer) {
+        Ok(match crate::extract::extract_json_object(&answer) {
             Ok(found) => found.json().to_owned(),
             Err(_) => answer,
         })

@@ -1,7 +1,7 @@
 //! The call ledger: what makes a call safe to repeat, kept where every worker and every
 //! restart can see it.
 //!
-//! A runtime built with [`RuntimeBuilder::ledger`](crate::RuntimeBuilder::ledger) claims each
+//! A runtime built with [`RuntimeBuilder::ledger`](crate::runtime::RuntimeBuilder::ledger) claims each
 //! call in the ledger before it runs and records its outcome after, so:
 //!
 //! - **Exactly-once admission.** A call is claimed as (scope, call id) together with the tool,
@@ -16,7 +16,7 @@
 //!   never run again by itself: [`Ledger::reconcile`] settles it (it completed with this output,
 //!   it did not happen, or it is safe to retry). A read-only or idempotent call may be run again
 //!   when the runtime allows it
-//!   ([`RuntimeBuilder::rerun_interrupted`](crate::RuntimeBuilder::rerun_interrupted)).
+//!   ([`RuntimeBuilder::rerun_interrupted`](crate::runtime::RuntimeBuilder::rerun_interrupted)).
 //! - **Idempotency keys** ([`ContextBuilder::idempotency_key`](crate::ContextBuilder::idempotency_key)):
 //!   an application's key, scoped by tenant, claimed instead of the call id. The same key with
 //!   the same call gives the same outcome; with another call it is refused as
@@ -44,10 +44,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::Effect;
+pub use crate::canonical::canonical_json;
 use crate::digest::hex;
 pub use crate::digest::sha256_hex;
 use crate::outcome::Code;
-use crate::registry::Effect;
 
 mod audit;
 mod memory;

@@ -6,7 +6,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value};
 
 use crate::providers::{self, Loss};
-use crate::registry::{Effect, ToolInfo};
+use crate::{Effect, registry::ToolInfo};
 
 /// How many losses of one tool the log names; the rest are counted.
 const LOGGED_LOSSES: usize = 5;

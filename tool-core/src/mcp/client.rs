@@ -22,7 +22,10 @@ use super::McpError;
 use crate::context::Context;
 use crate::provenance::Origin;
 use crate::registry::dynamic::DynamicTool;
-use crate::registry::{Effect, Registry, RegistryError, ToolDef, ToolError};
+use crate::{
+    Effect, Registry, ToolDef,
+    registry::{RegistryError, ToolError},
+};
 
 /// Pages of `tools/list` followed before the listing is declared endless.
 const MAX_PAGES: usize = 1000;

@@ -7,7 +7,7 @@
 //! - `McpHttp` (feature `mcp-http`) serves it over Streamable HTTP to clients that
 //!   authenticate with a bearer token, one runtime per session.
 //! - [`McpClient`] connects to an MCP server and registers its tools in a
-//!   [`Registry`](crate::Registry) as [`DynamicTool`](crate::DynamicTool)s whose handlers forward
+//!   [`Registry`](crate::Registry) as [`DynamicTool`](crate::registry::DynamicTool)s whose handlers forward
 //!   `tools/call` to the server, so an agent calls remote tools through the same pipeline.
 //!
 //! # Serving: what a client sees
@@ -92,7 +92,7 @@
 //! [`McpImport::trust_hints`]. Descriptions come from the server too and reach the model as
 //! written.
 //!
-//! The server's schemas are compiled as any [`DynamicTool`](crate::DynamicTool)'s: their
+//! The server's schemas are compiled as any [`DynamicTool`](crate::registry::DynamicTool)'s: their
 //! `$ref`s fetch nothing (no file is read, no request made, whatever `jsonschema` features the
 //! build has), and a pattern that needs a backtracking engine skips the tool unless the
 //! application allows it with [`McpImport::allow_backtracking`]. A listing is capped at 1,000

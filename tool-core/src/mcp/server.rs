@@ -112,7 +112,7 @@ impl McpServer {
     ///
     /// ```
     /// use tool_core::mcp::McpServer;
-    /// use tool_core::{Context, DynamicTool, Registry, Runtime, ToolDef, ToolError};
+    /// use tool_core::{Context, Registry, Runtime, ToolDef, registry::{DynamicTool, ToolError}};
     /// use serde_json::{Value, json};
     ///
     /// let edit = DynamicTool::new("edit", "Edits a line.", json!({
@@ -137,7 +137,7 @@ impl McpServer {
     /// let losses: Vec<String> = server.losses().map(|(_, loss)| loss.to_string()).collect();
     /// assert_eq!(losses[0], "oneOf at (root) is not shown to MCP clients \
     ///     (the root cannot be a union: its branches are merged into one object)");
-    /// # Ok::<(), tool_core::RegistryError>(())
+    /// # Ok::<(), tool_core::registry::RegistryError>(())
     /// ```
     pub fn losses(&self) -> impl Iterator<Item = (&str, &Loss)> + '_ {
         self.tools

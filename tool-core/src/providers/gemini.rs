@@ -36,7 +36,7 @@ use super::request::{
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::model::{Provider, ProviderState, Turn, Usage};
-use crate::{MAX_DEPTH, Outcome};
+use crate::{Outcome, contract::MAX_DEPTH};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -12,7 +12,7 @@
 //!   [`StreamError::TooLarge`], which maps to the runtime's `input_too_large`; arguments that
 //!   arrive as a value already parsed with their chunk (Anthropic's start-block `input`, the
 //!   `args` of a whole Gemini `functionCall`) are not counted;
-//! - no call's arguments nest deeper than [`MAX_DEPTH`](crate::MAX_DEPTH): streamed text is
+//! - no call's arguments nest deeper than [`MAX_DEPTH`](crate::contract::MAX_DEPTH): streamed text is
 //!   left to the runtime's parser, which refuses deeper text, and a value built from Gemini's
 //!   `partialArgs` paths is refused with [`StreamError::Protocol`] as soon as a path is longer;
 //! - the work is linear in the bytes received; unknown fields and events are ignored.

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::dialect::Dialect;
 use super::names::NameRule;
-use crate::ToolInfo;
+use crate::registry::ToolInfo;
 
 /// A provider API and mode to advertise tools to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -222,7 +222,7 @@ type Build<A> = Box<
 ///
 /// ```
 /// use std::time::Duration;
-/// use tool_core::{Argument, Context, Denied, Effect, Registry, Tool, ToolDef, ToolError};
+/// use tool_core::{Argument, Context, Denied, Effect, Registry, Tool, ToolDef, registry::ToolError};
 ///
 /// /// Refunds a payment.
 /// #[derive(Tool, Debug)]
@@ -309,7 +309,7 @@ impl ToolDef<Value> {
     /// A tool defined by a JSON Schema document rather than a Rust type (discovered over MCP,
     /// loaded from configuration). Its arguments are checked with the `jsonschema` crate; the
     /// schema is compiled when the tool is registered.
-    pub fn dynamic<E, H>(tool: crate::DynamicTool, handler: H) -> Self
+    pub fn dynamic<E, H>(tool: crate::registry::DynamicTool, handler: H) -> Self
     where
         H: for<'a> Handler<'a, Value, Value, E>,
         E: Into<ToolError> + 'static,
@@ -358,7 +358,7 @@ impl<A> ToolDef<A> {
     /// [`Effect::NonIdempotent`], is the widest of all.
     ///
     /// ```
-    /// # use tool_core::{Context, Effect, Registry, Tool, ToolDef, ToolError};
+    /// # use tool_core::{Context, Effect, Registry, Tool, ToolDef, registry::ToolError};
     /// /// Runs one SQL statement.
     /// #[derive(Tool, Debug)]
     /// struct RunSql {
@@ -413,7 +413,7 @@ impl<A> ToolDef<A> {
         self
     }
 
-    /// Every call must be approved by the runtime's [`Approver`](crate::Approver) first.
+    /// Every call must be approved by the runtime's [`Approver`](crate::runtime::Approver) first.
     pub fn requires_approval(mut self) -> Self {
         self.info.settings.requires_approval = true;
         self

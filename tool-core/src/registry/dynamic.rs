@@ -48,7 +48,7 @@ use crate::registry::{Handler, RegistryError, ToolError};
 ///
 /// ```
 /// use serde_json::{Value, json};
-/// use tool_core::{Context, DynamicTool, Registry, ToolDef, ToolError};
+/// use tool_core::{Context, Registry, ToolDef, registry::{DynamicTool, ToolError}};
 ///
 /// async fn lookup(args: Value, _cx: &Context) -> Result<Value, ToolError> {
 ///     Ok(json!({ "sku": args["sku"], "in_stock": 3 }))
@@ -131,12 +131,12 @@ impl DynamicTool {
     /// of a pattern it runs without backtracking: `(?=.*x)y` scans the rest of the string from
     /// every position whatever the limit, so its time grows with the square of the string's
     /// length. Runtime timeouts and deadlines do not interrupt validation, so keep the input
-    /// cap ([`RuntimeBuilder::max_input_bytes`](crate::RuntimeBuilder::max_input_bytes)) small
+    /// cap ([`RuntimeBuilder::max_input_bytes`](crate::runtime::RuntimeBuilder::max_input_bytes)) small
     /// for such tools.
     ///
     /// ```
     /// use serde_json::{Value, json};
-    /// use tool_core::{Context, DynamicTool, Registry, ToolDef, ToolError};
+    /// use tool_core::{Context, Registry, ToolDef, registry::{DynamicTool, ToolError}};
     ///
     /// async fn run(args: Value, _cx: &Context) -> Result<Value, ToolError> {
     ///     Ok(args)

@@ -15,7 +15,8 @@ use std::marker::PhantomData;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 
-use super::{Effect, Handler, ToolError, ToolInfo};
+use super::def::Effect;
+use super::{Handler, ToolError, ToolInfo};
 use crate::context::Context;
 use crate::contract::arguments::Arguments;
 use crate::outcome::Denied;

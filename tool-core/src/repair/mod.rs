@@ -92,11 +92,11 @@ impl Repaired {
 /// was told were wrong, the loop stops.
 ///
 /// A model's repair answer may wrap its arguments in prose or a ```` ```json ```` fence: the
-/// one JSON object in it is taken, as [`extract_json_object`](crate::extract_json_object)
+/// one JSON object in it is taken, as [`extract_json_object`](crate::extract::extract_json_object)
 /// finds it. An answer with no object, or with several, is refused and the reason sent back.
 ///
 /// ```
-/// use tool_core::{Context, Metrics, Registry, RepairEnd, RepairLoop, Runtime, ToolDef, ToolError};
+/// use tool_core::{Context, Registry, Runtime, ToolDef, metrics::Metrics, repair::{RepairEnd, RepairLoop}, registry::ToolError};
 /// use tool_core::testing::ScriptedModel;
 /// # use tool_core::{Argument, Tool};
 /// # /// Adds two numbers.
@@ -180,7 +180,7 @@ impl<M: RepairModel> RepairLoop<M> {
 
     /// Runs one proposed call whose arguments are inside a model's free text (prose, a
     /// ```` ```json ```` fence, a `<tool_call>` tag): the JSON value is found with
-    /// [`extract_json`](crate::extract_json) on each attempt, and text with no single JSON
+    /// [`extract_json`](crate::extract::extract_json) on each attempt, and text with no single JSON
     /// value is refused like invalid arguments, with the reason sent back to the model.
     pub async fn call_free_text(
         &self,
@@ -215,7 +215,9 @@ impl<M: RepairModel> RepairLoop<M> {
             Arguments::Text(text) => Cow::Borrowed(text),
             // Writing a value out walks it recursively: one nested beyond the parser's limit is
             // refused by the check below, and the model is shown no text for it.
-            Arguments::Json(value) if deeper_than(value, crate::MAX_DEPTH) => Cow::Borrowed(""),
+            Arguments::Json(value) if deeper_than(value, crate::contract::MAX_DEPTH) => {
+                Cow::Borrowed("")
+            }
             Arguments::Json(value) => Cow::Owned(value.to_string()),
         };
         loop {
@@ -383,7 +385,7 @@ impl Mode {
         match self {
             Mode::Strict if attempt == 1 => Ok(text),
             Mode::Strict => answer_json(text),
-            Mode::FreeText => crate::extract_json(text)
+            Mode::FreeText => crate::extract::extract_json(text)
                 .map(|found| found.json())
                 .map_err(|error| not_json(error.to_string())),
         }
@@ -398,7 +400,7 @@ fn answer_json(text: &str) -> Result<&str, ArgumentErrors> {
     if trimmed.starts_with('{') && trimmed.ends_with('}') {
         return Ok(text);
     }
-    match crate::extract_json_object(text) {
+    match crate::extract::extract_json_object(text) {
         Ok(found) => Ok(found.json()),
         Err(_) if trimmed.starts_with('{') => Ok(text),
         Err(error) => Err(not_json(error.to_string())),

@@ -82,7 +82,7 @@ impl<'a> RepairRequest<'a> {
         self.max_attempts
     }
 
-    /// The tool's repair hint from the [`RepairPolicy`](crate::RepairPolicy), if it has one.
+    /// The tool's repair hint from the [`RepairPolicy`](crate::repair::RepairPolicy), if it has one.
     pub fn hint(&self) -> Option<&'a str> {
         self.hint
     }

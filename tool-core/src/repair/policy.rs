@@ -9,7 +9,7 @@ use std::fmt;
 /// repairs. It must be at least 1, which is checked when the policy is built.
 ///
 /// ```
-/// use tool_core::RepairPolicy;
+/// use tool_core::repair::RepairPolicy;
 ///
 /// let policy = RepairPolicy::new(3)?
 ///     .with_tool_attempts("create_invoice", 2)?
@@ -17,7 +17,7 @@ use std::fmt;
 /// assert_eq!(policy.attempts_for("create_invoice"), 2);
 /// assert_eq!(policy.attempts_for("get_weather"), 3);
 /// assert!(RepairPolicy::new(0).is_err());
-/// # Ok::<(), tool_core::RepairPolicyError>(())
+/// # Ok::<(), tool_core::repair::RepairPolicyError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct RepairPolicy {

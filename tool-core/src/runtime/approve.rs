@@ -1,7 +1,7 @@
 //! Stage 5: a human or system signs off calls to tools that require it
 //! ([`ToolDef::requires_approval`](crate::ToolDef::requires_approval)). The [`Approver`] sees
 //! the validated arguments; the wait is bounded by the run's deadline and cancellation.
-//! [`Approvals`](crate::Approvals) is an approver with signed, single-use receipts.
+//! [`Approvals`](crate::approval::Approvals) is an approver with signed, single-use receipts.
 
 use std::future::Future;
 use std::pin::Pin;

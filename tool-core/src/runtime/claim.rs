@@ -15,7 +15,7 @@ use crate::ledger::{
     sha256_hex,
 };
 use crate::outcome::{Code, Failure, Output};
-use crate::registry::{Effect, ToolInfo};
+use crate::{Effect, registry::ToolInfo};
 
 /// A claim this call holds: settle it when the call ends.
 pub(super) struct Held {

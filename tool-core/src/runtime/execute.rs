@@ -14,7 +14,10 @@ use super::{CallRef, Shared, output};
 use crate::context::{CallScope, Context};
 use crate::outcome::{Code, Failure};
 use crate::registry::kind::Work;
-use crate::registry::{Effect, ToolInfo, WorkError};
+use crate::{
+    Effect,
+    registry::{ToolInfo, WorkError},
+};
 
 /// Runs the call's `work` (the handler, then its output checked, stage 8) and closes the call's
 /// `scope` once it is over, however it ended.

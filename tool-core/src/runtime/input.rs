@@ -20,12 +20,12 @@ pub(super) fn cap(
         .unwrap_or(shared.max_input_bytes);
     // Measuring the length walks the value recursively, so its depth is bounded first.
     if let Arguments::Json(value) = arguments
-        && deeper_than(value, crate::MAX_DEPTH)
+        && deeper_than(value, crate::contract::MAX_DEPTH)
     {
         let too_deep = Violation::new(
             String::new(),
             Keyword::Syntax,
-            format!("nesting deeper than {} levels", crate::MAX_DEPTH),
+            format!("nesting deeper than {} levels", crate::contract::MAX_DEPTH),
         );
         return Err(invalid(ArgumentErrors::new(vec![too_deep])));
     }

@@ -17,7 +17,7 @@
 //! | 9 | record: trace the outcome and hand it to the [`Observer`] | `record.rs` | |
 //!
 //! The claim comes after approval, so a tool that requires approval is approved again when
-//! its call is proposed again: with [`Approvals`](crate::Approvals), whose receipts are used
+//! its call is proposed again: with [`Approvals`](crate::approval::Approvals), whose receipts are used
 //! once, a resent call is then refused (`approval_denied`) rather than replayed; either way it
 //! does not run twice.
 //!
@@ -74,7 +74,10 @@ use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::provenance::Provenance;
 use crate::recent::Recent;
 use crate::registry::kind::Policy;
-use crate::registry::{Refusal, Registry, ToolInfo};
+use crate::{
+    Registry,
+    registry::{Refusal, ToolInfo},
+};
 
 mod admit;
 mod approve;
@@ -120,7 +123,7 @@ pub use authorize::Authorize;
 /// one record (an idempotency key in the context keys the call instead).
 ///
 /// ```
-/// use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolError};
+/// use tool_core::{Code, Context, Registry, Runtime, ToolDef, registry::ToolError};
 /// # use tool_core::{Argument, Tool};
 /// # /// Current weather.
 /// # #[derive(Tool, Debug)]

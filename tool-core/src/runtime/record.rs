@@ -1,5 +1,5 @@
 //! Stage 9: one span field and one event per call, then the outcome to the
-//! [`Observer`](crate::Observer).
+//! [`Observer`](crate::observe::Observer).
 //!
 //! Argument values are never logged above `DEBUG`. The event that says how a call ended
 //! (`INFO` for a refusal, `WARN` for a failed or doubtful execution) carries only the code,
@@ -8,7 +8,7 @@
 //! `DEBUG` only: a pointer names the property it goes through, and the name of a map's key or
 //! of an unknown field is the model's to choose, so it is an argument value too. A failure's
 //! operator detail
-//! (a handler's [`ToolError::with_detail`](crate::ToolError::with_detail), a policy's
+//! (a handler's [`ToolError::with_detail`](crate::registry::ToolError::with_detail), a policy's
 //! [`Denied`](crate::Denied) reason, a panic message) is written by code that may quote the
 //! arguments, so it is logged only at `DEBUG`, as an event of its own; it is always in the
 //! outcome ([`Failure::detail`](crate::Failure::detail)), under the same ids.

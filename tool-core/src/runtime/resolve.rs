@@ -1,8 +1,8 @@
 //! Stage 1: the name must be a tool in the [`Registry`], the allow-list; nothing else is
 //! reachable.
 
+use crate::Registry;
 use crate::outcome::{Code, Failure};
-use crate::registry::Registry;
 
 /// The failure for a name the registry does not hold, listing (up to 32 of) the tools there
 /// are, so the model can correct itself.

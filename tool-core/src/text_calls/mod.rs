@@ -82,7 +82,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::call::ToolCall;
-use crate::registry::{Registry, ToolInfo};
+use crate::{Registry, registry::ToolInfo};
 
 mod model;
 mod python;

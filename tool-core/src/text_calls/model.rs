@@ -31,7 +31,7 @@ use crate::model::{Model, ModelRequest, Turn};
 /// use tool_core::testing::ScriptedTurns;
 /// use tool_core::text_calls::TextModel;
 /// use tool_core::{Context, Registry, Runtime, ToolDef};
-/// # use tool_core::{Tool, ToolError};
+/// # use tool_core::{Tool, registry::ToolError};
 /// # /// Get the weather.
 /// # #[derive(Tool)]
 /// # struct GetWeather { city: String }

@@ -17,7 +17,7 @@ pub(super) const MAX_NODES: usize = 200_000;
 /// The deepest nesting of subschemas lowered: a bound on the walk's recursion, so a hostile
 /// schema cannot exhaust the stack. It counts schema levels, not argument levels (an object's
 /// property is one level below the object), and is not tied to the parser's
-/// [`MAX_DEPTH`](crate::MAX_DEPTH). Cycles go through `$ref` and do not nest. The search for
+/// [`MAX_DEPTH`](crate::contract::MAX_DEPTH). Cycles go through `$ref` and do not nest. The search for
 /// `$anchor`s stops at the same depth.
 pub(super) const MAX_DEPTH: usize = 128;
 
