@@ -860,3 +860,101 @@ fn unions_through_flattened_members_are_decided_in_work_linear_in_the_value() {
         }
     }
 }
+
+/// Flattened members holding an untagged union, read from a copy.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Extra {
+    mark: Mark,
+}
+
+/// Untagged, inside a flattened member.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Mark {
+    Num(u8),
+    Text(String),
+}
+
+/// A node under keys of the model's choosing, with flattened members.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Knot {
+    next: std::collections::BTreeMap<String, Tangle>,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+/// Untagged, recursive through a map and a struct with a flattened member.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Tangle {
+    Knot(Knot),
+    End(u8),
+}
+
+/// Follows tangles.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Untangle {
+    tangle: Tangle,
+}
+
+/// A `Tangle` nested once under each key of `keys` (outermost first), with the bytes of its
+/// text and the work and bytes unions spent reading it.
+fn tangle(keys: &[String], mark: &Value) -> (u64, u64, u64) {
+    let tangle = keys.iter().rev().fold(
+        json!(1),
+        |inner, key| json!({"next": {key.clone(): inner}, "mark": mark}),
+    );
+    let value = json!({ "tangle": tangle });
+    let bytes = tool_core::__private::untagged_bytes();
+    let work = work::<Untangle>(&value);
+    let bytes = tool_core::__private::untagged_bytes() - bytes;
+    (value.to_string().len() as u64, work, bytes)
+}
+
+/// `depth` keys of `len` bytes each, all different.
+fn long_keys(depth: usize, len: usize) -> Vec<String> {
+    (0..depth).map(|level| format!("{level:0>len$}")).collect()
+}
+
+/// One key of `len` bytes, then `depth` short ones.
+fn one_long_key(depth: usize, len: usize) -> Vec<String> {
+    std::iter::once("k".repeat(len))
+        .chain((0..depth).map(|level| level.to_string()))
+        .collect()
+}
+
+#[test]
+fn unions_in_flattened_members_under_long_keys_take_work_linear_in_the_text() {
+    for mark in [json!(7), json!("m"), json!(true)] {
+        for keys in [long_keys as fn(usize, usize) -> Vec<String>, one_long_key] {
+            for (depth, len) in [(8, 64), (16, 64), (16, 512), (24, 256)] {
+                let (text, work, bytes) = tangle(&keys(depth, len), &mark);
+                // Every key is read a bounded number of times, whatever is above it.
+                assert!(
+                    bytes <= 8 * text + 256,
+                    "mark {mark}, {depth} levels, keys of {len} bytes: {bytes} bytes for a text of {text}"
+                );
+                // Three nodes a level (the knot, its map, its mark), a bounded amount of work each.
+                assert!(
+                    work <= 16 * 3 * depth as u64 + 64,
+                    "mark {mark}, {depth} levels: work {work}"
+                );
+                // Twice the keys, twice the levels, and both: at most twice the cost each time,
+                // give or take a few bytes per level (the short keys and members of each).
+                for (d, l) in [(depth, 2 * len), (2 * depth, len), (2 * depth, 2 * len)] {
+                    let (text2, work2, bytes2) = tangle(&keys(d, l), &mark);
+                    let factor = text2.div_ceil(text);
+                    assert!(
+                        bytes2 <= factor * bytes + 64 * d as u64 + 256,
+                        "mark {mark}: {bytes} bytes at ({depth}, {len}), {bytes2} at ({d}, {l})"
+                    );
+                    assert!(
+                        work2 <= factor * work + 16,
+                        "mark {mark}: work {work} at ({depth}, {len}), {work2} at ({d}, {l})"
+                    );
+                }
+            }
+        }
+    }
+}

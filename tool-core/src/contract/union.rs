@@ -783,10 +783,12 @@ impl<'de> Visitor<'de> for Buffer {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        crate::contract::untagged::bytes(v.len());
         Ok(Value::from(v))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        crate::contract::untagged::bytes(v.len());
         Ok(Value::String(v))
     }
 
@@ -817,6 +819,7 @@ impl<'de> Visitor<'de> for Buffer {
         // `Map` keeps the last, so an object with one is held as its members.
         let mut object = Map::new();
         while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+            crate::contract::untagged::bytes(key.len());
             let value = map.next_value_seed(Buffer { depth: inner.depth })?;
             if object.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
@@ -874,7 +877,12 @@ pub fn parse_flattened<T: crate::contract::validate::Object, E: de::Error>(
 ) -> Result<Option<T>, E> {
     let entries: Vec<(Cow<'static, str>, Value)> = entries
         .into_iter()
-        .map(|(key, value)| (Cow::Owned(key), value))
+        .map(|(key, value)| {
+            // The generated code copied each key to hold its member.
+            crate::contract::untagged::bytes(key.len());
+            crate::contract::untagged::work();
+            (Cow::Owned(key), value)
+        })
         .collect();
     let held = Buffered {
         entries: entries.into_iter(),
