@@ -240,11 +240,11 @@ fn refusals_in_every_representation_name_what_was_expected() {
         "/shapes/1/Circle type expected number, got string \"big\"",
         "/shapes/2/Rect/h required missing required field",
         "/shapes/3/Oval additionalProperties unknown variant; expected one of \"Circle\", \"Rect\", \"Named\"",
-        "/shapes/4/Dot additionalProperties unknown variant; expected one of \"Circle\", \"Rect\", \"Named\"",
+        "/shapes/4/Dot additionalProperties \"Dot\" carries no content: write the string \"Dot\" alone, not an object",
         "/shapes/5/Dot additionalProperties a variant is one key; this object already names one",
         "/shapes/6 required expected one key naming the variant, one of \"Circle\", \"Rect\", \"Named\"",
         "/shapes/7 type expected string or object, got 5",
-        "/event/c additionalProperties unknown field; expected one of \"t\"",
+        "/event/c additionalProperties \"Ping\" carries no content: write {\"t\": \"Ping\"} without \"c\"",
     ];
     for line in expected {
         assert!(found.iter().any(|f| f == line), "{line} not in {found:#?}");
@@ -259,6 +259,46 @@ fn refusals_in_every_representation_name_what_was_expected() {
         untagged[1].contains("`Pair` (/ids/1/b: missing required field)"),
         "{untagged:?}"
     );
+}
+
+#[test]
+fn a_unit_variant_written_with_null_content_is_refused_naming_the_accepted_form() {
+    // serde takes `null` as a unit variant's content, externally and adjacently tagged alike;
+    // the advertised schema does not, so neither do we, and the refusal shows the form it does.
+    let draw = |shape: &str, event: &str| {
+        format!(r#"{{"shapes": [{shape}], "event": {event}, "ids": []}}"#)
+    };
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(Draw::input_schema())
+        .unwrap();
+    for (text, message) in [
+        (
+            draw(r#"{"Dot": null}"#, "null"),
+            r#"/shapes/0/Dot additionalProperties "Dot" carries no content: write the string "Dot" alone, not an object"#,
+        ),
+        (
+            draw(r#""Dot""#, r#"{"t": "Ping", "c": null}"#),
+            r#"/event/c additionalProperties "Ping" carries no content: write {"t": "Ping"} without "c""#,
+        ),
+        (
+            draw(r#""Dot""#, r#"{"c": null, "t": "Ping"}"#),
+            r#"/event/c additionalProperties "Ping" carries no content: write {"t": "Ping"} without "c""#,
+        ),
+    ] {
+        let serde: Draw = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (serde.shapes, serde.event),
+            (
+                vec![Shape::Dot],
+                Some(Event::Ping).filter(|_| text.contains("Ping"))
+            )
+        );
+        let errors = Draw::parse_arguments(&text).unwrap_err();
+        assert_eq!(messages(&errors), [message], "{text}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert!(!validator.is_valid(&value), "{text}");
+    }
 }
 
 #[test]

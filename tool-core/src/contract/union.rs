@@ -363,15 +363,19 @@ impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
                 })?
             }
             Err(key) => {
-                cx.report_property(
-                    at,
-                    &key,
-                    Keyword::AdditionalProperties,
+                // serde takes `{"Unit": null}`; the advertised schema does not, so the model is
+                // shown the form it does take.
+                let message = if index_of::<E>(&key).is_some() {
+                    format!(
+                        "{key:?} carries no content: write the string {key:?} alone, not an object"
+                    )
+                } else {
                     format!(
                         "unknown variant; expected one of {}",
                         quoted(names::<E>(false))
-                    ),
-                );
+                    )
+                };
+                cx.report_property(at, &key, Keyword::AdditionalProperties, message);
                 map.next_value::<IgnoredAny>()?;
                 None
             }
@@ -647,7 +651,7 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
                 }
                 Key::Content => match variant {
                     Some(Some(index)) if E::UNIT[index] => {
-                        cx.unknown_field(at, content, &[tag]);
+                        unit_content::<E>(cx, at, tag, content, index);
                         map.next_value::<IgnoredAny>()?;
                         held = Held::Parsed(None);
                         clean = false;
@@ -685,7 +689,7 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
         };
         let parsed = if E::UNIT[index] {
             if let Held::Buffered(_) = held {
-                cx.unknown_field(at, content, &[tag]);
+                unit_content::<E>(cx, at, tag, content, index);
                 None
             } else {
                 E::unit(index)
@@ -707,6 +711,18 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
         };
         Ok(parsed.filter(|_| clean))
     }
+}
+
+/// Reports content given to the unit variant `index`, adjacently tagged: serde takes `null`
+/// there, the advertised schema takes no content at all, so the model is shown that form.
+fn unit_content<E: Union>(cx: &mut Cx, at: &Path<'_>, tag: &str, content: &str, index: usize) {
+    let name = E::VARIANTS[index];
+    cx.report_property(
+        at,
+        content,
+        Keyword::AdditionalProperties,
+        format!("{name:?} carries no content: write {{{tag:?}: {name:?}}} without {content:?}"),
+    );
 }
 
 /// Consumes a value whose content no longer matters.
