@@ -240,11 +240,11 @@ fn refusals_in_every_representation_name_what_was_expected() {
         "/shapes/1/Circle type expected number, got string \"big\"",
         "/shapes/2/Rect/h required missing required field",
         "/shapes/3/Oval additionalProperties unknown variant; expected one of \"Circle\", \"Rect\", \"Named\"",
-        "/shapes/4/Dot additionalProperties unknown variant; expected one of \"Circle\", \"Rect\", \"Named\"",
+        "/shapes/4/Dot additionalProperties \"Dot\" carries no content: write the string \"Dot\" alone, not an object",
         "/shapes/5/Dot additionalProperties a variant is one key; this object already names one",
         "/shapes/6 required expected one key naming the variant, one of \"Circle\", \"Rect\", \"Named\"",
         "/shapes/7 type expected string or object, got 5",
-        "/event/c additionalProperties unknown field; expected one of \"t\"",
+        "/event/c additionalProperties \"Ping\" carries no content: write {\"t\": \"Ping\"} without \"c\"",
     ];
     for line in expected {
         assert!(found.iter().any(|f| f == line), "{line} not in {found:#?}");
@@ -259,6 +259,46 @@ fn refusals_in_every_representation_name_what_was_expected() {
         untagged[1].contains("`Pair` (/ids/1/b: missing required field)"),
         "{untagged:?}"
     );
+}
+
+#[test]
+fn a_unit_variant_written_with_null_content_is_refused_naming_the_accepted_form() {
+    // serde takes `null` as a unit variant's content, externally and adjacently tagged alike;
+    // the advertised schema does not, so neither do we, and the refusal shows the form it does.
+    let draw = |shape: &str, event: &str| {
+        format!(r#"{{"shapes": [{shape}], "event": {event}, "ids": []}}"#)
+    };
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(Draw::input_schema())
+        .unwrap();
+    for (text, message) in [
+        (
+            draw(r#"{"Dot": null}"#, "null"),
+            r#"/shapes/0/Dot additionalProperties "Dot" carries no content: write the string "Dot" alone, not an object"#,
+        ),
+        (
+            draw(r#""Dot""#, r#"{"t": "Ping", "c": null}"#),
+            r#"/event/c additionalProperties "Ping" carries no content: write {"t": "Ping"} without "c""#,
+        ),
+        (
+            draw(r#""Dot""#, r#"{"c": null, "t": "Ping"}"#),
+            r#"/event/c additionalProperties "Ping" carries no content: write {"t": "Ping"} without "c""#,
+        ),
+    ] {
+        let serde: Draw = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (serde.shapes, serde.event),
+            (
+                vec![Shape::Dot],
+                Some(Event::Ping).filter(|_| text.contains("Ping"))
+            )
+        );
+        let errors = Draw::parse_arguments(&text).unwrap_err();
+        assert_eq!(messages(&errors), [message], "{text}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert!(!validator.is_valid(&value), "{text}");
+    }
 }
 
 #[test]
@@ -857,6 +897,104 @@ fn unions_through_flattened_members_are_decided_in_work_linear_in_the_value() {
                 "leaf {leaf}: work {once} at depth {depth}, {twice} at {}",
                 2 * depth
             );
+        }
+    }
+}
+
+/// Flattened members holding an untagged union, read from a copy.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Extra {
+    mark: Mark,
+}
+
+/// Untagged, inside a flattened member.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Mark {
+    Num(u8),
+    Text(String),
+}
+
+/// A node under keys of the model's choosing, with flattened members.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+struct Knot {
+    next: std::collections::BTreeMap<String, Tangle>,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+/// Untagged, recursive through a map and a struct with a flattened member.
+#[derive(Argument, Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum Tangle {
+    Knot(Knot),
+    End(u8),
+}
+
+/// Follows tangles.
+#[derive(Tool, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Untangle {
+    tangle: Tangle,
+}
+
+/// A `Tangle` nested once under each key of `keys` (outermost first), with the bytes of its
+/// text and the work and bytes unions spent reading it.
+fn tangle(keys: &[String], mark: &Value) -> (u64, u64, u64) {
+    let tangle = keys.iter().rev().fold(
+        json!(1),
+        |inner, key| json!({"next": {key.clone(): inner}, "mark": mark}),
+    );
+    let value = json!({ "tangle": tangle });
+    let bytes = tool_core::__private::untagged_bytes();
+    let work = work::<Untangle>(&value);
+    let bytes = tool_core::__private::untagged_bytes() - bytes;
+    (value.to_string().len() as u64, work, bytes)
+}
+
+/// `depth` keys of `len` bytes each, all different.
+fn long_keys(depth: usize, len: usize) -> Vec<String> {
+    (0..depth).map(|level| format!("{level:0>len$}")).collect()
+}
+
+/// One key of `len` bytes, then `depth` short ones.
+fn one_long_key(depth: usize, len: usize) -> Vec<String> {
+    std::iter::once("k".repeat(len))
+        .chain((0..depth).map(|level| level.to_string()))
+        .collect()
+}
+
+#[test]
+fn unions_in_flattened_members_under_long_keys_take_work_linear_in_the_text() {
+    for mark in [json!(7), json!("m"), json!(true)] {
+        for keys in [long_keys as fn(usize, usize) -> Vec<String>, one_long_key] {
+            for (depth, len) in [(8, 64), (16, 64), (16, 512), (24, 256)] {
+                let (text, work, bytes) = tangle(&keys(depth, len), &mark);
+                // Every key is read a bounded number of times, whatever is above it.
+                assert!(
+                    bytes <= 8 * text + 256,
+                    "mark {mark}, {depth} levels, keys of {len} bytes: {bytes} bytes for a text of {text}"
+                );
+                // Three nodes a level (the knot, its map, its mark), a bounded amount of work each.
+                assert!(
+                    work <= 16 * 3 * depth as u64 + 64,
+                    "mark {mark}, {depth} levels: work {work}"
+                );
+                // Twice the keys, twice the levels, and both: at most twice the cost each time,
+                // give or take a few bytes per level (the short keys and members of each).
+                for (d, l) in [(depth, 2 * len), (2 * depth, len), (2 * depth, 2 * len)] {
+                    let (text2, work2, bytes2) = tangle(&keys(d, l), &mark);
+                    let factor = text2.div_ceil(text);
+                    assert!(
+                        bytes2 <= factor * bytes + 64 * d as u64 + 256,
+                        "mark {mark}: {bytes} bytes at ({depth}, {len}), {bytes2} at ({d}, {l})"
+                    );
+                    assert!(
+                        work2 <= factor * work + 16,
+                        "mark {mark}: work {work} at ({depth}, {len}), {work2} at ({d}, {l})"
+                    );
+                }
+            }
         }
     }
 }

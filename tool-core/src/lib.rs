@@ -173,7 +173,7 @@ pub mod __private {
         Buffer, Repr, Union, flatten_schema, parse_flattened, parse_union, skip_value,
         union_branch, union_schema, union_value,
     };
-    pub use crate::contract::untagged::untagged_work;
+    pub use crate::contract::untagged::{untagged_bytes, untagged_work};
     pub use crate::contract::validate::drain_map;
 
     /// Types whose contract is their `schemars::JsonSchema` (`#[tool(schemars)]`).

@@ -1,15 +1,23 @@
 //! Where the validator is in the document: a chain of stack frames, turned into an RFC 6901
 //! JSON Pointer only when a violation is recorded.
 
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// The location of the value being checked, as a chain of borrowed segments.
 ///
 /// Creating a child costs a few words on the stack; nothing is allocated unless a
 /// violation needs the pointer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Path<'a> {
     parent: Option<&'a Path<'a>>,
     segment: Segment<'a>,
     depth: u32,
+    /// This location's name in one [`Places`] (that table's id, the place), once asked: a
+    /// location is named from its parent's name and its own segment, each read once, so
+    /// naming every place below a long key does not read that key again each time.
+    place: Cell<Option<(u64, u64)>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -21,11 +29,14 @@ enum Segment<'a> {
 
 impl<'a> Path<'a> {
     /// The whole document.
-    pub const ROOT: Path<'static> = Path {
-        parent: None,
-        segment: Segment::Root,
-        depth: 0,
-    };
+    pub const fn root() -> Path<'static> {
+        Path {
+            parent: None,
+            segment: Segment::Root,
+            depth: 0,
+            place: Cell::new(None),
+        }
+    }
 
     /// The member `key` of the object at `self`.
     #[inline]
@@ -34,6 +45,7 @@ impl<'a> Path<'a> {
             parent: Some(self),
             segment: Segment::Key(key),
             depth: self.depth + 1,
+            place: Cell::new(None),
         }
     }
 
@@ -44,7 +56,31 @@ impl<'a> Path<'a> {
             parent: Some(self),
             segment: Segment::Index(index),
             depth: self.depth + 1,
+            place: Cell::new(None),
         }
+    }
+
+    /// This location's name in `places`: equal for two locations exactly when their JSON
+    /// Pointers are equal.
+    pub(crate) fn place(&self, places: &mut Places) -> u64 {
+        if let Some((table, place)) = self.place.get()
+            && table == places.id
+        {
+            return place;
+        }
+        let place = match (self.parent, self.segment) {
+            (Some(parent), Segment::Key(key)) => {
+                let parent = parent.place(places);
+                places.key(parent, key)
+            }
+            (Some(parent), Segment::Index(index)) => {
+                let parent = parent.place(places);
+                places.index(parent, index)
+            }
+            (None, _) | (_, Segment::Root) => Places::ROOT,
+        };
+        self.place.set(Some((places.id, place)));
+        place
     }
 
     /// How many containers enclose this location.
@@ -72,6 +108,61 @@ impl<'a> Path<'a> {
                 push_decimal(out, index as u64);
             }
         }
+    }
+}
+
+/// Names locations by small numbers: each (parent, segment) is given its number once, so a
+/// location is named in time bounded by its own segment, however long the way to it.
+pub(crate) struct Places {
+    /// Which table this is: a location remembers its name together with the table's id.
+    id: u64,
+    keys: HashMap<u64, HashMap<Box<str>, u64>>,
+    indices: HashMap<(u64, usize), u64>,
+    count: u64,
+}
+
+impl Default for Places {
+    fn default() -> Self {
+        static IDS: AtomicU64 = AtomicU64::new(0);
+        Places {
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            keys: HashMap::new(),
+            indices: HashMap::new(),
+            count: 0,
+        }
+    }
+}
+
+impl Places {
+    /// The document's root.
+    const ROOT: u64 = 0;
+
+    fn next(&mut self) -> u64 {
+        self.count += 1;
+        self.count
+    }
+
+    fn key(&mut self, parent: u64, key: &str) -> u64 {
+        crate::contract::untagged::bytes(key.len());
+        if let Some(&place) = self.keys.get(&parent).and_then(|keys| keys.get(key)) {
+            return place;
+        }
+        let place = self.next();
+        self.keys
+            .entry(parent)
+            .or_default()
+            .insert(key.into(), place);
+        place
+    }
+
+    fn index(&mut self, parent: u64, index: usize) -> u64 {
+        crate::contract::untagged::bytes(1);
+        if let Some(&place) = self.indices.get(&(parent, index)) {
+            return place;
+        }
+        let place = self.next();
+        self.indices.insert((parent, index), place);
+        place
     }
 }
 
@@ -139,7 +230,7 @@ mod tests {
 
     #[test]
     fn builds_escaped_pointers() {
-        let root = Path::ROOT;
+        let root = Path::root();
         assert_eq!(root.pointer(), "");
         let items = root.key("items");
         let second = items.index(1);

@@ -363,15 +363,19 @@ impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
                 })?
             }
             Err(key) => {
-                cx.report_property(
-                    at,
-                    &key,
-                    Keyword::AdditionalProperties,
+                // serde takes `{"Unit": null}`; the advertised schema does not, so the model is
+                // shown the form it does take.
+                let message = if index_of::<E>(&key).is_some() {
+                    format!(
+                        "{key:?} carries no content: write the string {key:?} alone, not an object"
+                    )
+                } else {
                     format!(
                         "unknown variant; expected one of {}",
                         quoted(names::<E>(false))
-                    ),
-                );
+                    )
+                };
+                cx.report_property(at, &key, Keyword::AdditionalProperties, message);
                 map.next_value::<IgnoredAny>()?;
                 None
             }
@@ -647,7 +651,7 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
                 }
                 Key::Content => match variant {
                     Some(Some(index)) if E::UNIT[index] => {
-                        cx.unknown_field(at, content, &[tag]);
+                        unit_content::<E>(cx, at, tag, content, index);
                         map.next_value::<IgnoredAny>()?;
                         held = Held::Parsed(None);
                         clean = false;
@@ -685,7 +689,7 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
         };
         let parsed = if E::UNIT[index] {
             if let Held::Buffered(_) = held {
-                cx.unknown_field(at, content, &[tag]);
+                unit_content::<E>(cx, at, tag, content, index);
                 None
             } else {
                 E::unit(index)
@@ -707,6 +711,18 @@ impl<'de, E: Union> Visitor<'de> for Adjacent<'_, '_, E> {
         };
         Ok(parsed.filter(|_| clean))
     }
+}
+
+/// Reports content given to the unit variant `index`, adjacently tagged: serde takes `null`
+/// there, the advertised schema takes no content at all, so the model is shown that form.
+fn unit_content<E: Union>(cx: &mut Cx, at: &Path<'_>, tag: &str, content: &str, index: usize) {
+    let name = E::VARIANTS[index];
+    cx.report_property(
+        at,
+        content,
+        Keyword::AdditionalProperties,
+        format!("{name:?} carries no content: write {{{tag:?}: {name:?}}} without {content:?}"),
+    );
 }
 
 /// Consumes a value whose content no longer matters.
@@ -783,10 +799,12 @@ impl<'de> Visitor<'de> for Buffer {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        crate::contract::untagged::bytes(v.len());
         Ok(Value::from(v))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        crate::contract::untagged::bytes(v.len());
         Ok(Value::String(v))
     }
 
@@ -817,6 +835,7 @@ impl<'de> Visitor<'de> for Buffer {
         // `Map` keeps the last, so an object with one is held as its members.
         let mut object = Map::new();
         while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
+            crate::contract::untagged::bytes(key.len());
             let value = map.next_value_seed(Buffer { depth: inner.depth })?;
             if object.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
@@ -874,7 +893,12 @@ pub fn parse_flattened<T: crate::contract::validate::Object, E: de::Error>(
 ) -> Result<Option<T>, E> {
     let entries: Vec<(Cow<'static, str>, Value)> = entries
         .into_iter()
-        .map(|(key, value)| (Cow::Owned(key), value))
+        .map(|(key, value)| {
+            // The generated code copied each key to hold its member.
+            crate::contract::untagged::bytes(key.len());
+            crate::contract::untagged::work();
+            (Cow::Owned(key), value)
+        })
         .collect();
     let held = Buffered {
         entries: entries.into_iter(),

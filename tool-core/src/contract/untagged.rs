@@ -10,7 +10,9 @@
 //! tried again for each way down to a node. A tagged union inside reads the held members, its
 //! tag first, without holding them again. Where a part of the value is read from a copy (a
 //! flattened struct's members), the union there is held anew, but what was decided at
-//! its place is remembered by its JSON Pointer, so it is not decided again either.
+//! its place is remembered by the place (named by a number given once per place, not by its
+//! JSON Pointer, which would cost the length of every key above it each time), so it is not
+//! decided again either.
 //!
 //! Numbers are tried as serde tries them first: a variant that reads an integer does not take
 //! `2.0` while a later variant that reads a float does (`{"k": 2.0}` is `Ratio(2.0)`, not
@@ -29,7 +31,7 @@ use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::contract::error::Keyword;
-use crate::contract::path::Path;
+use crate::contract::path::{Path, Places};
 use crate::contract::union::Union;
 use crate::contract::untyped::Untyped;
 use crate::contract::validate::{Cx, MAX_DEPTH};
@@ -45,6 +47,7 @@ const TAG_FIRST: &str = "$tool_core::private::TagFirst";
 
 thread_local! {
     static WORK: Cell<u64> = const { Cell::new(0) };
+    static BYTES: Cell<u64> = const { Cell::new(0) };
     static TAG: Cell<Option<&'static str>> = const { Cell::new(None) };
 }
 
@@ -70,6 +73,19 @@ pub fn untagged_work() -> u64 {
     WORK.with(Cell::get)
 }
 
+/// Counts `n` bytes of text copied or hashed (see [`untagged_bytes`]).
+pub(crate) fn bytes(n: usize) {
+    BYTES.with(|b| b.set(b.get().wrapping_add(n as u64)));
+}
+
+/// The bytes of text unions handled on this thread so far: keys and strings copied into held
+/// values and into the copies of flattened members, and the bytes read to name the places
+/// whose verdicts are remembered. Deterministic, for tests that check it grows linearly.
+#[doc(hidden)]
+pub fn untagged_bytes() -> u64 {
+    BYTES.with(Cell::get)
+}
+
 /// What an untagged union's trial knows, carried by [`Cx`].
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Trial {
@@ -88,10 +104,10 @@ struct Scope {
     arena: Arena,
     /// (node, union type, serde numbers) → verdict.
     memo: RefCell<HashMap<(usize, TypeId, bool), Verdict>>,
-    /// (JSON Pointer, union type, serde numbers) → verdict, for values held again inside a
+    /// (place, union type, serde numbers) → verdict, for values held again inside a
     /// held value (a flattened struct's members are read from copies): shared
     /// by every scope of one check, so each such value is decided once too.
-    copies: Rc<RefCell<Places>>,
+    copies: Rc<RefCell<Copies>>,
     /// Whether this value was held inside another: a copy of a part of it, which the trials
     /// above may read again, so its verdicts are also remembered by place.
     copied: bool,
@@ -99,8 +115,12 @@ struct Scope {
     values: Rc<RefCell<Interner>>,
 }
 
-/// Verdicts by (JSON Pointer, union type, serde numbers).
-type Places = HashMap<(String, TypeId, bool), Verdict>;
+/// Verdicts by (place, union type, serde numbers), places named by `places`.
+#[derive(Default)]
+struct Copies {
+    places: Places,
+    verdicts: HashMap<(u64, TypeId, bool), Verdict>,
+}
 
 impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -225,10 +245,12 @@ impl<'de> Visitor<'de> for Build<'_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
+        bytes(v.len());
         Ok(self.builder.push(Node::Str(v.into())))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<usize, E> {
+        bytes(v.len());
         Ok(self.builder.push(Node::Str(v.into_boxed_str())))
     }
 
@@ -265,6 +287,7 @@ impl<'de> Visitor<'de> for Build<'_> {
         // A small object is searched for a repeated key; a large one keeps a set of its keys.
         let mut keys: Option<HashSet<Box<str>>> = None;
         while let Some(key) = map.next_key::<String>()? {
+            bytes(key.len());
             let value = map.next_value_seed(Build {
                 builder: &mut *self.builder,
                 depth,
@@ -695,9 +718,11 @@ impl Scope {
             .borrow_mut()
             .insert((node, ty, serde_numbers), verdict.clone());
         if self.copied {
-            self.copies
-                .borrow_mut()
-                .insert((at.pointer(), ty, serde_numbers), verdict.clone());
+            let copies = &mut *self.copies.borrow_mut();
+            let place = at.place(&mut copies.places);
+            copies
+                .verdicts
+                .insert((place, ty, serde_numbers), verdict.clone());
         }
     }
 }
@@ -945,10 +970,11 @@ fn resolve<E: Union>(
     let key = (node, TypeId::of::<E>(), serde_numbers);
     let mut known = scope.memo.borrow().get(&key).cloned();
     if known.is_none() && scope.copied {
-        known = scope
-            .copies
-            .borrow()
-            .get(&(at.pointer(), TypeId::of::<E>(), serde_numbers))
+        let copies = &mut *scope.copies.borrow_mut();
+        let place = at.place(&mut copies.places);
+        known = copies
+            .verdicts
+            .get(&(place, TypeId::of::<E>(), serde_numbers))
             .cloned();
     }
     let (verdict, built) = match known {

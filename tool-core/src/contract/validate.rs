@@ -628,7 +628,7 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
-    let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::ROOT);
+    let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::root());
     match parsed.and_then(|value| de.end().map(|()| value)) {
         Ok(Some(value)) if cx.is_clean() => Ok(value),
         // The typed pass went through: its violations are those of an untyped pass.
@@ -642,7 +642,7 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
-    let parsed = T::parse::<_, Unconstrained>(Untyped(&mut de), &mut cx, &Path::ROOT);
+    let parsed = T::parse::<_, Unconstrained>(Untyped(&mut de), &mut cx, &Path::root());
     let parsed = parsed.and_then(|value| de.end().map(|()| value));
     finish(parsed, cx)
 }
@@ -650,7 +650,7 @@ fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 /// Checks an already-parsed JSON value as the arguments of `T`.
 pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
     let mut cx = Cx::default();
-    let parsed = T::parse::<_, Unconstrained>(Untyped(value), &mut cx, &Path::ROOT);
+    let parsed = T::parse::<_, Unconstrained>(Untyped(value), &mut cx, &Path::root());
     finish(parsed, cx)
 }
 
