@@ -50,19 +50,19 @@ use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::model::Provider;
 pub use key::ApiKey;
 pub use retry::RetryPolicy;
-pub use wire::ANTHROPIC_VERSION;
-
-use crate::model::Provider;
 
 use crate::context::Stopped;
 use crate::model::ModelError;
 use crate::model::{Message, Model, ModelRequest, Turn, Usage};
-use crate::providers::{NameMap, RequestOptions, SseDecoder, Target, advertise};
+use crate::providers::{
+    NameMap, RequestOptions, SseDecoder, Target, TurnStream, WireFormat, advertise,
+};
 use crate::repair::{RepairModel, RepairRequest};
 use crate::sync::lock;
-use wire::{Accumulator, EventError};
+use wire::EventError;
 
 /// The default cap on a response body, streamed or whole: 16 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 << 20;
@@ -99,7 +99,7 @@ const MAX_ERROR_CHARS: usize = 600;
 /// ```
 #[derive(Debug, Clone)]
 pub struct HttpModel {
-    provider: Provider,
+    format: Arc<dyn WireFormat>,
     model: String,
     base_url: String,
     key: Option<ApiKey>,
@@ -117,8 +117,8 @@ pub struct HttpModel {
 }
 
 impl HttpModel {
-    /// `model` behind `provider`'s API at its [default base URL](Provider::default_base_url),
-    /// with the key of its [environment variable](Provider::key_variable) when it is set,
+    /// `model` behind `provider`'s API at its [default base URL](WireFormat::default_base_url),
+    /// with the key of its [environment variable](WireFormat::key_variable) when it is set,
     /// streaming, with the default [timeout](DEFAULT_TIMEOUT) and [`RetryPolicy`].
     ///
     /// Fails only when no HTTP client can be made (no TLS configuration). TLS is rustls with
@@ -126,6 +126,15 @@ impl HttpModel {
     /// installed process-wide), and certificates are checked by the operating system's
     /// verifier.
     pub fn new(provider: Provider, model: impl Into<String>) -> Result<Self, ModelError> {
+        HttpModel::with_format(provider.format(), model)
+    }
+
+    /// `model` behind an API spoken in `format`, one of your own or a built-in one
+    /// ([`Provider::format`]); otherwise as [`new`](Self::new).
+    pub fn with_format(
+        format: Arc<dyn WireFormat>,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
         let tls = tls_config()
             .map_err(|error| ModelError::new(format!("cannot configure TLS: {error}")))?;
         let client = reqwest::Client::builder()
@@ -137,12 +146,12 @@ impl HttpModel {
             .build()
             .map_err(|error| ModelError::new(format!("cannot make an HTTP client: {error}")))?;
         Ok(HttpModel {
-            provider,
             model: model.into(),
-            base_url: provider.default_base_url().to_owned(),
-            key: ApiKey::from_env(provider.key_variable()),
+            base_url: format.default_base_url().to_owned(),
+            key: ApiKey::from_env(format.key_variable()),
             options: RequestOptions::new(),
-            target: provider.default_target(),
+            target: format.default_target(),
+            format,
             stream: true,
             timeout: DEFAULT_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -155,7 +164,7 @@ impl HttpModel {
     }
 
     /// Sends requests to `url` instead (`http://127.0.0.1:8080/v1` for a local server; the
-    /// paths of [`Provider`] are added to it).
+    /// [format's paths](WireFormat::path) are added to it).
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = url.into().trim_end_matches('/').to_owned();
         self
@@ -227,9 +236,9 @@ impl HttpModel {
         self
     }
 
-    /// The provider.
-    pub fn provider(&self) -> Provider {
-        self.provider
+    /// The wire format it speaks.
+    pub fn format(&self) -> &dyn WireFormat {
+        &*self.format
     }
 
     /// The model's name.
@@ -242,12 +251,12 @@ impl HttpModel {
         format!(
             "{}{}",
             self.base_url,
-            self.provider.path(&self.model, self.stream)
+            self.format.path(&self.model, self.stream)
         )
     }
 
     fn error(&self, message: impl fmt::Display) -> ModelError {
-        let text = format!("{}: {message}", self.provider.name());
+        let text = format!("{}: {message}", self.format.name());
         ModelError::new(match &self.key {
             Some(key) => key.redact(text),
             None => text,
@@ -264,18 +273,20 @@ impl HttpModel {
         };
         let advertised = advertise(tools.iter().copied(), self.target)
             .map_err(|error| self.error(format_args!("cannot advertise the tools: {error}")))?;
-        let mut body = self
-            .provider
-            .body(
-                request.transcript(),
-                &advertised,
-                &self.options,
-                &self.model,
-                self.stream,
-            )
-            .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
-        if request.answer_only() && !tools.is_empty() {
-            self.provider.forbid_calls(&mut body);
+        let mut body = wire::body(
+            &*self.format,
+            request.transcript(),
+            &advertised,
+            &self.options,
+            &self.model,
+            self.stream,
+        )
+        .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
+        if request.answer_only()
+            && !tools.is_empty()
+            && let Value::Object(map) = &mut body
+        {
+            self.format.forbid_calls(map);
         }
         let body = serde_json::to_vec(&body)
             .map_err(|error| self.error(format_args!("cannot write the request: {error}")))?;
@@ -332,7 +343,7 @@ impl HttpModel {
             .post(self.endpoint())
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
-        for (name, value) in self.provider.headers(self.key.as_ref()) {
+        for (name, value) in self.format.headers(self.key.as_ref().map(ApiKey::expose)) {
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 Failure::Fatal(self.error("the API key is not a valid HTTP header value"))
             })?;
@@ -398,7 +409,7 @@ impl HttpModel {
             let value: Value = serde_json::from_str(&text).map_err(|error| {
                 Failure::Fatal(self.error(format_args!("the response is not JSON: {error}")))
             })?;
-            self.provider
+            self.format
                 .parse_turn(&value, names)
                 .map_err(|error| Failure::Fatal(self.error(error)))
         }
@@ -410,7 +421,7 @@ impl HttpModel {
         names: &NameMap,
     ) -> Result<Turn, Failure> {
         let mut decoder = SseDecoder::new();
-        let mut turn = Accumulator::new(self.provider, names, self.max_call_bytes);
+        let mut turn = self.format.stream(names, self.max_call_bytes);
         let mut received = 0usize;
         loop {
             let Ok(read) = tokio::time::timeout(self.idle_timeout, response.chunk()).await else {
@@ -455,10 +466,10 @@ impl HttpModel {
 
     fn take(
         &self,
-        turn: &mut Accumulator,
+        turn: &mut Box<dyn TurnStream>,
         event: &crate::providers::SseEvent,
     ) -> Result<(), Failure> {
-        turn.event(event).map_err(|error| match error {
+        wire::event(&mut **turn, event).map_err(|error| match error {
             EventError::Malformed(reason) => {
                 Failure::Fatal(self.error(format_args!("malformed stream event: {reason}")))
             }
@@ -467,7 +478,6 @@ impl HttpModel {
                 Failure::Retry(error.to_string(), None)
             }
             EventError::Stream(error) => Failure::Fatal(self.error(error)),
-            EventError::Refused(message) => Failure::Fatal(self.error(message)),
         })
     }
 

@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
+use super::format::{ProviderStream, Streamed, TurnStream, WireFormat, default, refused};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, check_ids, entries,
@@ -157,6 +158,9 @@ pub struct Stream {
     sent: BTreeMap<u64, Value>,
     completed: BTreeMap<u64, Value>,
     state_lost: bool,
+    /// Prompt tokens as last reported: uncached, written to the cache, read from it (each
+    /// cumulative, each reported on its own).
+    input_counts: [u64; 3],
 }
 
 impl Stream {
@@ -173,6 +177,7 @@ impl Stream {
             sent: BTreeMap::new(),
             completed: BTreeMap::new(),
             state_lost: false,
+            input_counts: [0; 3],
         }
     }
 
@@ -552,5 +557,140 @@ pub fn request(
 fn push_block(message: &mut Value, block: Value) {
     if let Some(content) = message.get_mut("content").and_then(Value::as_array_mut) {
         content.push(block);
+    }
+}
+
+/// Anthropic Messages as a [`WireFormat`] (`POST {base}/messages`). Key from
+/// `ANTHROPIC_API_KEY`, sent as `x-api-key` with `anthropic-version: 2023-06-01`
+/// ([`ANTHROPIC_VERSION`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Format;
+
+/// The `anthropic-version` header sent with every Anthropic request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+impl WireFormat for Format {
+    fn name(&self) -> &str {
+        "Anthropic"
+    }
+
+    fn default_target(&self) -> Target {
+        Target::Anthropic
+    }
+
+    fn request(
+        &self,
+        transcript: &[crate::model::Message],
+        tools: &Advertised,
+        options: &RequestOptions,
+    ) -> Result<Value, RequestError> {
+        request(transcript, tools, options)
+    }
+
+    fn parse_turn(&self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+        parse_turn(body, names)
+    }
+
+    fn stream(&self, names: &NameMap, max_call_bytes: usize) -> Box<dyn TurnStream> {
+        Streamed::boxed(Stream::new(names).max_call_bytes(max_call_bytes))
+    }
+
+    fn results(&self, calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
+        tool_results(calls, outcomes)
+    }
+
+    fn default_base_url(&self) -> &str {
+        "https://api.anthropic.com/v1"
+    }
+
+    fn key_variable(&self) -> &str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn path(&self, _model: &str, _stream: bool) -> String {
+        "/messages".to_owned()
+    }
+
+    fn headers(&self, key: Option<&str>) -> Vec<(&'static str, String)> {
+        let mut headers: Vec<_> = key
+            .map(|key| ("x-api-key", key.to_owned()))
+            .into_iter()
+            .collect();
+        headers.push(("anthropic-version", ANTHROPIC_VERSION.to_owned()));
+        headers
+    }
+
+    fn complete_body(&self, body: &mut Map<String, Value>, model: &str, stream: bool) {
+        default(body, "model", Value::from(model));
+        body.insert("stream".to_owned(), Value::Bool(stream));
+        default(body, "max_tokens", Value::from(4096));
+    }
+
+    fn forbid_calls(&self, body: &mut Map<String, Value>) {
+        body.insert("tool_choice".to_owned(), json!({"type": "none"}));
+    }
+}
+
+impl ProviderStream for Stream {
+    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        Stream::push(self, event)
+    }
+
+    fn text(&self) -> &str {
+        Stream::text(self)
+    }
+
+    fn finish(self) -> Result<(), StreamError> {
+        Stream::finish(self)
+    }
+
+    fn provider_state(&self) -> Option<ProviderState> {
+        Stream::provider_state(self)
+    }
+
+    fn meta(
+        &mut self,
+        event: &Value,
+        usage: &mut Usage,
+        ended: &mut bool,
+    ) -> Result<(), StreamError> {
+        let counts = match event["type"].as_str() {
+            // `{"type": "error", "error": {"type", "message"}}`: refused here; a passing one
+            // `push` reports.
+            Some("error") => {
+                let error = &event["error"];
+                return match refused(&error["type"], &error["message"]) {
+                    Some(error) => Err(error),
+                    None => Ok(()),
+                };
+            }
+            Some("message_start") => &event["message"]["usage"],
+            Some("message_delta") => &event["usage"],
+            Some("message_stop") => {
+                *ended = true;
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        // Counts are cumulative: the latest of each is the turn's. Prompt tokens read from or
+        // written to the cache are counted apart from `input_tokens`.
+        let keys = [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ];
+        for (slot, key) in self.input_counts.iter_mut().zip(keys) {
+            if let Some(n) = counts[key].as_u64() {
+                *slot = n;
+            }
+        }
+        usage.input_tokens = self
+            .input_counts
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(*n));
+        if let Some(output) = counts["output_tokens"].as_u64() {
+            usage.output_tokens = output;
+        }
+        Ok(())
     }
 }

@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_envelope, pair};
+use super::format::{ProviderStream, Streamed, TurnStream, WireFormat, error_event};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
@@ -35,7 +36,7 @@ use super::request::{
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
-use crate::model::{Provider, ProviderState, Turn, Usage};
+use crate::model::{Message, Provider, ProviderState, Turn, Usage};
 use crate::{Outcome, contract::MAX_DEPTH};
 
 #[derive(Deserialize)]
@@ -796,5 +797,124 @@ mod tests {
             )
             .is_err()
         );
+    }
+}
+
+/// Gemini `generateContent` as a [`WireFormat`]
+/// (`POST {base}/models/{model}:streamGenerateContent?alt=sse`, or `:generateContent` whole).
+/// Key from `GEMINI_API_KEY`, sent as `x-goog-api-key`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Format;
+
+impl WireFormat for Format {
+    fn name(&self) -> &str {
+        "Gemini"
+    }
+
+    fn default_target(&self) -> Target {
+        Target::GeminiJsonSchema
+    }
+
+    fn request(
+        &self,
+        transcript: &[Message],
+        tools: &Advertised,
+        options: &RequestOptions,
+    ) -> Result<Value, RequestError> {
+        request(transcript, tools, options)
+    }
+
+    fn parse_turn(&self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+        parse_turn(body, names)
+    }
+
+    fn stream(&self, names: &NameMap, max_call_bytes: usize) -> Box<dyn TurnStream> {
+        Streamed::boxed(Stream::new(names).max_call_bytes(max_call_bytes))
+    }
+
+    fn results(&self, calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
+        function_responses(calls, outcomes)
+    }
+
+    fn default_base_url(&self) -> &str {
+        "https://generativelanguage.googleapis.com/v1beta"
+    }
+
+    fn key_variable(&self) -> &str {
+        "GEMINI_API_KEY"
+    }
+
+    fn path(&self, model: &str, stream: bool) -> String {
+        if stream {
+            format!("/models/{model}:streamGenerateContent?alt=sse")
+        } else {
+            format!("/models/{model}:generateContent")
+        }
+    }
+
+    fn headers(&self, key: Option<&str>) -> Vec<(&'static str, String)> {
+        key.map(|key| ("x-goog-api-key", key.to_owned()))
+            .into_iter()
+            .collect()
+    }
+
+    /// The model is in the path and streaming in the method: the body names neither.
+    fn complete_body(&self, _body: &mut Map<String, Value>, _model: &str, _stream: bool) {}
+
+    fn forbid_calls(&self, body: &mut Map<String, Value>) {
+        body.insert(
+            "toolConfig".to_owned(),
+            json!({"functionCallingConfig": {"mode": "NONE"}}),
+        );
+    }
+}
+
+impl ProviderStream for Stream {
+    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        Stream::push(self, event)
+    }
+
+    fn text(&self) -> &str {
+        Stream::text(self)
+    }
+
+    fn finish(self) -> Result<(), StreamError> {
+        Stream::finish(self)
+    }
+
+    fn provider_state(&self) -> Option<ProviderState> {
+        Stream::provider_state(self)
+    }
+
+    fn meta(
+        &mut self,
+        event: &Value,
+        usage: &mut Usage,
+        ended: &mut bool,
+    ) -> Result<(), StreamError> {
+        // An error arrives as a chunk with an `error` member, which `push` would pass over as
+        // a chunk with nothing in it.
+        let error = &event["error"];
+        if error.is_object() {
+            return Err(error_event(&error["status"], &error["message"]));
+        }
+        let counts = &event["usageMetadata"];
+        if counts.is_object() {
+            let count = |key: &str| counts[key].as_u64().unwrap_or(0);
+            *usage = Usage {
+                input_tokens: count("promptTokenCount"),
+                output_tokens: count("candidatesTokenCount")
+                    .saturating_add(count("thoughtsTokenCount")),
+            };
+        }
+        if event["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|candidate| candidate["finishReason"].is_string())
+        {
+            *ended = true;
+        }
+        Ok(())
     }
 }

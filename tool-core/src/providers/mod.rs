@@ -42,6 +42,7 @@ pub mod anthropic;
 mod call;
 mod dialect;
 mod encode;
+mod format;
 pub mod gemini;
 mod limits;
 mod loss;
@@ -62,6 +63,7 @@ pub use call::ParseError;
 #[cfg(feature = "http")]
 pub(crate) use call::make_ids_unique;
 pub use encode::EncodeError;
+pub use format::{TurnStream, WireFormat};
 pub use limits::LimitError;
 pub use loss::{Loss, LossKind, LowerError};
 #[cfg(feature = "mcp")]

@@ -17,17 +17,18 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
+use super::format::{ProviderStream, Streamed, TurnStream, WireFormat, default, error_event};
 use super::names::NameMap;
 use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_text};
 use super::stream::{self, Caps, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::model::{Turn, Usage};
+use crate::model::{ProviderState, Turn, Usage};
 
 #[derive(Deserialize)]
 struct Completion {
@@ -396,4 +397,128 @@ pub fn request(
     body.put("messages", Value::Array(messages))?;
     body.tools(tools)?;
     Ok(body.finish())
+}
+
+/// OpenAI Chat Completions as a [`WireFormat`] (`POST {base}/chat/completions`), spoken by
+/// OpenAI and by the servers compatible with it: vLLM, llama.cpp's server, Ollama, … Key from
+/// `OPENAI_API_KEY`, sent as `Authorization: Bearer`; no key, no `Authorization` (local servers).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Format;
+
+impl WireFormat for Format {
+    fn name(&self) -> &str {
+        "OpenAI Chat"
+    }
+
+    fn default_target(&self) -> Target {
+        Target::OpenAiChat
+    }
+
+    fn request(
+        &self,
+        transcript: &[crate::model::Message],
+        tools: &Advertised,
+        options: &RequestOptions,
+    ) -> Result<Value, RequestError> {
+        request(transcript, tools, options)
+    }
+
+    fn parse_turn(&self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+        parse_turn(body, names)
+    }
+
+    fn stream(&self, names: &NameMap, max_call_bytes: usize) -> Box<dyn TurnStream> {
+        Streamed::boxed(Stream::new(names).max_call_bytes(max_call_bytes))
+    }
+
+    fn results(&self, calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
+        tool_messages(calls, outcomes).map(Value::Array)
+    }
+
+    fn default_base_url(&self) -> &str {
+        "https://api.openai.com/v1"
+    }
+
+    fn key_variable(&self) -> &str {
+        "OPENAI_API_KEY"
+    }
+
+    fn path(&self, _model: &str, _stream: bool) -> String {
+        "/chat/completions".to_owned()
+    }
+
+    fn headers(&self, key: Option<&str>) -> Vec<(&'static str, String)> {
+        bearer(key)
+    }
+
+    fn complete_body(&self, body: &mut Map<String, Value>, model: &str, stream: bool) {
+        default(body, "model", Value::from(model));
+        body.insert("stream".to_owned(), Value::Bool(stream));
+        if stream {
+            // Without it the stream carries no token counts.
+            default(body, "stream_options", json!({"include_usage": true}));
+        }
+    }
+
+    fn forbid_calls(&self, body: &mut Map<String, Value>) {
+        body.insert("tool_choice".to_owned(), Value::from("none"));
+    }
+}
+
+/// `Authorization: Bearer` with the key, when there is one (both OpenAI APIs).
+pub(super) fn bearer(key: Option<&str>) -> Vec<(&'static str, String)> {
+    key.map(|key| ("authorization", format!("Bearer {key}")))
+        .into_iter()
+        .collect()
+}
+
+impl ProviderStream for Stream {
+    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        Stream::push(self, event)
+    }
+
+    fn text(&self) -> &str {
+        Stream::text(self)
+    }
+
+    fn finish(self) -> Result<(), StreamError> {
+        Stream::finish(self)
+    }
+
+    fn provider_state(&self) -> Option<ProviderState> {
+        None
+    }
+
+    fn meta(
+        &mut self,
+        event: &Value,
+        usage: &mut Usage,
+        ended: &mut bool,
+    ) -> Result<(), StreamError> {
+        // An error arrives as a chunk with an `error` member, which `push` would pass over as
+        // a chunk with nothing in it.
+        let error = &event["error"];
+        if error.is_object() {
+            return Err(error_event(&error["type"], &error["message"]));
+        }
+        let counts = &event["usage"];
+        if let (Some(input), Some(output)) = (
+            counts["prompt_tokens"].as_u64(),
+            counts["completion_tokens"].as_u64(),
+        ) {
+            *usage = Usage {
+                input_tokens: input,
+                output_tokens: output,
+            };
+        }
+        if event["choices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|choice| !choice["finish_reason"].is_null())
+        {
+            *ended = true;
+        }
+        Ok(())
+    }
 }

@@ -11,11 +11,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
+use super::format::{ProviderStream, Streamed, TurnStream, WireFormat, default, refused};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, bad_state, check_ids, entries, result_text,
@@ -23,7 +24,7 @@ use super::request::{
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
-use crate::model::{Provider, ProviderState, Turn, Usage};
+use crate::model::{Message, Provider, ProviderState, Turn, Usage};
 
 #[derive(Deserialize)]
 struct Response {
@@ -664,4 +665,121 @@ pub fn request(
     body.put("input", Value::Array(input))?;
     body.tools(tools)?;
     Ok(body.finish())
+}
+
+/// OpenAI Responses as a [`WireFormat`] (`POST {base}/responses`). Key from `OPENAI_API_KEY`,
+/// sent as `Authorization: Bearer`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Format;
+
+impl WireFormat for Format {
+    fn name(&self) -> &str {
+        "OpenAI Responses"
+    }
+
+    fn default_target(&self) -> Target {
+        Target::OpenAiResponses
+    }
+
+    fn request(
+        &self,
+        transcript: &[Message],
+        tools: &Advertised,
+        options: &RequestOptions,
+    ) -> Result<Value, RequestError> {
+        request(transcript, tools, options)
+    }
+
+    fn parse_turn(&self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
+        parse_turn(body, names)
+    }
+
+    fn stream(&self, names: &NameMap, max_call_bytes: usize) -> Box<dyn TurnStream> {
+        Streamed::boxed(Stream::new(names).max_call_bytes(max_call_bytes))
+    }
+
+    fn results(&self, calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
+        output_items(calls, outcomes).map(Value::Array)
+    }
+
+    fn default_base_url(&self) -> &str {
+        "https://api.openai.com/v1"
+    }
+
+    fn key_variable(&self) -> &str {
+        "OPENAI_API_KEY"
+    }
+
+    fn path(&self, _model: &str, _stream: bool) -> String {
+        "/responses".to_owned()
+    }
+
+    fn headers(&self, key: Option<&str>) -> Vec<(&'static str, String)> {
+        super::openai_chat::bearer(key)
+    }
+
+    fn complete_body(&self, body: &mut Map<String, Value>, model: &str, stream: bool) {
+        default(body, "model", Value::from(model));
+        body.insert("stream".to_owned(), Value::Bool(stream));
+    }
+
+    fn forbid_calls(&self, body: &mut Map<String, Value>) {
+        body.insert("tool_choice".to_owned(), Value::from("none"));
+    }
+}
+
+impl ProviderStream for Stream {
+    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
+        Stream::push(self, event)
+    }
+
+    fn text(&self) -> &str {
+        Stream::text(self)
+    }
+
+    fn finish(self) -> Result<(), StreamError> {
+        Stream::finish(self)
+    }
+
+    fn provider_state(&self) -> Option<ProviderState> {
+        Stream::provider_state(self)
+    }
+
+    fn meta(
+        &mut self,
+        event: &Value,
+        usage: &mut Usage,
+        ended: &mut bool,
+    ) -> Result<(), StreamError> {
+        match event["type"].as_str().unwrap_or_default() {
+            // `{"type": "error", "code", "message"}`: refused here; a passing one `push` reports.
+            "error" => match refused(&event["code"], &event["message"]) {
+                Some(error) => Err(error),
+                None => Ok(()),
+            },
+            "response.failed" => {
+                let error = &event["response"]["error"];
+                if let Some(refused) = refused(&error["code"], &error["message"]) {
+                    return Err(refused);
+                }
+                let message = error["message"]
+                    .as_str()
+                    .or(error["code"].as_str())
+                    .unwrap_or("the response failed");
+                Err(StreamError::Provider {
+                    message: message.to_owned(),
+                })
+            }
+            "response.completed" | "response.incomplete" => {
+                *ended = true;
+                let counts = &event["response"]["usage"];
+                *usage = Usage {
+                    input_tokens: counts["input_tokens"].as_u64().unwrap_or(0),
+                    output_tokens: counts["output_tokens"].as_u64().unwrap_or(0),
+                };
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
 }

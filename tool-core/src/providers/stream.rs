@@ -63,8 +63,17 @@ pub enum StreamError {
         /// What happened.
         reason: String,
     },
-    /// The provider sent an error event.
+    /// The provider sent an error event that another attempt may not meet (overloaded, a
+    /// rate limit, a server error).
     Provider {
+        /// Its message.
+        message: String,
+    },
+    /// The provider sent an error event saying it refuses the request: another attempt would
+    /// meet it again.
+    Refused {
+        /// The kind of error, as the provider named it (`"invalid_request_error"`).
+        kind: String,
         /// Its message.
         message: String,
     },
@@ -113,6 +122,9 @@ impl fmt::Display for StreamError {
             StreamError::Protocol { reason } => write!(f, "stream protocol error: {reason}"),
             StreamError::Provider { message } => {
                 write!(f, "the provider reported an error: {message}")
+            }
+            StreamError::Refused { kind, message } => {
+                write!(f, "the provider refused the request ({kind}): {message}")
             }
             StreamError::TimedOut { limit } => {
                 write!(f, "the stream ran longer than {} ms", limit.as_millis())
