@@ -232,63 +232,40 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
     };
     let isolated = Isolated::new(&url, "edited").await;
     let ledger = isolated.ledger().await.expect("the ledger opens");
-    let c = suite::claim("s", "call_1", "refund", "aa");
-    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
-    let done = Recorded::Output(r#"{"refunded":10}"#.into());
-    assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
-    let mut lost = suite::claim("s", "call\0two", "refund", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
-    let listed = ledger.unsettled("s").await.unwrap();
-    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
-    assert_eq!(
-        ledger.reconcile(&listed[0], &by_hand).await.unwrap(),
-        Reconciled::Settled
-    );
-    let trail = ledger.trail("s").await.unwrap();
-    let head = verify(&trail, None).unwrap().unwrap();
-    let settled: Vec<u64> = trail
-        .iter()
-        .filter(|r| r.event.output.is_some())
-        .map(|r| r.seq)
-        .collect();
-    assert_eq!(settled, [3, 6], "{trail:#?}");
-
-    for (like, seq, original) in [
-        ("call_1", 3, r#"{"refunded":10}"#),
-        ("%two", 6, r#"{"refunded":20}"#),
-    ] {
-        isolated
-            .sql(&format!(
-                "UPDATE tool_ledger_claims SET body = '{{\"refunded\":1000}}' WHERE id LIKE '{like}'"
-            ))
-            .await;
-        assert_eq!(
-            verify(&ledger.trail("s").await.unwrap(), Some(&head)),
-            Err(TrailError::Edited { seq }),
-            "{like}"
+    suite::edited_outcomes_fail_verification(&ledger, |edit| {
+        let (column, id, value) = match edit {
+            suite::Edit::Body(id, body) => ("body", id, literal(body)),
+            suite::Edit::Status(id, status) => ("status", id, literal(status)),
+            suite::Edit::SettledBy(id, seq) => (
+                "settled_seq",
+                id,
+                seq.map_or_else(|| "NULL".to_owned(), |seq| seq.to_string()),
+            ),
+        };
+        let sql = format!(
+            "UPDATE tool_ledger_claims SET {column} = {value} WHERE call_id = {}",
+            literal(&stored(id))
         );
-        isolated
-            .sql(&format!(
-                "UPDATE tool_ledger_claims SET body = '{original}' WHERE id LIKE '{like}'"
-            ))
-            .await;
-    }
-    assert_eq!(
-        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
-        Ok(Some(head.clone()))
-    );
-    isolated
-        .sql("UPDATE tool_ledger_claims SET settled_seq = 99 WHERE id = 'call_1'")
-        .await;
-    let error = ledger.trail("s").await.unwrap_err();
-    assert!(error.message().contains("audit record 99"), "{error}");
+        let isolated = &isolated;
+        async move { isolated.sql(&sql).await }
+    })
+    .await;
     drop(ledger);
     isolated.drop_schema().await;
+}
+
+/// `text` as an SQL string literal.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// A string as the PostgreSQL ledger stores it: one with U+0000 is escaped after a U+FFFF.
+fn stored(text: &str) -> String {
+    if !text.contains('\0') && !text.starts_with('\u{ffff}') {
+        return text.to_owned();
+    }
+    let escaped = text.replace('\\', "\\\\").replace('\0', "\\0");
+    format!("\u{ffff}{escaped}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -714,4 +715,91 @@ async fn racing_claims<L: Ledger>(ledger: Arc<L>, scope: &str) {
     assert_eq!(before, won.len(), "an id was claimed twice");
     assert_eq!(won.len(), 64, "every id was claimed once");
     verify(&ledger.trail(scope).await.unwrap(), None).expect("the raced trail verifies");
+}
+
+/// A change to a stored claim made behind the ledger's back, by someone with access to its
+/// store. Each names the claim by its call id.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Edit {
+    /// Sets the outcome's body (the output text, or the failure's message).
+    Body(&'static str, &'static str),
+    /// Sets the outcome's status (`ok` or a failure code).
+    Status(&'static str, &'static str),
+    /// Points the claim at another record as the one that settled it, or at none.
+    SettledBy(&'static str, Option<i64>),
+}
+
+/// An outcome edited in the store, which replays would return, fails verification at the
+/// record that settled it, however the claim's other columns were changed to hide it. `edit`
+/// applies an [`Edit`] to `ledger`'s store; `ledger` must have nothing in scope `s`.
+pub(crate) async fn edited_outcomes_fail_verification<L, F, Fut>(ledger: &L, edit: F)
+where
+    L: Ledger,
+    F: Fn(Edit) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let c = claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = output(r#"{"refunded":10}"#);
+    let audit = [event("call_1", "refund", AuditKind::Outcome, None)];
+    assert!(ledger.settle(&c.key, 1, &done, &audit).await.unwrap());
+    // U+0000 in the id: a store that escapes it must find the claim all the same.
+    let mut lost = claim("s", "call\0two", "refund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, "s", &lost.key).await;
+    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
+    assert_eq!(
+        ledger.reconcile(&waiting, &by_hand).await.unwrap(),
+        Reconciled::Settled
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    let head = verify(&trail, None).unwrap().unwrap();
+    let settled: Vec<u64> = trail
+        .iter()
+        .filter(|r| r.event.output.is_some())
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(settled, [3, 6], "{trail:#?}");
+    assert_eq!(trail[2].event.output, Some(done.digest()));
+    let verified = || async { verify(&ledger.trail("s").await.unwrap(), Some(&head)) };
+
+    for (id, seq, original) in [
+        ("call_1", 3, r#"{"refunded":10}"#),
+        ("call\0two", 6, r#"{"refunded":20}"#),
+    ] {
+        edit(Edit::Body(id, r#"{"refunded":1000}"#)).await;
+        assert_eq!(verified().await, Err(TrailError::Edited { seq }), "{id:?}");
+        // Without its pointer to the record that settled it, the claim is checked against
+        // the record that settled its call.
+        edit(Edit::SettledBy(id, None)).await;
+        assert_eq!(
+            verified().await,
+            Err(TrailError::Edited { seq }),
+            "{id:?} without its pointer"
+        );
+        edit(Edit::Body(id, original)).await;
+        assert_eq!(
+            verified().await,
+            Ok(Some(head.clone())),
+            "{id:?}: an outcome as it was verifies, pointer or not"
+        );
+        edit(Edit::SettledBy(id, Some(i64::try_from(seq).unwrap()))).await;
+    }
+    assert_eq!(verified().await, Ok(Some(head.clone())));
+    // The status is covered too.
+    edit(Edit::Status("call_1", "execution_failed")).await;
+    assert_eq!(verified().await, Err(TrailError::Edited { seq: 3 }));
+    edit(Edit::SettledBy("call_1", None)).await;
+    assert_eq!(verified().await, Err(TrailError::Edited { seq: 3 }));
+    edit(Edit::Status("call_1", "ok")).await;
+    assert_eq!(verified().await, Ok(Some(head.clone())));
+    // An outcome that names a record the trail does not have is an error.
+    edit(Edit::SettledBy("call_1", Some(99))).await;
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("audit record 99"), "{error}");
 }

@@ -300,12 +300,13 @@ const TRAIL: &str = concat!(
     "FROM tool_ledger_audit WHERE scope = $1 ORDER BY seq"
 );
 
-/// The outcomes held for a scope's claims, with the records that settled them. No index
+/// The outcomes held for a scope's claims, with the records that settled them (when the claim
+/// names one: see [`held_outcomes`] for those that do not). No index
 /// serves it: the trail is read rarely, by an operator, and every index is one more write
 /// per call.
 const HELD: &str = concat!(
     "SELECT settled_seq, call_id, status, body, detail FROM tool_ledger_claims ",
-    "WHERE scope = $1 AND status IS NOT NULL AND settled_seq IS NOT NULL"
+    "WHERE scope = $1 AND status IS NOT NULL"
 );
 
 const USE_NONCE: &str =
@@ -864,10 +865,14 @@ impl PostgresLedger {
             .await?
             .iter()
             .map(|row| {
-                let seq: i64 = row.try_get(0)?;
+                let seq: Option<i64> = row.try_get(0)?;
                 Ok(HeldOutcome {
-                    seq: u64::try_from(seq)
-                        .map_err(|_| corrupt(format_args!("a settling record {seq}")))?,
+                    seq: seq
+                        .map(|seq| {
+                            u64::try_from(seq)
+                                .map_err(|_| corrupt(format_args!("a settling record {seq}")))
+                        })
+                        .transpose()?,
                     call_id: text(row, 1)?,
                     outcome: recorded(row.try_get(2)?, opt_text(row, 3)?, opt_text(row, 4)?)?
                         .ok_or_else(|| corrupt("a held outcome without a status"))?,

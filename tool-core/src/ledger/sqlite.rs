@@ -950,16 +950,17 @@ fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>
     Ok(records)
 }
 
-/// The outcomes held for the claims of `scope`, each with the record that settled it. This
+/// The outcomes held for the claims of `scope`, each with the record that settled it (when
+/// the claim names one: see [`held_outcomes`] for those that do not). This
 /// reads every claim, as [`unsettled_in`] does: the trail is read rarely, by an operator.
 fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error> {
     let mut statement = tx.prepare_cached(
         "SELECT settled_seq, call_id, status, body, detail FROM ledger_claims
-         WHERE scope = ?1 AND status IS NOT NULL AND settled_seq IS NOT NULL",
+         WHERE scope = ?1 AND status IS NOT NULL",
     )?;
     let rows = statement.query_map(params![scope], |row| {
         Ok((
-            row.get::<_, i64>(0)?,
+            row.get::<_, Option<i64>>(0)?,
             row.get::<_, String>(1)?,
             row.get::<_, Option<String>>(2)?,
             row.get::<_, Option<String>>(3)?,
@@ -973,7 +974,7 @@ fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error>
             continue;
         };
         held.push(HeldOutcome {
-            seq: seq_of(seq)?,
+            seq: seq.map(seq_of).transpose()?,
             call_id,
             outcome,
         });
