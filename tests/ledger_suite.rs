@@ -314,6 +314,57 @@ async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     tokio::time::sleep(Duration::from_millis(5)).await;
     assert_eq!(ledger.claim(&kept).await.unwrap(), Claimed::Unknown);
 
+    // The effect the interrupted attempt was claimed with decides, not the new claim's: a
+    // call claimed as non-idempotent may have had its effect, whatever it is called now.
+    let mut was_unsafe = claim(scope, "call_6", "lookup", "aa");
+    was_unsafe.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&was_unsafe).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    was_unsafe.effect = Effect::ReadOnly;
+    was_unsafe.rerun_interrupted = true;
+    assert_eq!(ledger.claim(&was_unsafe).await.unwrap(), Claimed::Unknown);
+    // Claimed read-only and proposed now as non-idempotent: the new attempt could have effects
+    // of its own, and is not run by itself either.
+    let mut now_unsafe = claim(scope, "call_7", "lookup", "aa");
+    now_unsafe.effect = Effect::ReadOnly;
+    now_unsafe.lease = Duration::ZERO;
+    now_unsafe.rerun_interrupted = true;
+    assert_eq!(
+        ledger.claim(&now_unsafe).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    now_unsafe.effect = Effect::NonIdempotent;
+    assert_eq!(ledger.claim(&now_unsafe).await.unwrap(), Claimed::Unknown);
+    // Once reconciled as safe to retry, nothing of the first attempt is in doubt: the next
+    // attempt's own effect decides what its interruption allows.
+    let waiting = listed(ledger, scope, &was_unsafe.key).await;
+    assert_eq!(
+        ledger
+            .reconcile(&waiting, &Resolution::Retry)
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+    assert_eq!(
+        ledger.claim(&was_unsafe).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(
+        ledger.claim(&was_unsafe).await.unwrap(),
+        Claimed::New { attempt: 3 }
+    );
+    assert!(
+        ledger
+            .settle(&was_unsafe.key, 3, &output("3"), &[])
+            .await
+            .unwrap()
+    );
+
     let mut nobody = waiting;
     nobody.key = ClaimKey::call(scope, "never-claimed");
     assert_eq!(

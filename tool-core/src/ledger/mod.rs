@@ -583,12 +583,20 @@ pub fn parse_effect(text: &str) -> Option<Effect> {
 /// What a ledger decides for a key that already has a claim, whatever its store: the one
 /// rule every implementation applies, so they cannot disagree.
 ///
-/// `held` is the stored claim: its binding, its outcome if settled, and whether its lease
-/// has passed. `None` from this function means the new claim takes over the key (a retry
-/// after reconciliation, or the rerun of an interrupted idempotent call).
+/// `held` is the stored claim: its binding, the effect it was claimed with (`held_effect`),
+/// its outcome if settled, and whether its lease has passed. `None` from this function means
+/// the new claim takes over the key (a retry after reconciliation, or the rerun of an
+/// interrupted call); store it with [`taken_over_effect`].
+///
+/// An interrupted call is run again only when both the attempt that was interrupted and the
+/// new one are read-only or idempotent: the interrupted attempt's effect says what may have
+/// happened already (the tool, or what its
+/// [`effect_from`](crate::ToolDef::effect_from) says of the arguments, may have changed
+/// since), and the new one's what running again may do.
 pub fn decide(
     claim: &Claim,
     held: &Binding,
+    held_effect: Effect,
     outcome: Option<Recorded>,
     released: bool,
     lease_passed: bool,
@@ -605,10 +613,21 @@ pub fn decide(
     if !lease_passed {
         return Some(Claimed::InFlight);
     }
-    if claim.rerun_interrupted && claim.effect != Effect::NonIdempotent {
+    if claim.rerun_interrupted && claim.effect.wider(held_effect) != Effect::NonIdempotent {
         return None;
     }
     Some(Claimed::Unknown)
+}
+
+/// The effect a claim that [`decide`] let take over a key is stored with: the new claim's
+/// after a reconciliation released the key (nothing is in doubt), else the wider of the two,
+/// since the interrupted attempt's effects may still be happening.
+pub fn taken_over_effect(claim: &Claim, held_effect: Effect, released: bool) -> Effect {
+    if released {
+        claim.effect
+    } else {
+        claim.effect.wider(held_effect)
+    }
 }
 
 /// The events a ledger appends when it settles a claim with `outcome`: `audit`, whose last

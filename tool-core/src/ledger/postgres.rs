@@ -15,7 +15,7 @@ use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
-    held_outcomes, settling, unix_millis,
+    held_outcomes, parse_effect, settling, taken_over_effect, unix_millis,
 };
 use crate::outcome::Code;
 
@@ -207,6 +207,7 @@ const SELECT_CLAIM: &str = concat!(
     "SELECT attempt, tool, contract, arguments, principal, status, body, detail, released, ",
     "lease_until <= ",
     now_ms!(),
+    ", effect",
     " FROM tool_ledger_claims WHERE kind = $1 AND key_scope = $2 AND id = $3 FOR UPDATE"
 );
 
@@ -646,8 +647,8 @@ impl PostgresLedger {
         let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&kind, &key_scope, &id];
         let select = tx.prepare_cached(SELECT_CLAIM).await?;
         let held = tx.query_opt(&select, &key).await?;
-        let (attempt, take_over) = match held {
-            None => (1, false),
+        let (attempt, take_over, effect) = match held {
+            None => (1, false, claim.effect),
             Some(row) => {
                 let binding = Binding {
                     tool: text(&row, 1)?,
@@ -658,9 +659,16 @@ impl PostgresLedger {
                 let outcome = recorded(row.try_get(5)?, opt_text(&row, 6)?, opt_text(&row, 7)?)?;
                 let released: bool = row.try_get(8)?;
                 let passed: bool = row.try_get(9)?;
-                match decide(claim, &binding, outcome, released, passed) {
+                let effect: String = row.try_get(10)?;
+                let effect = parse_effect(&effect)
+                    .ok_or_else(|| corrupt(format_args!("an effect {effect:?}")))?;
+                match decide(claim, &binding, effect, outcome, released, passed) {
                     Some(answer) => return answer_claim(tx, claim, answer).await,
-                    None => (attempt_of(row.try_get(0)?)?.saturating_add(1), true),
+                    None => (
+                        attempt_of(row.try_get(0)?)?.saturating_add(1),
+                        true,
+                        taken_over_effect(claim, effect, released),
+                    ),
                 }
             }
         };
@@ -698,7 +706,7 @@ impl PostgresLedger {
                             &stored(&b.contract),
                             &stored(&b.arguments),
                             &stored(&b.principal),
-                            &claim.effect.as_str(),
+                            &effect.as_str(),
                             &millis(claim.lease),
                         ],
                     )

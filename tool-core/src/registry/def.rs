@@ -38,6 +38,16 @@ impl Effect {
             Effect::NonIdempotent => "non_idempotent",
         }
     }
+
+    /// The wider of two effects: non-idempotent over idempotent over read-only. What is
+    /// safe for the wider effect is safe for both.
+    pub const fn wider(self, other: Effect) -> Effect {
+        match (self, other) {
+            (Effect::NonIdempotent, _) | (_, Effect::NonIdempotent) => Effect::NonIdempotent,
+            (Effect::Idempotent, _) | (_, Effect::Idempotent) => Effect::Idempotent,
+            (Effect::ReadOnly, Effect::ReadOnly) => Effect::ReadOnly,
+        }
+    }
 }
 
 /// A handler error, with the two faces every failure has: a message the model may see and
