@@ -398,8 +398,10 @@ impl<A> ToolDef<A> {
     /// ```
     ///
     /// The function sees arguments that passed validation and authorization, once per call,
-    /// before approval; it should be cheap and must not panic. Make the handler enforce what it says (run a "read" in a
-    /// read-only transaction), since a stopped call is treated as having had this effect.
+    /// before approval; it should be cheap. If it panics, the call ends as `execution_failed`
+    /// without running (nothing is claimed in a ledger). Make the handler enforce what it says
+    /// (run a "read" in a read-only transaction), since a stopped call is treated as having
+    /// had this effect.
     pub fn effect_from<F>(mut self, effect_of: F) -> Self
     where
         F: Fn(&A) -> Effect + Send + Sync + 'static,
@@ -430,7 +432,8 @@ impl<A> ToolDef<A> {
     }
 
     /// A tool-specific authorization check on the typed arguments, run after the runtime's
-    /// policy. Replaces an earlier one.
+    /// policy. Replaces an earlier one. A check that panics refuses the call as
+    /// `unauthorized`.
     pub fn authorize<F>(mut self, check: F) -> Self
     where
         F: Fn(&A, &Context) -> Result<(), Denied> + Send + Sync + 'static,
