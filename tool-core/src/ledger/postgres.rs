@@ -28,6 +28,10 @@ use crate::outcome::Code;
 /// server's clock, so workers whose clocks disagree still agree on when a claim's holder is
 /// taken for dead.
 ///
+/// The database must be in the UTF8 encoding (others cannot hold every string a call may
+/// carry); the ledger refuses to open in any other. Its statements take every value as a
+/// parameter, so they mean the same whatever the sessions' `standard_conforming_strings`.
+///
 /// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
 /// schema version that later versions of this crate check before touching them. Tables at
 /// schema version 1 are brought to version 2 when the ledger opens: their records verify as
@@ -559,8 +563,8 @@ impl PostgresLedger {
     /// The ledger on a pool the application built (with its TLS connector, its pool size, its
     /// timeouts); creates the ledger's tables if they are missing.
     ///
-    /// Fails when the database cannot be reached, or when it holds ledger tables of another
-    /// schema version than this crate's.
+    /// Fails when the database cannot be reached, when it is not in the UTF8 encoding, or
+    /// when it holds ledger tables of another schema version than this crate's.
     pub async fn from_pool(pool: Pool) -> Result<Self, LedgerError> {
         let ledger = PostgresLedger { pool };
         retry("opening the ledger", || ledger.ensure_schema()).await?;
@@ -593,6 +597,17 @@ impl PostgresLedger {
         let tx = client.transaction().await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .await?;
+        let encoding: String = tx
+            .query_one("SELECT current_setting('server_encoding')", &[])
+            .await?
+            .try_get(0)?;
+        if encoding != "UTF8" {
+            return Err(Fault::Ledger(LedgerError::new(format!(
+                "the database is in the {encoding} encoding, which cannot hold every string a \
+                 call may carry; the ledger needs a database in UTF8 (CREATE DATABASE ... \
+                 ENCODING 'UTF8')"
+            ))));
+        }
         let exists: bool = tx
             .query_one("SELECT to_regclass('tool_ledger_schema') IS NOT NULL", &[])
             .await?
@@ -607,6 +622,11 @@ impl PostgresLedger {
             return match versions.as_slice() {
                 [SCHEMA_VERSION] => Ok(()),
                 [1] => {
+                    // The upgrade's literals hold backslashes, which a database whose sessions
+                    // default to `standard_conforming_strings = off` would read as escapes.
+                    // Set apart from the upgrade: a batch is parsed whole before it runs.
+                    tx.batch_execute("SET LOCAL standard_conforming_strings = on")
+                        .await?;
                     tx.batch_execute(FROM_VERSION_1).await?;
                     tx.commit().await?;
                     Ok(())
