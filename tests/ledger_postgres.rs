@@ -16,10 +16,7 @@ use std::time::Duration;
 
 use examples::{CreateInvoice, create_invoice};
 use tests::workers::{Race, Scratch};
-use tool_core::ledger::{
-    AuditKind, Claimed, Ledger, PostgresLedger, Reconciled, Recorded, Resolution, TrailError,
-    verify,
-};
+use tool_core::ledger::{AuditKind, Claimed, Ledger, PostgresLedger, Recorded, verify};
 use tool_core::{Code, Context, Registry, Runtime, ToolDef, ToolInfo};
 
 const INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
