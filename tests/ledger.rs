@@ -305,6 +305,35 @@ async fn an_interrupted_idempotent_call_runs_again_only_when_allowed() {
     }
 }
 
+/// The effect an interrupted call was claimed with, not the one its tool (or its
+/// `effect_from`) gives now, decides whether it may run again: a charge claimed as
+/// non-idempotent may have happened, whatever a later deployment declares.
+#[tokio::test]
+async fn an_interrupted_call_is_rerun_by_the_effect_it_was_claimed_with() {
+    let bank = Arc::new(Bank {
+        hang: true,
+        ..Bank::default()
+    });
+    let ledger = Arc::new(MemoryLedger::new());
+    interrupt(&runtime(&bank, &ledger), &bank).await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let redeployed = Runtime::builder(registry(&bank, Effect::Idempotent))
+        .ledger(Arc::clone(&ledger))
+        .lease_grace(Duration::ZERO)
+        .rerun_interrupted(true)
+        .build();
+    let again = redeployed
+        .invoke("call_1", "charge", CHARGE, &alice())
+        .await;
+    assert_eq!(again.code(), Some(Code::OutcomeUnknown), "{again:?}");
+    assert_eq!(
+        bank.runs.load(Ordering::SeqCst),
+        1,
+        "never run again by itself"
+    );
+    assert_eq!(ledger.unsettled("run-1").await.unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn quotas_are_counted_in_the_ledger_for_every_runtime_on_it() {
     let bank = Arc::new(Bank::default());

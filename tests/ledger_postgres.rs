@@ -16,10 +16,7 @@ use std::time::Duration;
 
 use examples::{CreateInvoice, create_invoice};
 use tests::workers::{Race, Scratch};
-use tool_core::ledger::{
-    AuditKind, Claimed, Ledger, PostgresLedger, Reconciled, Recorded, Resolution, TrailError,
-    verify,
-};
+use tool_core::ledger::{AuditKind, Claimed, Ledger, PostgresLedger, Recorded, verify};
 use tool_core::{Code, Context, Registry, Runtime, ToolDef, registry::ToolInfo};
 
 const INVOICE: &str = r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#;
@@ -42,13 +39,18 @@ struct Isolated {
 
 impl Isolated {
     async fn new(url: &str, name: &str) -> Isolated {
-        let schema = tests::unique_name(name).replace('-', "_");
-        let isolated = Isolated {
-            config: url
-                .parse()
+        Isolated::in_database(
+            url.parse()
                 .expect("TOOL_LEDGER_POSTGRES_URL is a connection string"),
-            schema,
-        };
+            name,
+        )
+        .await
+    }
+
+    /// A schema of its own in the database `config` connects to.
+    async fn in_database(config: tokio_postgres::Config, name: &str) -> Isolated {
+        let schema = tests::unique_name(name).replace('-', "_");
+        let isolated = Isolated { config, schema };
         isolated
             .sql(&format!("CREATE SCHEMA {}", isolated.schema))
             .await;
@@ -67,7 +69,8 @@ impl Isolated {
         PostgresLedger::from_pool(pool).await
     }
 
-    /// Runs `sql` in the schema.
+    /// Runs `sql` in the schema, with backslashes in its string literals taken as they are
+    /// (whatever the database's default).
     async fn sql(&self, sql: &str) {
         let (client, connection) = self
             .config
@@ -75,6 +78,11 @@ impl Isolated {
             .await
             .expect("the test database accepts connections");
         let task = tokio::spawn(connection);
+        // A statement of its own: a batch is read whole before any of it runs.
+        client
+            .batch_execute("SET standard_conforming_strings = on")
+            .await
+            .expect("a session setting");
         client
             .batch_execute(&format!("SET search_path = {}; {sql}", self.schema))
             .await
@@ -232,63 +240,40 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
     };
     let isolated = Isolated::new(&url, "edited").await;
     let ledger = isolated.ledger().await.expect("the ledger opens");
-    let c = suite::claim("s", "call_1", "refund", "aa");
-    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
-    let done = Recorded::Output(r#"{"refunded":10}"#.into());
-    assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
-    let mut lost = suite::claim("s", "call\0two", "refund", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
-    let listed = ledger.unsettled("s").await.unwrap();
-    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
-    assert_eq!(
-        ledger.reconcile(&listed[0], &by_hand).await.unwrap(),
-        Reconciled::Settled
-    );
-    let trail = ledger.trail("s").await.unwrap();
-    let head = verify(&trail, None).unwrap().unwrap();
-    let settled: Vec<u64> = trail
-        .iter()
-        .filter(|r| r.event.output.is_some())
-        .map(|r| r.seq)
-        .collect();
-    assert_eq!(settled, [3, 6], "{trail:#?}");
-
-    for (like, seq, original) in [
-        ("call_1", 3, r#"{"refunded":10}"#),
-        ("%two", 6, r#"{"refunded":20}"#),
-    ] {
-        isolated
-            .sql(&format!(
-                "UPDATE tool_ledger_claims SET body = '{{\"refunded\":1000}}' WHERE id LIKE '{like}'"
-            ))
-            .await;
-        assert_eq!(
-            verify(&ledger.trail("s").await.unwrap(), Some(&head)),
-            Err(TrailError::Edited { seq }),
-            "{like}"
+    suite::edited_outcomes_fail_verification(&ledger, |edit| {
+        let (column, id, value) = match edit {
+            suite::Edit::Body(id, body) => ("body", id, literal(body)),
+            suite::Edit::Status(id, status) => ("status", id, literal(status)),
+            suite::Edit::SettledBy(id, seq) => (
+                "settled_seq",
+                id,
+                seq.map_or_else(|| "NULL".to_owned(), |seq| seq.to_string()),
+            ),
+        };
+        let sql = format!(
+            "UPDATE tool_ledger_claims SET {column} = {value} WHERE call_id = {}",
+            literal(&stored(id))
         );
-        isolated
-            .sql(&format!(
-                "UPDATE tool_ledger_claims SET body = '{original}' WHERE id LIKE '{like}'"
-            ))
-            .await;
-    }
-    assert_eq!(
-        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
-        Ok(Some(head.clone()))
-    );
-    isolated
-        .sql("UPDATE tool_ledger_claims SET settled_seq = 99 WHERE id = 'call_1'")
-        .await;
-    let error = ledger.trail("s").await.unwrap_err();
-    assert!(error.message().contains("audit record 99"), "{error}");
+        let isolated = &isolated;
+        async move { isolated.sql(&sql).await }
+    })
+    .await;
     drop(ledger);
     isolated.drop_schema().await;
+}
+
+/// `text` as an SQL string literal.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// A string as the PostgreSQL ledger stores it: one with U+0000 is escaped after a U+FFFF.
+fn stored(text: &str) -> String {
+    if !text.contains('\0') && !text.starts_with('\u{ffff}') {
+        return text.to_owned();
+    }
+    let escaped = text.replace('\\', "\\\\").replace('\0', "\\0");
+    format!("\u{ffff}{escaped}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,6 +282,127 @@ async fn tables_of_schema_version_1_are_brought_up_to_date() {
         return;
     };
     let isolated = Isolated::new(&url, "version1").await;
+    brought_up_to_date_from_version_1(isolated).await;
+}
+
+/// A database whose sessions read backslashes in string literals as escapes
+/// (`standard_conforming_strings = off`, as before PostgreSQL 9.1) holds the ledger, and its
+/// tables are brought up to date from version 1 as in any other, and every rule holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_without_standard_conforming_strings_is_brought_up_to_date() {
+    let Some(url) =
+        tests::postgres_url("a_database_without_standard_conforming_strings_is_brought_up_to_date")
+    else {
+        return;
+    };
+    let database = Database::new(&url, "scs", "").await;
+    database
+        .admin(&format!(
+            "ALTER DATABASE {} SET standard_conforming_strings = off",
+            database.name
+        ))
+        .await;
+    let isolated = Isolated::in_database(database.config(), "version1").await;
+    let (client, connection) = database
+        .config()
+        .connect(tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    let scs = client
+        .query_one("SHOW standard_conforming_strings", &[])
+        .await
+        .unwrap();
+    assert_eq!(scs.get::<_, String>(0), "off");
+    drop(client);
+    let _ = task.await;
+    brought_up_to_date_from_version_1(isolated).await;
+    // And every rule holds there.
+    let isolated = Isolated::in_database(database.config(), "rules").await;
+    suite::check(Arc::new(isolated.ledger().await.unwrap()), "scs").await;
+    isolated.drop_schema().await;
+    database.drop().await;
+}
+
+/// A database in another encoding than UTF-8 cannot hold every string a call may carry (nor
+/// U+FFFF, which marks an escaped one): the ledger refuses it when it opens, and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_not_in_utf8_is_refused() {
+    let Some(url) = tests::postgres_url("a_database_not_in_utf8_is_refused") else {
+        return;
+    };
+    let database = Database::new(
+        &url,
+        "latin1",
+        "ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0",
+    )
+    .await;
+    let isolated = Isolated::in_database(database.config(), "latin1").await;
+    let error = isolated
+        .ledger()
+        .await
+        .expect_err("a LATIN1 database is refused");
+    assert!(
+        error.message().contains("LATIN1") && error.message().contains("UTF8"),
+        "{error}"
+    );
+    isolated.drop_schema().await;
+    database.drop().await;
+}
+
+/// A database of its own on the test server, created with `options`, for tests that change
+/// database-wide settings. Dropped by [`Database::drop`].
+struct Database {
+    admin: tokio_postgres::Config,
+    name: String,
+}
+
+impl Database {
+    async fn new(url: &str, name: &str, options: &str) -> Database {
+        let database = Database {
+            admin: url
+                .parse()
+                .expect("TOOL_LEDGER_POSTGRES_URL is a connection string"),
+            name: tests::unique_name(&format!("tool_ledger_{name}")).replace('-', "_"),
+        };
+        database
+            .admin(&format!("CREATE DATABASE {} {options}", database.name))
+            .await;
+        database
+    }
+
+    /// The connection settings of the test URL, in this database.
+    fn config(&self) -> tokio_postgres::Config {
+        let mut config = self.admin.clone();
+        config.dbname(&self.name);
+        config
+    }
+
+    /// Runs `sql` in the test URL's own database.
+    async fn admin(&self, sql: &str) {
+        let (client, connection) = self
+            .admin
+            .connect(tokio_postgres::NoTls)
+            .await
+            .expect("the test database accepts connections");
+        let task = tokio::spawn(connection);
+        client
+            .batch_execute(sql)
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error:?}"));
+        drop(client);
+        let _ = task.await;
+    }
+
+    async fn drop(self) {
+        self.admin(&format!("DROP DATABASE {} WITH (FORCE)", self.name))
+            .await;
+    }
+}
+
+/// Writes calls to `isolated` as the current version does, turns its tables into what version
+/// 1 wrote, and opens them again: the ledger brings them up to date.
+async fn brought_up_to_date_from_version_1(isolated: Isolated) {
     let ledger = isolated.ledger().await.expect("the ledger opens");
     let c = suite::claim("s", "call_1", "refund", "aa");
     assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });

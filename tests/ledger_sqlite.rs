@@ -275,77 +275,29 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
     let dir = Scratch::new("edited-outcome");
     let path = dir.file("ledger.db");
     let ledger = open(&path);
-    let c = suite::claim("s", "call_1", "refund", "aa");
-    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
-    let done = Recorded::Output(r#"{"refunded":10}"#.into());
-    let audit = [suite::event("call_1", "refund", AuditKind::Outcome, None)];
-    assert!(ledger.settle(&c.key, 1, &done, &audit).await.unwrap());
-    let mut lost = suite::claim("s", "call_2", "refund", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
-    let listed = ledger.unsettled("s").await.unwrap();
-    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
-    assert_eq!(
-        ledger.reconcile(&listed[0], &by_hand).await.unwrap(),
-        Reconciled::Settled
-    );
-    let trail = ledger.trail("s").await.unwrap();
-    let head = verify(&trail, None).unwrap().unwrap();
-    let settled: Vec<u64> = trail
-        .iter()
-        .filter(|r| r.event.output.is_some())
-        .map(|r| r.seq)
-        .collect();
-    assert_eq!(settled, [3, 6], "{trail:#?}");
-    assert_eq!(trail[2].event.output, Some(done.digest()));
-
-    let edit = rusqlite::Connection::open(&path).unwrap();
-    let body = |id: &str, body: &str| {
-        edit.execute(
-            "UPDATE ledger_claims SET body = ?2 WHERE id = ?1",
-            [id, body],
-        )
-        .unwrap();
-    };
-    for (id, seq, original) in [
-        ("call_1", 3, r#"{"refunded":10}"#),
-        ("call_2", 6, r#"{"refunded":20}"#),
-    ] {
-        body(id, r#"{"refunded":1000}"#);
-        let trail = ledger.trail("s").await.unwrap();
-        assert_eq!(
-            verify(&trail, Some(&head)),
-            Err(TrailError::Edited { seq }),
-            "{id}"
-        );
-        body(id, original);
-    }
-    assert_eq!(
-        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
-        Ok(Some(head.clone()))
-    );
-    // The status is covered too.
-    edit.execute(
-        "UPDATE ledger_claims SET status = 'execution_failed' WHERE id = 'call_1'",
-        [],
-    )
-    .unwrap();
-    assert_eq!(
-        verify(&ledger.trail("s").await.unwrap(), Some(&head)),
-        Err(TrailError::Edited { seq: 3 })
-    );
-    // An outcome that no longer names its record is an error.
-    edit.execute(
-        "UPDATE ledger_claims SET status = 'ok', settled_seq = 99 WHERE id = 'call_1'",
-        [],
-    )
-    .unwrap();
-    let error = ledger.trail("s").await.unwrap_err();
-    assert!(error.message().contains("audit record 99"), "{error}");
+    let store = rusqlite::Connection::open(&path).unwrap();
+    suite::edited_outcomes_fail_verification(&*ledger, |edit| {
+        let (sql, id, value): (&str, &str, rusqlite::types::Value) = match edit {
+            suite::Edit::Body(id, body) => (
+                "UPDATE ledger_claims SET body = ?2 WHERE call_id = ?1",
+                id,
+                body.to_owned().into(),
+            ),
+            suite::Edit::Status(id, status) => (
+                "UPDATE ledger_claims SET status = ?2 WHERE call_id = ?1",
+                id,
+                status.to_owned().into(),
+            ),
+            suite::Edit::SettledBy(id, seq) => (
+                "UPDATE ledger_claims SET settled_seq = ?2 WHERE call_id = ?1",
+                id,
+                seq.map_or(rusqlite::types::Value::Null, Into::into),
+            ),
+        };
+        assert_eq!(store.execute(sql, rusqlite::params![id, value]).unwrap(), 1);
+        std::future::ready(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1353,3 +1353,97 @@ async fn a_ledger_claims_each_call_with_the_effect_of_its_arguments() {
         [Effect::ReadOnly, Effect::NonIdempotent]
     );
 }
+
+/// Where a test makes a call's preparation panic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PanicIn {
+    Policy,
+    ToolCheck,
+    EffectFrom,
+}
+
+/// A panic in the runtime's policy, the tool's own check or its `effect_from` ends the call
+/// with one failure, before anything is claimed or run; the runtime keeps serving.
+#[tokio::test]
+async fn a_panic_while_authorizing_or_deciding_the_effect_ends_only_that_call() {
+    use tool_core::ledger::Ledger as _;
+    let boom = r#"{"city":"Boom","units":"celsius"}"#;
+    for at in [PanicIn::Policy, PanicIn::ToolCheck, PanicIn::EffectFrom] {
+        let executed = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&executed);
+        let handler = move |args: GetWeather, cx: &Context| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let cx = cx.clone();
+            async move { get_weather(args, &cx).await }
+        };
+        let mut def = ToolDef::new(handler).effect(Effect::ReadOnly);
+        match at {
+            PanicIn::ToolCheck => {
+                def = def.authorize(|args: &GetWeather, _: &Context| {
+                    assert!(args.city != "Boom", "the grants table is empty");
+                    Ok(())
+                });
+            }
+            PanicIn::EffectFrom => {
+                def = def.effect_from(|args: &GetWeather| {
+                    assert!(args.city != "Boom", "no effect for this city");
+                    Effect::ReadOnly
+                });
+            }
+            PanicIn::Policy => {}
+        }
+        let mut registry = Registry::new();
+        registry.register(def).unwrap();
+        let ledger = Arc::new(tool_core::ledger::MemoryLedger::new());
+        let mut builder = Runtime::builder(registry).ledger(Arc::clone(&ledger));
+        if at == PanicIn::Policy {
+            builder = builder.authorize(|_: &ToolInfo, cx: &Context| {
+                assert!(cx.principal() != "mallory", "the role cache is poisoned");
+                Ok(())
+            });
+        }
+        let runtime = builder.build();
+        let cx = |principal: &str| Context::builder(principal).scope("run-1").build();
+        let who = if at == PanicIn::Policy {
+            "mallory"
+        } else {
+            "user-1"
+        };
+        let outcome = runtime.invoke("c1", "get_weather", boom, &cx(who)).await;
+        let failure = outcome
+            .failure()
+            .unwrap_or_else(|| panic!("{at:?}: {outcome:?}"));
+        let expected = match at {
+            PanicIn::Policy | PanicIn::ToolCheck => Code::Unauthorized,
+            PanicIn::EffectFrom => Code::ExecutionFailed,
+        };
+        assert_eq!(failure.code(), expected, "{at:?}: {failure:?}");
+        assert!(
+            failure.detail().is_some_and(|d| d.contains("panicked")),
+            "{at:?}: {failure:?}"
+        );
+        assert!(!failure.message().contains("Boom"), "{at:?}: {failure:?}");
+        assert_eq!(executed.load(Ordering::SeqCst), 0, "{at:?}");
+
+        // Nothing was claimed: the call is not in doubt, and its refusal is audited once.
+        assert!(
+            ledger.unsettled("run-1").await.unwrap().is_empty(),
+            "{at:?}"
+        );
+        let trail = ledger.trail("run-1").await.unwrap();
+        tool_core::ledger::verify(&trail, None).unwrap();
+        let kinds: Vec<_> = trail.iter().map(|r| (r.event.kind, r.event.code)).collect();
+        let refused = match at {
+            PanicIn::Policy | PanicIn::ToolCheck => tool_core::ledger::AuditKind::Denied,
+            PanicIn::EffectFrom => tool_core::ledger::AuditKind::Refused,
+        };
+        assert_eq!(kinds, [(refused, Some(expected))], "{at:?}");
+
+        // The runtime keeps serving.
+        let outcome = runtime
+            .invoke("c2", "get_weather", VALID_WEATHER, &cx("user-1"))
+            .await;
+        assert!(outcome.is_ok(), "{at:?}: {outcome:?}");
+        assert_eq!(executed.load(Ordering::SeqCst), 1, "{at:?}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Stand-ins for models, for tests, examples and replays: [`ScriptedModel`] answers repair
 //! requests from a queue, [`ScriptedTurns`] plays an agent's turns from a queue or from a
-//! recorded transcript. Both record what they were asked.
+//! recorded transcript. Both record what they were asked. And [`ledger_suite`]: the rules a
+//! [`Ledger`](crate::ledger::Ledger) of your own must keep, checked on it.
 //!
 //! Enabled by the `test-util` feature:
 //!
@@ -8,6 +9,8 @@
 //! [dev-dependencies]
 //! tool-core = { version = "0.1", features = ["test-util"] }
 //! ```
+
+pub mod ledger_suite;
 
 use std::collections::VecDeque;
 use std::future::Future;

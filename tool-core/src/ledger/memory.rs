@@ -8,8 +8,9 @@ use std::time::SystemTime;
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
     Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Reconciled, Recorded, Resolution,
-    Unsettled, claim_event, decide, settling, unix_millis,
+    Unsettled, claim_event, decide, settling, taken_over_effect, unix_millis,
 };
+use crate::Effect;
 use crate::sync::lock;
 
 /// A [`Ledger`] in memory, bounded: it keeps the most recent
@@ -78,6 +79,8 @@ struct Entry {
     call_id: String,
     scope: String,
     binding: Binding,
+    /// The effect it was claimed with.
+    effect: Effect,
     attempt: u32,
     claimed_at: SystemTime,
     lease_until: SystemTime,
@@ -197,18 +200,22 @@ impl Ledger for MemoryLedger {
     fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
         let now = SystemTime::now();
         let mut state = lock(&self.state);
-        let attempt = match state.claims.get(&claim.key) {
-            None => Some(1),
+        let (attempt, effect) = match state.claims.get(&claim.key) {
+            None => (1, claim.effect),
             Some(held) => {
                 let passed = held.lease_until <= now;
                 match decide(
                     claim,
                     &held.binding,
+                    held.effect,
                     held.outcome.clone(),
                     held.released,
                     passed,
                 ) {
-                    None => Some(held.attempt + 1),
+                    None => (
+                        held.attempt.saturating_add(1),
+                        taken_over_effect(claim, held.effect, held.released),
+                    ),
                     Some(answer) => {
                         let event = claim_event(claim, &answer);
                         state.append(
@@ -221,7 +228,6 @@ impl Ledger for MemoryLedger {
                 }
             }
         };
-        let attempt = attempt.unwrap_or(1);
         let answer = match state.take_quotas(claim) {
             Err(quota) => Claimed::Exhausted(quota),
             Ok(()) => {
@@ -231,6 +237,7 @@ impl Ledger for MemoryLedger {
                         call_id: claim.call_id.clone(),
                         scope: claim.scope.clone(),
                         binding: claim.binding.clone(),
+                        effect,
                         attempt,
                         claimed_at: now,
                         lease_until: lease_until(now, claim.lease),

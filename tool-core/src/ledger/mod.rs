@@ -571,12 +571,20 @@ pub fn parse_effect(text: &str) -> Option<Effect> {
 /// What a ledger decides for a key that already has a claim, whatever its store: the one
 /// rule every implementation applies, so they cannot disagree.
 ///
-/// `held` is the stored claim: its binding, its outcome if settled, and whether its lease
-/// has passed. `None` from this function means the new claim takes over the key (a retry
-/// after reconciliation, or the rerun of an interrupted idempotent call).
+/// `held` is the stored claim: its binding, the effect it was claimed with (`held_effect`),
+/// its outcome if settled, and whether its lease has passed. `None` from this function means
+/// the new claim takes over the key (a retry after reconciliation, or the rerun of an
+/// interrupted call); store it with [`taken_over_effect`].
+///
+/// An interrupted call is run again only when both the attempt that was interrupted and the
+/// new one are read-only or idempotent: the interrupted attempt's effect says what may have
+/// happened already (the tool, or what its
+/// [`effect_from`](crate::ToolDef::effect_from) says of the arguments, may have changed
+/// since), and the new one's what running again may do.
 pub fn decide(
     claim: &Claim,
     held: &Binding,
+    held_effect: Effect,
     outcome: Option<Recorded>,
     released: bool,
     lease_passed: bool,
@@ -593,10 +601,21 @@ pub fn decide(
     if !lease_passed {
         return Some(Claimed::InFlight);
     }
-    if claim.rerun_interrupted && claim.effect != Effect::NonIdempotent {
+    if claim.rerun_interrupted && claim.effect.wider(held_effect) != Effect::NonIdempotent {
         return None;
     }
     Some(Claimed::Unknown)
+}
+
+/// The effect a claim that [`decide`] let take over a key is stored with: the new claim's
+/// after a reconciliation released the key (nothing is in doubt), else the wider of the two,
+/// since the interrupted attempt's effects may still be happening.
+pub fn taken_over_effect(claim: &Claim, held_effect: Effect, released: bool) -> Effect {
+    if released {
+        claim.effect
+    } else {
+        claim.effect.wider(held_effect)
+    }
 }
 
 /// The events a ledger appends when it settles a claim with `outcome`: `audit`, whose last
@@ -634,8 +653,10 @@ pub fn settling_at(audit: &[AuditEvent]) -> usize {
 /// An outcome a ledger holds, as [`held_outcomes`] checks it against the trail.
 #[derive(Debug, Clone)]
 pub struct HeldOutcome {
-    /// The sequence number of the record that settled it, in the claim's scope.
-    pub seq: u64,
+    /// The sequence number of the record that settled it, in the claim's scope, as the claim
+    /// notes it; `None` when the claim notes none (it was settled before its ledger kept
+    /// outcome digests in the trail).
+    pub seq: Option<u64>,
     /// The call id of the claim's attempt, which that record names too.
     pub call_id: String,
     /// The outcome, as stored now.
@@ -646,16 +667,29 @@ pub struct HeldOutcome {
 /// it, on the record that settled it, so that [`verify`] finds a record whose outcome was
 /// edited since. An outcome that names a record the trail does not have, or one about
 /// another call, is an error: the store was changed by something other than this crate.
+///
+/// Pass every settled claim of the scope, also those that name no record: such a claim is
+/// checked against the records that settled its call id and that no other claim names. When
+/// there are some, its outcome must be one of theirs, or the latest of them is reported as
+/// edited; so removing a claim's pointer to its record does not hide an edited outcome. When
+/// there are none, the claim was settled before the trail kept outcome digests, and there is
+/// nothing to check it against.
 pub fn held_outcomes(
     trail: &mut [AuditRecord],
     held: impl IntoIterator<Item = HeldOutcome>,
 ) -> Result<(), LedgerError> {
+    let mut named = std::collections::BTreeSet::new();
+    let mut unnamed = Vec::new();
     for held in held {
-        let Ok(at) = trail.binary_search_by_key(&held.seq, |r| r.seq) else {
+        let Some(seq) = held.seq else {
+            unnamed.push(held);
+            continue;
+        };
+        let Ok(at) = trail.binary_search_by_key(&seq, |r| r.seq) else {
             return Err(LedgerError::new(format!(
                 "the outcome stored for call {:?} names audit record {}, which its trail does \
                  not have",
-                held.call_id, held.seq
+                held.call_id, seq
             )));
         };
         let event = &mut trail[at].event;
@@ -663,10 +697,46 @@ pub fn held_outcomes(
             return Err(LedgerError::new(format!(
                 "the outcome stored for call {:?} names audit record {}, which is about \
                  another call",
-                held.call_id, held.seq
+                held.call_id, seq
             )));
         }
         event.output = Some(held.outcome.digest());
+        named.insert(at);
+    }
+    if unnamed.is_empty() {
+        return Ok(());
+    }
+    // The records that settled a call, by call id, that no claim names: one of them settled
+    // each claim that names none, unless that claim is older than outcome digests.
+    let mut settlers: std::collections::HashMap<&str, Vec<usize>> =
+        std::collections::HashMap::new();
+    for (at, record) in trail.iter().enumerate() {
+        let settles = matches!(
+            record.event.kind,
+            AuditKind::Outcome | AuditKind::Reconciled
+        );
+        if settles && record.event.output.is_some() && !named.contains(&at) {
+            settlers
+                .entry(record.event.call_id.as_str())
+                .or_default()
+                .push(at);
+        }
+    }
+    let mut edited = Vec::new();
+    for held in &unnamed {
+        let Some(candidates) = settlers.get(held.call_id.as_str()) else {
+            continue;
+        };
+        let digest = held.outcome.digest();
+        let recorded = |at: &usize| trail[*at].event.output.as_deref() == Some(digest.as_str());
+        if !candidates.iter().any(recorded)
+            && let Some(&latest) = candidates.last()
+        {
+            edited.push((latest, digest));
+        }
+    }
+    for (at, digest) in edited {
+        trail[at].event.output = Some(digest);
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
-    held_outcomes, settling, unix_millis,
+    held_outcomes, parse_effect, settling, taken_over_effect, unix_millis,
 };
 use crate::outcome::Code;
 
@@ -27,6 +27,10 @@ use crate::outcome::Code;
 /// from it (in flight, replay, conflict) instead of failing. Leases are timed by the database
 /// server's clock, so workers whose clocks disagree still agree on when a claim's holder is
 /// taken for dead.
+///
+/// The database must be in the UTF8 encoding (others cannot hold every string a call may
+/// carry); the ledger refuses to open in any other. Its statements take every value as a
+/// parameter, so they mean the same whatever the sessions' `standard_conforming_strings`.
 ///
 /// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
 /// schema version that later versions of this crate check before touching them. Tables at
@@ -207,6 +211,7 @@ const SELECT_CLAIM: &str = concat!(
     "SELECT attempt, tool, contract, arguments, principal, status, body, detail, released, ",
     "lease_until <= ",
     now_ms!(),
+    ", effect",
     " FROM tool_ledger_claims WHERE kind = $1 AND key_scope = $2 AND id = $3 FOR UPDATE"
 );
 
@@ -300,12 +305,13 @@ const TRAIL: &str = concat!(
     "FROM tool_ledger_audit WHERE scope = $1 ORDER BY seq"
 );
 
-/// The outcomes held for a scope's claims, with the records that settled them. No index
+/// The outcomes held for a scope's claims, with the records that settled them (when the claim
+/// names one: see [`held_outcomes`] for those that do not). No index
 /// serves it: the trail is read rarely, by an operator, and every index is one more write
 /// per call.
 const HELD: &str = concat!(
     "SELECT settled_seq, call_id, status, body, detail FROM tool_ledger_claims ",
-    "WHERE scope = $1 AND status IS NOT NULL AND settled_seq IS NOT NULL"
+    "WHERE scope = $1 AND status IS NOT NULL"
 );
 
 const USE_NONCE: &str =
@@ -557,8 +563,8 @@ impl PostgresLedger {
     /// The ledger on a pool the application built (with its TLS connector, its pool size, its
     /// timeouts); creates the ledger's tables if they are missing.
     ///
-    /// Fails when the database cannot be reached, or when it holds ledger tables of another
-    /// schema version than this crate's.
+    /// Fails when the database cannot be reached, when it is not in the UTF8 encoding, or
+    /// when it holds ledger tables of another schema version than this crate's.
     pub async fn from_pool(pool: Pool) -> Result<Self, LedgerError> {
         let ledger = PostgresLedger { pool };
         retry("opening the ledger", || ledger.ensure_schema()).await?;
@@ -591,6 +597,17 @@ impl PostgresLedger {
         let tx = client.transaction().await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .await?;
+        let encoding: String = tx
+            .query_one("SELECT current_setting('server_encoding')", &[])
+            .await?
+            .try_get(0)?;
+        if encoding != "UTF8" {
+            return Err(Fault::Ledger(LedgerError::new(format!(
+                "the database is in the {encoding} encoding, which cannot hold every string a \
+                 call may carry; the ledger needs a database in UTF8 (CREATE DATABASE ... \
+                 ENCODING 'UTF8')"
+            ))));
+        }
         let exists: bool = tx
             .query_one("SELECT to_regclass('tool_ledger_schema') IS NOT NULL", &[])
             .await?
@@ -605,6 +622,11 @@ impl PostgresLedger {
             return match versions.as_slice() {
                 [SCHEMA_VERSION] => Ok(()),
                 [1] => {
+                    // The upgrade's literals hold backslashes, which a database whose sessions
+                    // default to `standard_conforming_strings = off` would read as escapes.
+                    // Set apart from the upgrade: a batch is parsed whole before it runs.
+                    tx.batch_execute("SET LOCAL standard_conforming_strings = on")
+                        .await?;
                     tx.batch_execute(FROM_VERSION_1).await?;
                     tx.commit().await?;
                     Ok(())
@@ -645,8 +667,8 @@ impl PostgresLedger {
         let key: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&kind, &key_scope, &id];
         let select = tx.prepare_cached(SELECT_CLAIM).await?;
         let held = tx.query_opt(&select, &key).await?;
-        let (attempt, take_over) = match held {
-            None => (1, false),
+        let (attempt, take_over, effect) = match held {
+            None => (1, false, claim.effect),
             Some(row) => {
                 let binding = Binding {
                     tool: text(&row, 1)?,
@@ -657,9 +679,16 @@ impl PostgresLedger {
                 let outcome = recorded(row.try_get(5)?, opt_text(&row, 6)?, opt_text(&row, 7)?)?;
                 let released: bool = row.try_get(8)?;
                 let passed: bool = row.try_get(9)?;
-                match decide(claim, &binding, outcome, released, passed) {
+                let effect: String = row.try_get(10)?;
+                let effect = parse_effect(&effect)
+                    .ok_or_else(|| corrupt(format_args!("an effect {effect:?}")))?;
+                match decide(claim, &binding, effect, outcome, released, passed) {
                     Some(answer) => return answer_claim(tx, claim, answer).await,
-                    None => (attempt_of(row.try_get(0)?)?.saturating_add(1), true),
+                    None => (
+                        attempt_of(row.try_get(0)?)?.saturating_add(1),
+                        true,
+                        taken_over_effect(claim, effect, released),
+                    ),
                 }
             }
         };
@@ -697,7 +726,7 @@ impl PostgresLedger {
                             &stored(&b.contract),
                             &stored(&b.arguments),
                             &stored(&b.principal),
-                            &claim.effect.as_str(),
+                            &effect.as_str(),
                             &millis(claim.lease),
                         ],
                     )
@@ -864,10 +893,14 @@ impl PostgresLedger {
             .await?
             .iter()
             .map(|row| {
-                let seq: i64 = row.try_get(0)?;
+                let seq: Option<i64> = row.try_get(0)?;
                 Ok(HeldOutcome {
-                    seq: u64::try_from(seq)
-                        .map_err(|_| corrupt(format_args!("a settling record {seq}")))?,
+                    seq: seq
+                        .map(|seq| {
+                            u64::try_from(seq)
+                                .map_err(|_| corrupt(format_args!("a settling record {seq}")))
+                        })
+                        .transpose()?,
                     call_id: text(row, 1)?,
                     outcome: recorded(row.try_get(2)?, opt_text(row, 3)?, opt_text(row, 4)?)?
                         .ok_or_else(|| corrupt("a held outcome without a status"))?,

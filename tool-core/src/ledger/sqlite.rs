@@ -12,8 +12,9 @@ use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
-    held_outcomes, settling, settling_at, unix_millis,
+    held_outcomes, parse_effect, settling, settling_at, taken_over_effect, unix_millis,
 };
+use crate::Effect;
 use crate::outcome::Code;
 use crate::sync::lock;
 
@@ -463,6 +464,7 @@ fn data(message: impl Into<String>) -> Error {
 struct Held {
     attempt: u32,
     binding: Binding,
+    effect: Effect,
     outcome: Option<Recorded>,
     released: bool,
     lease_until: i64,
@@ -562,6 +564,7 @@ fn load_held(tx: &Transaction<'_>, key: &ClaimKey) -> Result<Option<Held>, Error
     struct Stored {
         attempt: i64,
         binding: Binding,
+        effect: String,
         status: Option<String>,
         body: Option<String>,
         detail: Option<String>,
@@ -582,12 +585,13 @@ fn load_held(tx: &Transaction<'_>, key: &ClaimKey) -> Result<Option<Held>, Error
             detail: row.get(7)?,
             released: row.get(8)?,
             lease_until: row.get(9)?,
+            effect: row.get(10)?,
         })
     };
     let found = tx
         .prepare_cached(
             "SELECT attempt, tool, contract, arguments, principal, status, body, detail,
-                    released, lease_until
+                    released, lease_until, effect
              FROM ledger_claims WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
         )?
         .query_row(params![key.kind.as_str(), key.scope, key.id], read)
@@ -598,6 +602,12 @@ fn load_held(tx: &Transaction<'_>, key: &ClaimKey) -> Result<Option<Held>, Error
     Ok(Some(Held {
         attempt: attempt_of(stored.attempt)?,
         binding: stored.binding,
+        effect: parse_effect(&stored.effect).ok_or_else(|| {
+            data(format!(
+                "a stored claim has unknown effect {:?}",
+                stored.effect
+            ))
+        })?,
         outcome: outcome_of(stored.status, stored.body, stored.detail)?,
         released: stored.released,
         lease_until: stored.lease_until,
@@ -631,12 +641,20 @@ fn claim_in(connection: &mut Connection, claim: &Claim) -> Result<Claimed, Error
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // The time is read once the file is locked: waiting for the lock does not shorten a lease.
     let now = unix_millis(SystemTime::now());
-    let attempt = match load_held(&tx, &claim.key)? {
-        None => 1,
+    let (attempt, effect) = match load_held(&tx, &claim.key)? {
+        None => (1, claim.effect),
         Some(held) => {
             let passed = held.lease_until <= now;
-            match decide(claim, &held.binding, held.outcome, held.released, passed) {
-                None => held.attempt.saturating_add(1),
+            let effect = taken_over_effect(claim, held.effect, held.released);
+            match decide(
+                claim,
+                &held.binding,
+                held.effect,
+                held.outcome,
+                held.released,
+                passed,
+            ) {
+                None => (held.attempt.saturating_add(1), effect),
                 Some(answer) => {
                     let event = claim_event(claim, &answer);
                     append(
@@ -680,7 +698,7 @@ fn claim_in(connection: &mut Connection, claim: &Claim) -> Result<Claimed, Error
                 binding.contract,
                 binding.arguments,
                 binding.principal,
-                claim.effect.as_str(),
+                effect.as_str(),
                 claim.call_id,
                 claim.scope,
                 now,
@@ -950,16 +968,17 @@ fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>
     Ok(records)
 }
 
-/// The outcomes held for the claims of `scope`, each with the record that settled it. This
+/// The outcomes held for the claims of `scope`, each with the record that settled it (when
+/// the claim names one: see [`held_outcomes`] for those that do not). This
 /// reads every claim, as [`unsettled_in`] does: the trail is read rarely, by an operator.
 fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error> {
     let mut statement = tx.prepare_cached(
         "SELECT settled_seq, call_id, status, body, detail FROM ledger_claims
-         WHERE scope = ?1 AND status IS NOT NULL AND settled_seq IS NOT NULL",
+         WHERE scope = ?1 AND status IS NOT NULL",
     )?;
     let rows = statement.query_map(params![scope], |row| {
         Ok((
-            row.get::<_, i64>(0)?,
+            row.get::<_, Option<i64>>(0)?,
             row.get::<_, String>(1)?,
             row.get::<_, Option<String>>(2)?,
             row.get::<_, Option<String>>(3)?,
@@ -973,7 +992,7 @@ fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error>
             continue;
         };
         held.push(HeldOutcome {
-            seq: seq_of(seq)?,
+            seq: seq.map(seq_of).transpose()?,
             call_id,
             outcome,
         });

@@ -38,6 +38,16 @@ impl Effect {
             Effect::NonIdempotent => "non_idempotent",
         }
     }
+
+    /// The wider of two effects: non-idempotent over idempotent over read-only. What is
+    /// safe for the wider effect is safe for both.
+    pub const fn wider(self, other: Effect) -> Effect {
+        match (self, other) {
+            (Effect::NonIdempotent, _) | (_, Effect::NonIdempotent) => Effect::NonIdempotent,
+            (Effect::Idempotent, _) | (_, Effect::Idempotent) => Effect::Idempotent,
+            (Effect::ReadOnly, Effect::ReadOnly) => Effect::ReadOnly,
+        }
+    }
 }
 
 /// A handler error, with the two faces every failure has: a message the model may see and
@@ -388,8 +398,10 @@ impl<A> ToolDef<A> {
     /// ```
     ///
     /// The function sees arguments that passed validation and authorization, once per call,
-    /// before approval; it should be cheap and must not panic. Make the handler enforce what it says (run a "read" in a
-    /// read-only transaction), since a stopped call is treated as having had this effect.
+    /// before approval; it should be cheap. If it panics, the call ends as `execution_failed`
+    /// without running (nothing is claimed in a ledger). Make the handler enforce what it says
+    /// (run a "read" in a read-only transaction), since a stopped call is treated as having
+    /// had this effect.
     pub fn effect_from<F>(mut self, effect_of: F) -> Self
     where
         F: Fn(&A) -> Effect + Send + Sync + 'static,
@@ -420,7 +432,8 @@ impl<A> ToolDef<A> {
     }
 
     /// A tool-specific authorization check on the typed arguments, run after the runtime's
-    /// policy. Replaces an earlier one.
+    /// policy. Replaces an earlier one. A check that panics refuses the call as
+    /// `unauthorized`.
     pub fn authorize<F>(mut self, check: F) -> Self
     where
         F: Fn(&A, &Context) -> Result<(), Denied> + Send + Sync + 'static,

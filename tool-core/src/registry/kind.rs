@@ -11,6 +11,7 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
 
 use futures_util::future::BoxFuture;
 use serde::Serialize;
@@ -44,8 +45,31 @@ pub(crate) struct Work<'a> {
 pub(crate) enum Refusal {
     /// The arguments break the contract.
     Invalid(ArgumentErrors),
-    /// The runtime's policy or the tool's check said no.
+    /// The runtime's policy or the tool's check said no (or panicked: a check that cannot
+    /// answer lets nothing through).
     Denied(Denied),
+    /// The tool's [`ToolDef::effect_from`](crate::ToolDef::effect_from) panicked, with what it
+    /// said: without the call's effect, nothing can say what stopping it would mean.
+    EffectPanicked(String),
+}
+
+/// What a caught panic said: its message when it is a string.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string payload".to_owned())
+}
+
+/// Runs a check of the application's, a panic in it turned into a refusal by `panicked`, so
+/// that it ends this call rather than unwinding through the runtime.
+fn guarded<T>(
+    check: impl FnOnce() -> Result<T, Refusal>,
+    panicked: impl FnOnce(String) -> Refusal,
+) -> Result<T, Refusal> {
+    std::panic::catch_unwind(AssertUnwindSafe(check))
+        .unwrap_or_else(|payload| Err(panicked(panic_text(&*payload))))
 }
 
 /// How a call's work failed.
@@ -137,13 +161,27 @@ impl<K: Kind> Erased for Entry<K> {
     ) -> Result<Work<'a>, Refusal> {
         let args = self.kind.parse(arguments).map_err(Refusal::Invalid)?;
         if let Some(policy) = policy {
-            policy(&self.info, cx).map_err(Refusal::Denied)?;
+            guarded(
+                || policy(&self.info, cx).map_err(Refusal::Denied),
+                |what| {
+                    Refusal::Denied(Denied::new(format!(
+                        "the runtime's authorization policy panicked: {what}"
+                    )))
+                },
+            )?;
         }
         if let Some(check) = &self.authorize {
-            check(&args, cx).map_err(Refusal::Denied)?;
+            guarded(
+                || check(&args, cx).map_err(Refusal::Denied),
+                |what| {
+                    Refusal::Denied(Denied::new(format!(
+                        "the tool's authorization check panicked: {what}"
+                    )))
+                },
+            )?;
         }
         let effect = match &self.effect {
-            Some(effect_of) => effect_of(&args),
+            Some(effect_of) => guarded(|| Ok(effect_of(&args)), Refusal::EffectPanicked)?,
             None => self.info.settings.effect,
         };
         let future = Box::pin(async move {

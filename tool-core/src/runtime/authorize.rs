@@ -15,7 +15,7 @@ use crate::registry::ToolInfo;
 /// the typed arguments belong on the tool ([`ToolDef::authorize`](crate::ToolDef::authorize)).
 /// The check is synchronous: load what it needs (roles, grants) into the context first.
 pub trait Authorize: Send + Sync + 'static {
-    /// `Ok` lets the call proceed; `Err` ends it as `unauthorized`.
+    /// `Ok` lets the call proceed; `Err` ends it as `unauthorized`, and so does a panic.
     fn authorize(&self, tool: &ToolInfo, cx: &Context) -> Result<(), Denied>;
 }
 

@@ -13,7 +13,7 @@ use futures_util::FutureExt as _;
 use super::{CallRef, Shared, output};
 use crate::context::{CallScope, Context};
 use crate::outcome::{Code, Failure};
-use crate::registry::kind::Work;
+use crate::registry::kind::{Work, panic_text};
 use crate::{
     Effect,
     registry::{ToolInfo, WorkError},
@@ -96,11 +96,7 @@ pub(super) async fn execute(
             Err(output::broken(error, shared, info, call))
         }
         Ended::Done(Err(panic)) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string payload".to_owned());
+            let what = panic_text(&*panic);
             Err(Failure::new(
                 Code::ExecutionFailed,
                 format!("`{}` failed (reference {})", info.name, call.id),

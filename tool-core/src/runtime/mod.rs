@@ -419,6 +419,14 @@ impl Runtime {
             .map_err(|refusal| match refusal {
                 Refusal::Invalid(errors) => input::invalid(errors),
                 Refusal::Denied(denied) => authorize::unauthorized(denied, info, &call),
+                Refusal::EffectPanicked(what) => Failure::new(
+                    Code::ExecutionFailed,
+                    format!(
+                        "`{}` failed before it ran (reference {})",
+                        info.name, call.id
+                    ),
+                )
+                .with_detail(format!("its effect_from function panicked: {what}")),
             })?;
         let note =
             |ledger: &mut Option<(&dyn Ledger, &mut Option<claim::Decisions>, &mut bool)>, kind| {

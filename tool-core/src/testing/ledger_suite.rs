@@ -1,0 +1,880 @@
+//! The rules every [`Ledger`] must keep, as the runtime relies on them, checked on a store
+//! of yours: exactly-once claims, replays and conflicts, interrupted calls and their
+//! reconciliation, quotas, nonces, stored runs, U+0000 in every string, the audit trail, and
+//! claims racing from many tasks. The ledgers of this crate run the same suite.
+//!
+//! Call [`check`] from a test with a fresh store. It panics, as a failed assertion does, at
+//! the first rule the ledger breaks, saying which. A store whose claims can be edited behind
+//! its back (a database) can also run [`edited_outcomes_fail_verification`].
+//!
+//! ```
+//! # tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use tool_core::ledger::MemoryLedger;
+//! use tool_core::testing::ledger_suite;
+//!
+//! // Your own `Ledger` here, on a store of its own.
+//! ledger_suite::check(Arc::new(MemoryLedger::new()), "memory").await;
+//! # });
+//! ```
+//!
+//! It needs a Tokio runtime with its timer enabled (`#[tokio::test]` has one).
+
+// A test suite: a broken rule ends the test with a panic naming it, as a failed assertion
+// does, and so does a ledger error it did not expect.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::Code;
+use crate::Effect;
+use crate::ledger::{
+    AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, Ledger, Quota, Reconciled, Recorded,
+    Resolution, TrailError, Unsettled, verify,
+};
+
+/// A claim of `id` in `scope` for `tool` with arguments digest `args`: non-idempotent,
+/// principal `user-1`, a lease of 60 s, no quotas, an `authorized` record before it.
+pub fn claim(scope: &str, id: &str, tool: &str, args: &str) -> Claim {
+    Claim {
+        key: ClaimKey::call(scope, id),
+        call_id: id.to_owned(),
+        scope: scope.to_owned(),
+        binding: Binding {
+            tool: tool.to_owned(),
+            contract: "c".repeat(64),
+            arguments: args.to_owned(),
+            principal: "user-1".to_owned(),
+        },
+        effect: Effect::NonIdempotent,
+        lease: Duration::from_secs(60),
+        rerun_interrupted: false,
+        quotas: Vec::new(),
+        audit: vec![event(id, tool, AuditKind::Authorized, None)],
+    }
+}
+
+/// An audit event about call `id` of `tool`, for principal `user-1`.
+pub fn event(id: &str, tool: &str, kind: AuditKind, code: Option<Code>) -> AuditEvent {
+    AuditEvent {
+        call_id: id.to_owned(),
+        tool: tool.to_owned(),
+        kind,
+        code,
+        digest: None,
+        principal: "user-1".to_owned(),
+        note: None,
+        output: None,
+    }
+}
+
+fn output(text: &str) -> Recorded {
+    Recorded::Output(text.to_owned())
+}
+
+/// The listing of `key` among `scope`'s unsettled claims.
+async fn listed(ledger: &dyn Ledger, scope: &str, key: &ClaimKey) -> Unsettled {
+    let unsettled = ledger.unsettled(scope).await.unwrap();
+    match unsettled.into_iter().find(|u| u.key == *key) {
+        Some(listed) => listed,
+        None => panic!("{key:?} is not listed as unsettled"),
+    }
+}
+
+/// Checks every rule on `ledger`, in scopes named after `prefix` (so one store can be checked
+/// more than once, under different prefixes). Panics at the first rule broken.
+pub async fn check<L: Ledger>(ledger: Arc<L>, prefix: &str) {
+    replay_conflict_and_in_flight(&*ledger, &format!("{prefix}-replay")).await;
+    idempotency_keys_are_apart_from_call_ids(&*ledger, &format!("{prefix}-keys")).await;
+    interrupted_claims(&*ledger, &format!("{prefix}-crash")).await;
+    stale_reconciliation(&*ledger, &format!("{prefix}-stale")).await;
+    quotas(&*ledger, &format!("{prefix}-quota")).await;
+    nonces_and_runs(&*ledger, prefix).await;
+    nul_characters(&*ledger, &format!("{prefix}-nul")).await;
+    trail(&*ledger, &format!("{prefix}-replay")).await;
+    racing_claims(ledger, &format!("{prefix}-race")).await;
+}
+
+async fn replay_conflict_and_in_flight(ledger: &dyn Ledger, scope: &str) {
+    let first = claim(scope, "call_1", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&first).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert_eq!(ledger.claim(&first).await.unwrap(), Claimed::InFlight);
+    let done = output(r#"{"refunded":true}"#);
+    let audit = [event("call_1", "refund", AuditKind::Outcome, None)];
+    assert!(ledger.settle(&first.key, 1, &done, &audit).await.unwrap());
+    assert!(
+        !ledger.settle(&first.key, 1, &done, &audit).await.unwrap(),
+        "a claim is settled once"
+    );
+    assert_eq!(ledger.claim(&first).await.unwrap(), Claimed::Replay(done));
+
+    let mut other = claim(scope, "call_1", "refund", "bb");
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict {
+            differs: "arguments"
+        }
+    );
+    other.binding.arguments = "aa".into();
+    other.binding.tool = "charge".into();
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict { differs: "tool" }
+    );
+    other.binding.tool = "refund".into();
+    other.binding.principal = "user-2".into();
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict {
+            differs: "principal"
+        }
+    );
+    other.binding.principal = "user-1".into();
+    other.binding.contract = "d".repeat(64);
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::Conflict {
+            differs: "contract"
+        }
+    );
+
+    // A failure is an outcome like any other, replayed with its code, message and detail.
+    let failed = claim(scope, "call_2", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&failed).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let failure = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "card declined".into(),
+        detail: Some("gateway said 402".into()),
+    };
+    assert!(ledger.settle(&failed.key, 1, &failure, &[]).await.unwrap());
+    assert_eq!(
+        ledger.claim(&failed).await.unwrap(),
+        Claimed::Replay(failure)
+    );
+
+    // The same id in another scope is another call.
+    let elsewhere = claim(&format!("{scope}-other"), "call_1", "refund", "bb");
+    assert_eq!(
+        ledger.claim(&elsewhere).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+}
+
+async fn idempotency_keys_are_apart_from_call_ids(ledger: &dyn Ledger, scope: &str) {
+    let by_id = claim(scope, "k-1", "refund", "aa");
+    let mut by_key = claim(scope, "call_9", "refund", "aa");
+    by_key.key = ClaimKey::idempotency(scope, "k-1");
+    assert_eq!(
+        ledger.claim(&by_id).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert_eq!(
+        ledger.claim(&by_key).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    assert!(
+        ledger
+            .settle(&by_key.key, 1, &output("1"), &[])
+            .await
+            .unwrap()
+    );
+    // Another request, another call id, the same key and call: the same outcome.
+    let mut again = by_key.clone();
+    again.call_id = "call_10".into();
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::Replay(output("1"))
+    );
+    again.binding.arguments = "zz".into();
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::Conflict {
+            differs: "arguments"
+        }
+    );
+}
+
+async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
+    // A lease of zero has passed as soon as it is taken: the holder is as good as dead.
+    let mut lost = claim(scope, "call_1", "send_email", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::Unknown);
+    // Rerunning is for calls that are not non-idempotent, whatever the caller asks.
+    lost.rerun_interrupted = true;
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::Unknown);
+
+    let unsettled = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(unsettled.len(), 1, "{unsettled:?}");
+    assert_eq!(unsettled[0].key, lost.key);
+    assert_eq!(unsettled[0].call_id, "call_1");
+    assert_eq!(unsettled[0].attempt, 1);
+    assert_eq!(unsettled[0].binding, lost.binding);
+
+    let completed = Resolution::Completed(r#"{"sent":true}"#.into());
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &completed).await.unwrap(),
+        Reconciled::Settled
+    );
+    assert_eq!(
+        ledger.reconcile(&unsettled[0], &completed).await.unwrap(),
+        Reconciled::AlreadySettled
+    );
+    assert!(
+        !ledger
+            .settle(&lost.key, 1, &output("late"), &[])
+            .await
+            .unwrap(),
+        "a reconciled claim does not take a late outcome"
+    );
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::Replay(output(r#"{"sent":true}"#))
+    );
+    assert!(ledger.unsettled(scope).await.unwrap().is_empty());
+
+    // Reconciled as safe to retry: the next claim runs it, as attempt 2.
+    let mut retry = claim(scope, "call_2", "send_email", "aa");
+    retry.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&retry).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, scope, &retry.key).await;
+    assert_eq!(
+        ledger
+            .reconcile(&waiting, &Resolution::Retry)
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+    retry.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&retry).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    assert!(
+        ledger
+            .settle(&retry.key, 2, &output("2"), &[])
+            .await
+            .unwrap()
+    );
+
+    // Reconciled as not having happened: replayed as a failure.
+    let mut never = claim(scope, "call_3", "send_email", "aa");
+    never.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&never).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, scope, &never.key).await;
+    let nothing = Resolution::DidNotHappen("the email was not sent".into());
+    assert_eq!(
+        ledger.reconcile(&waiting, &nothing).await.unwrap(),
+        Reconciled::Settled
+    );
+    match ledger.claim(&never).await.unwrap() {
+        Claimed::Replay(Recorded::Failure { code, message, .. }) => {
+            assert_eq!(code, Code::ExecutionFailed);
+            assert_eq!(message, "the email was not sent");
+        }
+        other => panic!("expected a replayed failure, got {other:?}"),
+    }
+
+    // An idempotent call may be taken over once its lease passed, and the old attempt can
+    // no longer settle it.
+    let mut again = claim(scope, "call_4", "lookup", "aa");
+    again.effect = Effect::Idempotent;
+    again.lease = Duration::ZERO;
+    again.rerun_interrupted = true;
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    again.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    assert!(
+        !ledger
+            .settle(&again.key, 1, &output("old"), &[])
+            .await
+            .unwrap()
+    );
+    assert!(
+        ledger
+            .settle(&again.key, 2, &output("new"), &[])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ledger.claim(&again).await.unwrap(),
+        Claimed::Replay(output("new"))
+    );
+    // Without the runtime's permission it is in doubt like any other.
+    let mut kept = claim(scope, "call_5", "lookup", "aa");
+    kept.effect = Effect::Idempotent;
+    kept.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&kept).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(ledger.claim(&kept).await.unwrap(), Claimed::Unknown);
+
+    // The effect the interrupted attempt was claimed with decides, not the new claim's: a
+    // call claimed as non-idempotent may have had its effect, whatever it is called now.
+    let mut was_unsafe = claim(scope, "call_6", "lookup", "aa");
+    was_unsafe.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&was_unsafe).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    was_unsafe.effect = Effect::ReadOnly;
+    was_unsafe.rerun_interrupted = true;
+    assert_eq!(ledger.claim(&was_unsafe).await.unwrap(), Claimed::Unknown);
+    // Claimed read-only and proposed now as non-idempotent: the new attempt could have effects
+    // of its own, and is not run by itself either.
+    let mut now_unsafe = claim(scope, "call_7", "lookup", "aa");
+    now_unsafe.effect = Effect::ReadOnly;
+    now_unsafe.lease = Duration::ZERO;
+    now_unsafe.rerun_interrupted = true;
+    assert_eq!(
+        ledger.claim(&now_unsafe).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    now_unsafe.effect = Effect::NonIdempotent;
+    assert_eq!(ledger.claim(&now_unsafe).await.unwrap(), Claimed::Unknown);
+    // Once reconciled as safe to retry, nothing of the first attempt is in doubt: the next
+    // attempt's own effect decides what its interruption allows.
+    let waiting = listed(ledger, scope, &was_unsafe.key).await;
+    assert_eq!(
+        ledger
+            .reconcile(&waiting, &Resolution::Retry)
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+    assert_eq!(
+        ledger.claim(&was_unsafe).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    assert_eq!(
+        ledger.claim(&was_unsafe).await.unwrap(),
+        Claimed::New { attempt: 3 }
+    );
+    assert!(
+        ledger
+            .settle(&was_unsafe.key, 3, &output("3"), &[])
+            .await
+            .unwrap()
+    );
+
+    let mut nobody = waiting;
+    nobody.key = ClaimKey::call(scope, "never-claimed");
+    assert_eq!(
+        ledger.reconcile(&nobody, &Resolution::Retry).await.unwrap(),
+        Reconciled::NotFound
+    );
+}
+
+/// A reconciliation acts on the attempt it was listed with: once that attempt was settled or
+/// a later attempt took the claim over, the same listing changes nothing.
+async fn stale_reconciliation(ledger: &dyn Ledger, scope: &str) {
+    let mut lost = claim(scope, "call_1", "send_email", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let listed = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        ledger
+            .reconcile(&listed[0], &Resolution::Retry)
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+    // The retry runs, and is still running when the same listing is acted on again.
+    lost.lease = Duration::from_secs(60);
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 2 }
+    );
+    let completed = Resolution::Completed(r#"{"sent":"by hand"}"#.into());
+    for resolution in [&completed, &Resolution::Retry] {
+        assert_eq!(
+            ledger.reconcile(&listed[0], resolution).await.unwrap(),
+            Reconciled::MovedOn { attempt: 2 }
+        );
+    }
+    assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::InFlight);
+    // The live attempt's outcome is the one kept.
+    assert!(
+        ledger
+            .settle(&lost.key, 2, &output("sent"), &[])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::Replay(output("sent"))
+    );
+    assert_eq!(
+        ledger.reconcile(&listed[0], &completed).await.unwrap(),
+        Reconciled::MovedOn { attempt: 2 }
+    );
+
+    // An attempt whose outcome arrived after it was listed is settled already.
+    let mut late = claim(scope, "call_2", "send_email", "aa");
+    late.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&late).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = ledger.unsettled(scope).await.unwrap();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert!(
+        ledger
+            .settle(&late.key, 1, &output("late"), &[])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        ledger.reconcile(&waiting[0], &completed).await.unwrap(),
+        Reconciled::AlreadySettled
+    );
+    assert_eq!(
+        ledger.claim(&late).await.unwrap(),
+        Claimed::Replay(output("late"))
+    );
+}
+
+async fn quotas(ledger: &dyn Ledger, scope: &str) {
+    let quota = |mut c: Claim| {
+        c.quotas = vec![
+            Quota {
+                name: "calls:refund".into(),
+                limit: 2,
+            },
+            Quota {
+                name: "calls".into(),
+                limit: 3,
+            },
+        ];
+        c
+    };
+    for id in ["a", "b"] {
+        let c = quota(claim(scope, id, "refund", "aa"));
+        assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+        assert!(ledger.settle(&c.key, 1, &output("1"), &[]).await.unwrap());
+        // A replay runs nothing and takes nothing.
+        assert_eq!(
+            ledger.claim(&c).await.unwrap(),
+            Claimed::Replay(output("1"))
+        );
+    }
+    let third = quota(claim(scope, "c", "refund", "aa"));
+    assert_eq!(
+        ledger.claim(&third).await.unwrap(),
+        Claimed::Exhausted("calls:refund".into())
+    );
+    // The refused claim took nothing: another tool still has the run's last unit.
+    let mut other = quota(claim(scope, "d", "lookup", "aa"));
+    other.quotas.remove(0);
+    assert_eq!(
+        ledger.claim(&other).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let mut last = quota(claim(scope, "e", "lookup", "aa"));
+    last.quotas.remove(0);
+    assert_eq!(
+        ledger.claim(&last).await.unwrap(),
+        Claimed::Exhausted("calls".into())
+    );
+    // Quotas are per scope.
+    let fresh = quota(claim(&format!("{scope}-2"), "c", "refund", "aa"));
+    assert_eq!(
+        ledger.claim(&fresh).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+}
+
+async fn nonces_and_runs(ledger: &dyn Ledger, prefix: &str) {
+    let until = SystemTime::now() + Duration::from_secs(600);
+    let nonce = format!("{prefix}-nonce");
+    assert!(ledger.use_nonce(&nonce, until).await.unwrap());
+    assert!(!ledger.use_nonce(&nonce, until).await.unwrap());
+
+    let scope = format!("{prefix}-runs");
+    assert_eq!(ledger.load_run(&scope, "run-1").await.unwrap(), None);
+    ledger
+        .store_run(&scope, "run-1", Some("[1]"))
+        .await
+        .unwrap();
+    ledger
+        .store_run(&scope, "run-1", Some("[1,2]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.load_run(&scope, "run-1").await.unwrap().as_deref(),
+        Some("[1,2]")
+    );
+    assert_eq!(ledger.load_run(&scope, "run-2").await.unwrap(), None);
+    ledger.store_run(&scope, "run-1", None).await.unwrap();
+    assert_eq!(ledger.load_run(&scope, "run-1").await.unwrap(), None);
+}
+
+/// U+0000 in names, ids, messages and scopes is kept like any other character, and so is the
+/// character a store may use to escape it; none is confused with another.
+async fn nul_characters(ledger: &dyn Ledger, prefix: &str) {
+    let scope = format!("{prefix}\0scope");
+    let mut refused = event(
+        "call\0one",
+        "to\0ol",
+        AuditKind::Refused,
+        Some(Code::UnknownTool),
+    );
+    refused.note = Some("\0".into());
+    let marked = event(
+        "\u{ffff}call\\0",
+        "\u{ffff}",
+        AuditKind::Refused,
+        Some(Code::UnknownTool),
+    );
+    ledger
+        .append(&scope, &[refused.clone(), marked.clone()])
+        .await
+        .unwrap();
+
+    let mut nul = claim(&scope, "call\0two", "re\0fund", "aa");
+    nul.binding.principal = "user\0".into();
+    assert_eq!(
+        ledger.claim(&nul).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    // Ids that an escaping store could confuse with it are other calls.
+    for id in [
+        "call",
+        "call\u{fffd}two",
+        "\u{ffff}call\\0two",
+        "call\\0two",
+    ] {
+        let other = claim(&scope, id, "re\0fund", "aa");
+        assert_eq!(
+            ledger.claim(&other).await.unwrap(),
+            Claimed::New { attempt: 1 },
+            "{id:?}"
+        );
+    }
+    let failure = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "no card \0 on file".into(),
+        detail: Some("\0".into()),
+    };
+    assert!(
+        ledger
+            .settle(&nul.key, 1, &failure, &[refused.clone()])
+            .await
+            .unwrap()
+    );
+    assert_eq!(ledger.claim(&nul).await.unwrap(), Claimed::Replay(failure));
+
+    let mut lost = claim(&scope, "call\0three", "re\0fund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, &scope, &lost.key).await;
+    assert_eq!(waiting.call_id, "call\0three");
+    assert_eq!(waiting.binding, lost.binding);
+    assert_eq!(
+        ledger
+            .reconcile(&waiting, &Resolution::Completed("\"\\u0000\"".into()))
+            .await
+            .unwrap(),
+        Reconciled::Settled
+    );
+
+    let trail = ledger.trail(&scope).await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    assert_eq!(trail[0].event, refused);
+    assert_eq!(trail[1].event, marked);
+    assert_eq!(trail[0].scope, scope);
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.call_id == "call\0two" && r.event.kind == AuditKind::Admitted)
+    );
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.call_id == "call\0three" && r.event.kind == AuditKind::Reconciled)
+    );
+
+    ledger
+        .store_run(&scope, "run\0", Some("[\"\0\"]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.load_run(&scope, "run\0").await.unwrap().as_deref(),
+        Some("[\"\0\"]")
+    );
+    assert_eq!(ledger.load_run(&scope, "run").await.unwrap(), None);
+    let until = SystemTime::now() + Duration::from_secs(600);
+    assert!(
+        ledger
+            .use_nonce(&format!("{prefix}\0nonce"), until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        ledger
+            .use_nonce(&format!("{prefix}nonce"), until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !ledger
+            .use_nonce(&format!("{prefix}\0nonce"), until)
+            .await
+            .unwrap()
+    );
+}
+
+async fn trail(ledger: &dyn Ledger, scope: &str) {
+    ledger
+        .append(
+            scope,
+            &[event(
+                "call_x",
+                "nope",
+                AuditKind::Refused,
+                Some(Code::UnknownTool),
+            )],
+        )
+        .await
+        .unwrap();
+    let trail = ledger.trail(scope).await.unwrap();
+    let head = verify(&trail, None).expect("the trail verifies").unwrap();
+    let kinds: Vec<(&str, AuditKind)> = trail
+        .iter()
+        .map(|r| (r.event.call_id.as_str(), r.event.kind))
+        .collect();
+    // The first call: authorized and admitted in one step, the outcome, the in-flight refusal
+    // in between, then replays.
+    assert_eq!(kinds[0], ("call_1", AuditKind::Authorized));
+    assert_eq!(kinds[1], ("call_1", AuditKind::Admitted));
+    assert_eq!(kinds[2], ("call_1", AuditKind::Authorized));
+    assert_eq!(kinds[3], ("call_1", AuditKind::Refused));
+    assert_eq!(trail[3].event.code, Some(Code::CallInFlight));
+    assert_eq!(kinds[4], ("call_1", AuditKind::Outcome));
+    // The record that settles a call carries the digest of its outcome; no other does.
+    assert_eq!(
+        trail[4].event.output,
+        Some(output(r#"{"refunded":true}"#).digest())
+    );
+    assert!(trail[..4].iter().all(|r| r.event.output.is_none()));
+    // A settlement given no outcome record gets one: call_2's failure.
+    let failed = Recorded::Failure {
+        code: Code::ExecutionFailed,
+        message: "card declined".into(),
+        detail: Some("gateway said 402".into()),
+    };
+    let settled_2: Vec<_> = trail
+        .iter()
+        .filter(|r| r.event.call_id == "call_2" && r.event.kind == AuditKind::Outcome)
+        .collect();
+    assert_eq!(settled_2.len(), 1, "{trail:#?}");
+    assert_eq!(settled_2[0].event.output, Some(failed.digest()));
+    assert_eq!(settled_2[0].event.code, Some(Code::ExecutionFailed));
+    assert_eq!(settled_2[0].event.digest.as_deref(), Some("aa"));
+    assert_eq!(kinds[6], ("call_1", AuditKind::Replayed));
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.event.code == Some(Code::CallIdConflict)
+                && r.event.note.as_deref() == Some("conflict: arguments"))
+    );
+    assert_eq!(kinds.last(), Some(&("call_x", AuditKind::Refused)));
+    assert!(trail.iter().all(|r| r.scope == scope));
+
+    // Edited, removed, inserted, reordered, truncated: each is found.
+    let mut edited = trail.clone();
+    edited[2].event.code = Some(Code::Unauthorized);
+    assert_eq!(verify(&edited, None), Err(TrailError::Edited { seq: 3 }));
+    let mut removed = trail.clone();
+    removed.remove(2);
+    assert!(matches!(
+        verify(&removed, None),
+        Err(TrailError::Gap { expected: 3, .. })
+    ));
+    let mut reordered = trail.clone();
+    reordered.swap(1, 2);
+    let (a, b) = (reordered[1].seq, reordered[2].seq);
+    reordered[1].seq = b;
+    reordered[2].seq = a;
+    assert!(verify(&reordered, None).is_err());
+    let mut inserted = trail.clone();
+    let mut forged = trail[1].clone();
+    forged.event.principal = "intruder".into();
+    forged.hash = forged.compute_hash();
+    inserted.insert(2, forged);
+    assert!(verify(&inserted, None).is_err());
+    let truncated = &trail[..trail.len() - 1];
+    assert!(matches!(
+        verify(truncated, Some(&head)),
+        Err(TrailError::Truncated { .. })
+    ));
+    assert_eq!(verify(&[], None), Ok(None));
+    assert!(
+        ledger
+            .trail(&format!("{scope}-none"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// 16 tasks race to claim 64 ids, each id 4 times: exactly one claim of each wins.
+async fn racing_claims<L: Ledger>(ledger: Arc<L>, scope: &str) {
+    let mut tasks = Vec::new();
+    for task in 0..16 {
+        let ledger = Arc::clone(&ledger);
+        let scope = scope.to_owned();
+        tasks.push(tokio::spawn(async move {
+            let mut won = Vec::new();
+            for i in 0..16 {
+                let id = format!("call_{}", (task * 16 + i) % 64);
+                let c = claim(&scope, &id, "refund", "aa");
+                if let Claimed::New { attempt } = ledger.claim(&c).await.unwrap() {
+                    assert_eq!(attempt, 1);
+                    assert!(ledger.settle(&c.key, 1, &output(&id), &[]).await.unwrap());
+                    won.push(id);
+                }
+            }
+            won
+        }));
+    }
+    let mut won = Vec::new();
+    for task in tasks {
+        won.extend(task.await.unwrap());
+    }
+    won.sort();
+    let before = won.len();
+    won.dedup();
+    assert_eq!(before, won.len(), "an id was claimed twice");
+    assert_eq!(won.len(), 64, "every id was claimed once");
+    verify(&ledger.trail(scope).await.unwrap(), None).expect("the raced trail verifies");
+}
+
+/// A change to a stored claim made behind the ledger's back, by someone with access to its
+/// store. Each names the claim by its call id.
+#[derive(Debug, Clone, Copy)]
+pub enum Edit {
+    /// Sets the outcome's body (the output text, or the failure's message).
+    Body(&'static str, &'static str),
+    /// Sets the outcome's status (`ok` or a failure code).
+    Status(&'static str, &'static str),
+    /// Points the claim at another record as the one that settled it, or at none.
+    SettledBy(&'static str, Option<i64>),
+}
+
+/// An outcome edited in the store, which replays would return, fails verification at the
+/// record that settled it, however the claim's other columns were changed to hide it. `edit`
+/// applies an [`Edit`] to `ledger`'s store; `ledger` must have nothing in scope `s`.
+pub async fn edited_outcomes_fail_verification<L, F, Fut>(ledger: &L, edit: F)
+where
+    L: Ledger,
+    F: Fn(Edit) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let c = claim("s", "call_1", "refund", "aa");
+    assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+    let done = output(r#"{"refunded":10}"#);
+    let audit = [event("call_1", "refund", AuditKind::Outcome, None)];
+    assert!(ledger.settle(&c.key, 1, &done, &audit).await.unwrap());
+    // U+0000 in the id: a store that escapes it must find the claim all the same.
+    let mut lost = claim("s", "call\0two", "refund", "aa");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let waiting = listed(ledger, "s", &lost.key).await;
+    let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
+    assert_eq!(
+        ledger.reconcile(&waiting, &by_hand).await.unwrap(),
+        Reconciled::Settled
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    let head = verify(&trail, None).unwrap().unwrap();
+    let settled: Vec<u64> = trail
+        .iter()
+        .filter(|r| r.event.output.is_some())
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(settled, [3, 6], "{trail:#?}");
+    assert_eq!(trail[2].event.output, Some(done.digest()));
+    let verified = || async { verify(&ledger.trail("s").await.unwrap(), Some(&head)) };
+
+    for (id, seq, original) in [
+        ("call_1", 3, r#"{"refunded":10}"#),
+        ("call\0two", 6, r#"{"refunded":20}"#),
+    ] {
+        edit(Edit::Body(id, r#"{"refunded":1000}"#)).await;
+        assert_eq!(verified().await, Err(TrailError::Edited { seq }), "{id:?}");
+        // Without its pointer to the record that settled it, the claim is checked against
+        // the record that settled its call.
+        edit(Edit::SettledBy(id, None)).await;
+        assert_eq!(
+            verified().await,
+            Err(TrailError::Edited { seq }),
+            "{id:?} without its pointer"
+        );
+        edit(Edit::Body(id, original)).await;
+        assert_eq!(
+            verified().await,
+            Ok(Some(head.clone())),
+            "{id:?}: an outcome as it was verifies, pointer or not"
+        );
+        edit(Edit::SettledBy(id, Some(i64::try_from(seq).unwrap()))).await;
+    }
+    assert_eq!(verified().await, Ok(Some(head.clone())));
+    // The status is covered too.
+    edit(Edit::Status("call_1", "execution_failed")).await;
+    assert_eq!(verified().await, Err(TrailError::Edited { seq: 3 }));
+    edit(Edit::SettledBy("call_1", None)).await;
+    assert_eq!(verified().await, Err(TrailError::Edited { seq: 3 }));
+    edit(Edit::Status("call_1", "ok")).await;
+    assert_eq!(verified().await, Ok(Some(head.clone())));
+    // An outcome that names a record the trail does not have is an error.
+    edit(Edit::SettledBy("call_1", Some(99))).await;
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("audit record 99"), "{error}");
+}
