@@ -19,7 +19,8 @@
 //! end of the text, a backtick run whose partner has not arrived), so a reply read in chunks
 //! meets the same markers as the reply read whole.
 
-use super::{DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, Dialect};
+use super::Dialect;
+use super::dialects;
 
 /// A marker of a dialect.
 #[derive(Debug, PartialEq, Eq)]
@@ -28,49 +29,59 @@ pub(crate) struct Marker {
     pub(crate) dialect: Dialect,
     /// Whether it opens calls (and so names its dialect).
     pub(crate) opens: bool,
+    /// Whether, outside a call, it means one lost its opening marker: true of every marker
+    /// that closes or divides a call, false of one that may stand after all calls.
+    stray: bool,
 }
 
 impl Marker {
-    /// Whether the marker, outside a call, means one lost its opening marker: every marker
-    /// that closes or divides a call (a wrapper's end, or Python's end token, after all
-    /// calls, is not).
-    pub(crate) fn stray(&self) -> bool {
-        !self.opens && self.text != DS_CALLS_END && self.text != "<|python_end|>"
+    /// A marker that opens calls.
+    pub(crate) const fn opens(text: &'static str, dialect: Dialect) -> Marker {
+        Marker {
+            text,
+            dialect,
+            opens: true,
+            stray: false,
+        }
     }
-}
 
-const fn marker(text: &'static str, dialect: Dialect, opens: bool) -> Marker {
-    Marker {
-        text,
-        dialect,
-        opens,
+    /// A marker that closes or divides a call.
+    pub(crate) const fn closes(text: &'static str, dialect: Dialect) -> Marker {
+        Marker {
+            text,
+            dialect,
+            opens: false,
+            stray: true,
+        }
+    }
+
+    /// A marker that may stand after all calls (a wrapper's end).
+    pub(crate) const fn trails(text: &'static str, dialect: Dialect) -> Marker {
+        Marker {
+            text,
+            dialect,
+            opens: false,
+            stray: false,
+        }
+    }
+
+    /// Whether the marker, outside a call, means one lost its opening marker.
+    pub(crate) fn stray(&self) -> bool {
+        self.stray
     }
 }
 
 /// Every marker the readers know. Each starts with `<` or `[`.
-pub(crate) const MARKERS: [Marker; 14] = [
-    marker("<tool_call>", Dialect::Hermes, true),
-    marker("</tool_call>", Dialect::Hermes, false),
-    marker("<function_call>", Dialect::Granite, true),
-    marker("<|tool_call|>", Dialect::Granite, true),
-    marker("<|python_tag|>", Dialect::Llama3, true),
-    marker("[TOOL_CALLS]", Dialect::Mistral, true),
-    marker("[ARGS]", Dialect::Mistral, false),
-    marker(DS_CALLS_BEGIN, Dialect::DeepSeek, true),
-    marker(DS_CALL_BEGIN, Dialect::DeepSeek, true),
-    marker(DS_CALL_END, Dialect::DeepSeek, false),
-    marker(DS_CALLS_END, Dialect::DeepSeek, false),
-    marker(DS_SEP, Dialect::DeepSeek, false),
-    marker("<|python_start|>", Dialect::Pythonic, true),
-    marker("<|python_end|>", Dialect::Pythonic, false),
-];
+pub(crate) fn all_markers() -> impl Iterator<Item = &'static Marker> {
+    dialects::MARKERS.into_iter().flatten()
+}
 
 /// The marker at `at`, if any; `Err(())` when the text ends inside what may be one and more
 /// text may come.
 fn marker_at(text: &str, at: usize, complete: bool) -> Result<Option<&'static Marker>, ()> {
     let rest = &text.as_bytes()[at..];
     let mut wait = false;
-    for marker in &MARKERS {
+    for marker in all_markers() {
         let m = marker.text.as_bytes();
         if rest.starts_with(m) {
             return Ok(Some(marker));

@@ -2,12 +2,16 @@
 
 use std::time::{Duration, Instant};
 
-use super::scan::{Marker, Scanner};
-use super::{
-    DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, Dialect, ParsedCalls, TextCall, TextError,
-    deepseek_call, deepseek_head, json_calls, mistral_call, mistral_name, parse_calls,
-    stray_marker,
+use super::dialects::deepseek::{
+    DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, deepseek_call, deepseek_head,
 };
+use super::dialects::granite::{FUNCTION_CALL, TOOL_CALL};
+use super::dialects::hermes::{CLOSE, OPEN};
+use super::dialects::llama3::PYTHON_TAG;
+use super::dialects::mistral::{ARGS, TOOL_CALLS, mistral_call, mistral_name};
+use super::read::json_calls;
+use super::scan::{Marker, Scanner};
+use super::{Dialect, ParsedCalls, TextCall, TextError, parse_calls, stray_marker};
 
 /// The default cap on the whole reply: 8 MiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
@@ -346,10 +350,10 @@ impl TextCallStream {
                 }
                 let body = at + marker.text.len();
                 let next = match marker.text {
-                    "<tool_call>" => value(at, body, Then::Hermes),
-                    "<function_call>" | "<|tool_call|>" => value(at, body, Then::Seek),
-                    "<|python_tag|>" => value(at, body, Then::Separator),
-                    "[TOOL_CALLS]" => Phase::Mistral { start: at, body },
+                    OPEN => value(at, body, Then::Hermes),
+                    FUNCTION_CALL | TOOL_CALL => value(at, body, Then::Seek),
+                    PYTHON_TAG => value(at, body, Then::Separator),
+                    TOOL_CALLS => Phase::Mistral { start: at, body },
                     DS_CALL_BEGIN => Phase::DeepSeek { start: at },
                     DS_CALLS_BEGIN => seek(body),
                     // `<|python_start|>`: Python calls, read at the end.
@@ -396,16 +400,15 @@ impl TextCallStream {
                 Ok((next, true))
             }
             Phase::Close { at, calls } => {
-                const CLOSE: &str = "</tool_call>";
                 let at = skip_space(text, at);
                 let rest = &text[at..];
                 if rest.starts_with(CLOSE) {
                     out.extend(calls);
                     Ok((seek(at + CLOSE.len()), true))
-                } else if rest.starts_with("<tool_call>") {
+                } else if rest.starts_with(OPEN) {
                     out.extend(calls);
                     Ok((seek(at), true))
-                } else if CLOSE.starts_with(rest) || "<tool_call>".starts_with(rest) {
+                } else if CLOSE.starts_with(rest) || OPEN.starts_with(rest) {
                     self.check_call_size(calls.first().map_or(at, |c| c.span.start))?;
                     Ok((Phase::Close { at, calls }, false))
                 } else {
@@ -453,14 +456,14 @@ impl TextCallStream {
             }
             Phase::MistralName { start, body } => {
                 let from = self.scan.max(body);
-                let Some(found) = text[from..].find("[ARGS]") else {
-                    self.scan = back_off(text, "[ARGS]".len()).max(body);
+                let Some(found) = text[from..].find(ARGS) else {
+                    self.scan = back_off(text, ARGS.len()).max(body);
                     self.check_call_size(start)?;
                     return Ok((Phase::MistralName { start, body }, false));
                 };
                 let args = from + found;
                 let name = mistral_name(text, body, args)?;
-                let args_at = args + "[ARGS]".len();
+                let args_at = args + ARGS.len();
                 Ok((value(start, args_at, Then::MistralArgs { name }), true))
             }
             Phase::DeepSeek { start } => match deepseek_head(text, start, false)? {
