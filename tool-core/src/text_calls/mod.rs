@@ -84,6 +84,7 @@ use crate::{Registry, registry::ToolInfo};
 use dialects::pythonic::{looks_whole_call, python_call_start};
 use read::unfenced;
 
+mod dialect;
 mod dialects;
 mod model;
 mod python;
@@ -92,6 +93,7 @@ mod render;
 mod scan;
 mod stream;
 
+pub use dialect::{Block, Dialects, Marker, MarkerRole, TextDialect};
 pub use model::TextModel;
 pub use render::render_calls;
 pub use stream::{DEFAULT_MAX_TEXT_BYTES, StreamedReply, TextCallStream};
@@ -114,10 +116,12 @@ pub enum Dialect {
     DeepSeek,
     /// Python call syntax (Llama 3.2 and 4 "pythonic", many fine-tunes).
     Pythonic,
+    /// A dialect added with [`Dialects::with`], by its [`name`](TextDialect::name).
+    Custom(&'static str),
 }
 
 impl Dialect {
-    /// Every dialect.
+    /// Every built-in dialect.
     pub const ALL: [Dialect; 7] = [
         Dialect::Json,
         Dialect::Hermes,
@@ -138,6 +142,7 @@ impl Dialect {
             Dialect::Granite => "granite",
             Dialect::DeepSeek => "deepseek",
             Dialect::Pythonic => "pythonic",
+            Dialect::Custom(name) => name,
         }
     }
 }
@@ -311,6 +316,13 @@ pub enum TextError {
         /// The cap.
         limit: std::time::Duration,
     },
+    /// A dialect could not be added to a [`Dialects`], or is not one of them.
+    Dialect {
+        /// The dialect's name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// Positional arguments could not be named.
     Positional {
         /// The tool.
@@ -341,6 +353,7 @@ impl fmt::Display for TextError {
             TextError::TimedOut { limit } => {
                 write!(f, "the reply ran longer than {} ms", limit.as_millis())
             }
+            TextError::Dialect { name, reason } => write!(f, "the dialect `{name}`: {reason}"),
             TextError::Positional { tool, reason } => {
                 write!(
                     f,
@@ -380,10 +393,20 @@ impl std::error::Error for TextError {}
 /// assert!(parse_calls("get_weather(city='Par", None).is_err());
 /// ```
 pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, TextError> {
+    parse_in(&Dialects::new(), text, dialect)
+}
+
+/// [`parse_calls`] over `set`.
+pub(crate) fn parse_in(
+    set: &Dialects,
+    text: &str,
+    dialect: Option<Dialect>,
+) -> Result<ParsedCalls, TextError> {
+    let table = set.table();
     let named = dialect;
     let dialect = match dialect {
         Some(dialect) => dialect,
-        None => match detect(text)? {
+        None => match detect(table, text)? {
             Some(dialect) => dialect,
             None => {
                 return Ok(ParsedCalls {
@@ -409,18 +432,22 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
             result => result,
         },
         Dialect::Json => dialects::json::read(text),
-        Dialect::Hermes => dialects::hermes::read(text, detecting),
-        Dialect::Granite => dialects::granite::read(text, detecting),
-        Dialect::Llama3 => dialects::llama3::read(text, detecting),
-        Dialect::Mistral => dialects::mistral::read(text, detecting),
-        Dialect::DeepSeek => dialects::deepseek::read(text, detecting),
-        Dialect::Pythonic => dialects::pythonic::read(text, detecting),
+        Dialect::Hermes => dialects::hermes::read(table, text, detecting),
+        Dialect::Granite => dialects::granite::read(table, text, detecting),
+        Dialect::Llama3 => dialects::llama3::read(table, text, detecting),
+        Dialect::Mistral => dialects::mistral::read(table, text, detecting),
+        Dialect::DeepSeek => dialects::deepseek::read(table, text, detecting),
+        Dialect::Pythonic => dialects::pythonic::read(table, text, detecting),
+        Dialect::Custom(_) => match set.custom(dialect)? {
+            Some(custom) => read::blocks(table, text, dialect, custom, detecting),
+            None => unreachable_dialect(dialect),
+        },
     };
     let (calls, used) = match read {
         Ok(read) => read,
         Err(error) => {
             // A reply in two dialects that fails in the first is refused as ambiguous.
-            let dialects = scan::dialects_outside_quotes(text);
+            let dialects = scan::dialects_outside_quotes(table, text);
             if detecting && dialects.len() > 1 {
                 return Err(TextError::Ambiguous { dialects });
             }
@@ -436,10 +463,10 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
 
 /// The dialect named by the first opening marker outside quotes, or the marker-less dialect
 /// `text` is wholly written in.
-fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
+fn detect(table: &scan::Table, text: &str) -> Result<Option<Dialect>, TextError> {
     let mut scanner = scan::Scanner::new(0);
     let mut stray = None;
-    while let Some((at, marker)) = scanner.next(text, true) {
+    while let Some((at, marker)) = scanner.next(table, text, true) {
         if marker.opens {
             return Ok(Some(marker.dialect));
         }
@@ -448,7 +475,7 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
         }
     }
     if let Some((at, marker)) = stray {
-        return Err(stray_marker(at, marker));
+        return Err(stray_marker(at, &marker));
     }
     match whole_dialect(text) {
         None if let Some(at) = scanner.hidden() => Err(quoted_marker(at)),
@@ -456,9 +483,33 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
     }
 }
 
+/// A named built-in dialect always has a reader; this keeps the match total without a panic.
+fn unreachable_dialect(dialect: Dialect) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    Err(TextError::Dialect {
+        name: dialect.name().to_owned(),
+        reason: "no reader for this dialect".into(),
+    })
+}
+
+/// Call objects at byte `at` of `text` (after whitespace), for a [`TextDialect`]'s
+/// [`read_block`](TextDialect::read_block): one object `{"name": …, "arguments" |
+/// "parameters": {…}}`, a JSON list of them, xLAM's `{"tool_calls": […]}`, or the same written
+/// as Python literals. Returns the calls and where they end. The arguments are kept as the
+/// exact text written (or the object inside a JSON string). A value cut short is
+/// [`Unterminated`](TextError::Unterminated).
+pub fn read_call_objects(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    if at > text.len() || !text.is_char_boundary(at) {
+        return Err(TextError::Invalid {
+            at,
+            reason: "not at a character boundary".into(),
+        });
+    }
+    read::json_calls(text, at)
+}
+
 /// A closing or inner marker with no call open: the call it belongs to lost its opening
 /// marker, and is not guessed at.
-pub(crate) fn stray_marker(at: usize, marker: &scan::Marker) -> TextError {
+pub(crate) fn stray_marker(at: usize, marker: &scan::Seen) -> TextError {
     TextError::Invalid {
         at,
         reason: format!(
@@ -505,6 +556,7 @@ fn whole_dialect(text: &str) -> Option<Dialect> {
 /// Finds a dialect's markers outside quotes in the prose between its blocks, and notes what
 /// else the prose holds.
 pub(crate) struct Seeker<'a> {
+    table: &'a scan::Table,
     text: &'a str,
     dialect: Dialect,
     /// Other dialects whose opening markers stand in the prose.
@@ -513,8 +565,9 @@ pub(crate) struct Seeker<'a> {
 }
 
 impl<'a> Seeker<'a> {
-    pub(crate) fn new(text: &'a str, dialect: Dialect) -> Self {
+    pub(crate) fn new(table: &'a scan::Table, text: &'a str, dialect: Dialect) -> Self {
         Seeker {
+            table,
             text,
             dialect,
             others: Vec::new(),
@@ -524,21 +577,18 @@ impl<'a> Seeker<'a> {
 
     /// The next marker of the dialect outside quotes at or after `from` that may stand
     /// outside a call; one that closes or divides a call is refused as stray.
-    pub(crate) fn opener(
-        &mut self,
-        from: usize,
-    ) -> Result<Option<(usize, &'static scan::Marker)>, TextError> {
+    pub(crate) fn opener(&mut self, from: usize) -> Result<Option<(usize, scan::Seen)>, TextError> {
         match self.next(from) {
-            Some((at, marker)) if marker.stray() => Err(stray_marker(at, marker)),
+            Some((at, marker)) if marker.stray() => Err(stray_marker(at, &marker)),
             found => Ok(found),
         }
     }
 
     /// The next marker of the dialect outside quotes at or after `from`.
-    pub(crate) fn next(&mut self, from: usize) -> Option<(usize, &'static scan::Marker)> {
+    pub(crate) fn next(&mut self, from: usize) -> Option<(usize, scan::Seen)> {
         let mut scanner = scan::Scanner::new(from);
         let found = loop {
-            match scanner.next(self.text, true) {
+            match scanner.next(self.table, self.text, true) {
                 Some((at, marker)) if marker.dialect == self.dialect => break Some((at, marker)),
                 Some((_, marker)) => {
                     if !self.others.contains(&marker.dialect) {
@@ -558,11 +608,9 @@ impl<'a> Seeker<'a> {
         if detecting && !self.others.is_empty() {
             let mut found = self.others;
             found.push(self.dialect);
-            let dialects = Dialect::ALL
-                .into_iter()
-                .filter(|d| found.contains(d))
-                .collect();
-            return Err(TextError::Ambiguous { dialects });
+            return Err(TextError::Ambiguous {
+                dialects: scan::in_order(self.table, &found),
+            });
         }
         match self.hidden {
             Some(at) => Err(quoted_marker(at)),

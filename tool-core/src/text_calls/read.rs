@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Dialect, Seeker, TextCall, TextError, python};
+use super::scan::Table;
+use super::{Dialect, Seeker, TextCall, TextDialect, TextError, python};
 
 /// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
 pub(crate) fn unfenced(text: &str) -> (&str, usize) {
@@ -206,6 +207,7 @@ pub(crate) fn arguments_text(raw: &RawValue) -> Result<String, String> {
 /// Blocks opened by any of `opens`, each holding one call object (or a list of them) and
 /// closed by `close`; with no `close`, a block ends with its JSON.
 pub(crate) fn tagged(
+    table: &Table,
     text: &str,
     dialect: Dialect,
     opens: &[&str],
@@ -214,7 +216,7 @@ pub(crate) fn tagged(
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
-    let mut seeker = Seeker::new(text, dialect);
+    let mut seeker = Seeker::new(table, text, dialect);
     let mut from = 0;
     while let Some((start, marker)) = seeker.opener(from)? {
         let body = start + marker.text.len();
@@ -251,4 +253,75 @@ pub(crate) fn tool_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+}
+
+/// An added dialect's blocks: each opening marker outside quotes starts one, which the
+/// dialect reads.
+pub(crate) fn blocks(
+    table: &Table,
+    text: &str,
+    dialect: Dialect,
+    reader: &dyn TextDialect,
+    detecting: bool,
+) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut calls = Vec::new();
+    let mut used = Vec::new();
+    let mut seeker = Seeker::new(table, text, dialect);
+    let mut from = 0;
+    while let Some((start, seen)) = seeker.opener(from)? {
+        let end = start + seen.text.len();
+        let Some(marker) = seen.marker(table).filter(|_| seen.opens) else {
+            // A marker that may stand after all calls is left out of the prose.
+            used.push(start..end);
+            from = end;
+            continue;
+        };
+        let block = read_block(reader, text, start, marker, true)?.ok_or_else(|| {
+            TextError::Unterminated {
+                at: text.len(),
+                reason: format!("the block `{}` opens is cut off", marker.text()),
+            }
+        })?;
+        calls.extend(block.calls);
+        used.push(start..block.end);
+        from = block.end;
+    }
+    seeker.finish(detecting)?;
+    Ok((calls, used))
+}
+
+/// The block an added dialect reads at `start`, checked: it ends after its opening marker
+/// and within the text, and its calls lie within it, so a faulty dialect cannot stall the
+/// readers or make them slice out of bounds.
+pub(crate) fn read_block(
+    reader: &dyn TextDialect,
+    text: &str,
+    start: usize,
+    marker: &crate::text_calls::Marker,
+    complete: bool,
+) -> Result<Option<crate::text_calls::Block>, TextError> {
+    let Some(block) = reader.read_block(text, start, marker, complete)? else {
+        return Ok(None);
+    };
+    let fits = |range: &Range<usize>| {
+        range.start >= start
+            && range.start <= range.end
+            && range.end <= block.end
+            && text.is_char_boundary(range.start)
+            && text.is_char_boundary(range.end)
+    };
+    if block.end <= start
+        || block.end > text.len()
+        || !text.is_char_boundary(block.end)
+        || !block.calls.iter().all(|call| fits(&call.span()))
+    {
+        return Err(TextError::Invalid {
+            at: start,
+            reason: format!(
+                "the dialect `{}` read a block that is not within the text after its marker",
+                reader.name()
+            ),
+        });
+    }
+    Ok(Some(block))
 }

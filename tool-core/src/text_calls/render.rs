@@ -7,7 +7,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::dialects::{deepseek, granite, hermes, json, llama3, mistral, pythonic};
-use super::{Dialect, TextError, scan};
+use super::{Dialect, Dialects, TextError};
 use crate::call::ToolCall;
 
 /// Writes `calls` in `dialect` the way the model writes them, so that a text-only model's prompt
@@ -44,22 +44,36 @@ use crate::call::ToolCall;
 /// assert_eq!(read.calls()[0].arguments(), r#"{"city":"Paris","days":null}"#);
 /// ```
 pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, TextError> {
+    render_in(&Dialects::new(), dialect, calls)
+}
+
+/// [`render_calls`] over `set`.
+pub(crate) fn render_in(
+    set: &Dialects,
+    dialect: Dialect,
+    calls: &[ToolCall],
+) -> Result<String, TextError> {
     let mut out = String::new();
+    let custom = set.custom(dialect)?;
     if calls.is_empty() {
         return Ok(out);
     }
+    let markers = set.table().iter().flat_map(|(_, markers)| markers.iter());
     for (i, call) in calls.iter().enumerate() {
         // In a call's name, a marker would be read as a call (or make the reply ambiguous).
-        if let Some(marker) = scan::all_markers().find(|m| call.name().contains(m.text)) {
+        if let Some(marker) = markers.clone().find(|m| call.name().contains(m.text())) {
             return Err(refuse(
                 i,
                 format!(
                     "`{}` holds {:?}, which a reader would take for a call",
                     call.name(),
-                    marker.text
+                    marker.text()
                 ),
             ));
         }
+    }
+    if let Some(custom) = custom {
+        return custom.render(calls);
     }
     match dialect {
         Dialect::Json => json::render(&mut out, calls)?,
@@ -69,6 +83,7 @@ pub fn render_calls(dialect: Dialect, calls: &[ToolCall]) -> Result<String, Text
         Dialect::Granite => granite::render(&mut out, calls)?,
         Dialect::DeepSeek => deepseek::render(&mut out, calls)?,
         Dialect::Pythonic => pythonic::render(&mut out, calls)?,
+        Dialect::Custom(_) => {}
     }
     Ok(out)
 }

@@ -9,9 +9,11 @@ use super::dialects::granite::{FUNCTION_CALL, TOOL_CALL};
 use super::dialects::hermes::{CLOSE, OPEN};
 use super::dialects::llama3::PYTHON_TAG;
 use super::dialects::mistral::{ARGS, TOOL_CALLS, mistral_call, mistral_name};
-use super::read::json_calls;
-use super::scan::{Marker, Scanner};
-use super::{Dialect, ParsedCalls, TextCall, TextError, parse_calls, stray_marker};
+use super::read::{json_calls, read_block};
+use super::scan::{Scanner, Seen};
+use super::{
+    Dialect, Dialects, Marker, ParsedCalls, TextCall, TextError, parse_in, scan, stray_marker,
+};
 
 /// The default cap on the whole reply: 8 MiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
@@ -62,6 +64,7 @@ pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
 /// ```
 #[derive(Debug)]
 pub struct TextCallStream {
+    dialects: Dialects,
     dialect: Option<Dialect>,
     detected: Option<Dialect>,
     text: String,
@@ -70,7 +73,7 @@ pub struct TextCallStream {
     scan: usize,
     yielded: Vec<TextCall>,
     /// Markers that close or divide a call, read outside any before a dialect was known.
-    strays: Vec<(usize, &'static Marker)>,
+    strays: Vec<(usize, Seen)>,
     /// The dialects of every marker read outside calls before a dialect was known.
     seen: Vec<Dialect>,
     max_call_bytes: usize,
@@ -112,6 +115,11 @@ enum Phase {
         at: usize,
         fenced: bool,
     },
+    /// An added dialect's block opened by `marker` at `start`, read again as text arrives.
+    Block {
+        start: usize,
+        marker: &'static Marker,
+    },
     /// Nothing more is read before the end.
     Rest,
 }
@@ -135,11 +143,17 @@ impl TextCallStream {
     /// A stream of one reply in `dialect`, or in the dialect its markers name when `None`
     /// (see [`parse_calls`]).
     pub fn new(dialect: Option<Dialect>) -> Self {
+        TextCallStream::in_dialects(Dialects::new(), dialect)
+    }
+
+    /// A stream of one reply read in `dialects` (see [`Dialects::stream`]).
+    pub(crate) fn in_dialects(dialects: Dialects, dialect: Option<Dialect>) -> Self {
         let phase = match dialect {
             Some(Dialect::Json | Dialect::Pythonic) => Phase::Rest,
             _ => Phase::Seek(Scanner::new(0)),
         };
         TextCallStream {
+            dialects,
             dialect,
             detected: dialect,
             text: String::new(),
@@ -207,7 +221,7 @@ impl TextCallStream {
                 reason: "the text ends inside a UTF-8 character".into(),
             });
         }
-        let parsed = parse_calls(&self.text, self.dialect)?;
+        let parsed = parse_in(&self.dialects, &self.text, self.dialect)?;
         let handed = self.yielded.len();
         if let Some(at) = (0..handed).find(|&i| parsed.calls().get(i) != Some(&self.yielded[i])) {
             // Only a reply that changes its mind (a second Granite form after the first, say)
@@ -286,9 +300,25 @@ impl TextCallStream {
         let text = self.text.as_str();
         match phase {
             Phase::Rest => Ok((Phase::Rest, false)),
+            Phase::Block { start, marker } => {
+                let block = match self.dialects.added(marker_dialect_name(self.detected)) {
+                    Some(reader) => read_block(reader, text, start, marker, false)?,
+                    None => return Ok((Phase::Rest, true)),
+                };
+                match block {
+                    None => {
+                        self.check_call_size(start)?;
+                        Ok((Phase::Block { start, marker }, false))
+                    }
+                    Some(block) => {
+                        out.extend(block.calls);
+                        Ok((seek(block.end), true))
+                    }
+                }
+            }
             Phase::Seek(mut scanner) => {
                 let found = loop {
-                    let next = scanner.next(text, false);
+                    let next = scanner.next(self.dialects.table(), text, false);
                     if let Some((_, marker)) = next {
                         match self.detected {
                             // Read whole, the reply is refused whatever follows: say so now,
@@ -296,7 +326,7 @@ impl TextCallStream {
                             Some(dialect)
                                 if self.dialect.is_none() && dialect != marker.dialect =>
                             {
-                                return Err(ambiguous(&[dialect, marker.dialect]));
+                                return Err(ambiguous(&self.dialects, &[dialect, marker.dialect]));
                             }
                             None if !self.seen.contains(&marker.dialect) => {
                                 self.seen.push(marker.dialect);
@@ -313,7 +343,7 @@ impl TextCallStream {
                         }
                         Some((at, marker)) if marker.stray() => match self.detected {
                             Some(dialect) if dialect == marker.dialect => {
-                                return Err(stray_marker(at, marker));
+                                return Err(stray_marker(at, &marker));
                             }
                             Some(_) => {}
                             None => {
@@ -337,7 +367,7 @@ impl TextCallStream {
                 if self.detected.is_none() {
                     self.detected = Some(marker.dialect);
                     if self.seen.iter().any(|&d| d != marker.dialect) {
-                        return Err(ambiguous(&self.seen));
+                        return Err(ambiguous(&self.dialects, &self.seen));
                     }
                     // A marker of this dialect read before, outside any call.
                     if let Some(&(at, stray)) = self
@@ -345,10 +375,17 @@ impl TextCallStream {
                         .iter()
                         .find(|(_, m)| m.dialect == marker.dialect)
                     {
-                        return Err(stray_marker(at, stray));
+                        return Err(stray_marker(at, &stray));
                     }
                 }
                 let body = at + marker.text.len();
+                if let Dialect::Custom(_) = marker.dialect {
+                    let Some(marker) = marker.marker(self.dialects.table()) else {
+                        return Err(stray_marker(at, &marker));
+                    };
+                    self.scan = body;
+                    return Ok((Phase::Block { start: at, marker }, true));
+                }
                 let next = match marker.text {
                     OPEN => value(at, body, Then::Hermes),
                     FUNCTION_CALL | TOOL_CALL => value(at, body, Then::Seek),
@@ -520,12 +557,17 @@ impl TextCallStream {
 }
 
 /// A refusal of a reply holding the markers of `dialects`.
-fn ambiguous(dialects: &[Dialect]) -> TextError {
+fn ambiguous(set: &Dialects, dialects: &[Dialect]) -> TextError {
     TextError::Ambiguous {
-        dialects: Dialect::ALL
-            .into_iter()
-            .filter(|d| dialects.contains(d))
-            .collect(),
+        dialects: scan::in_order(set.table(), dialects),
+    }
+}
+
+/// The name of the added dialect being read (none other opens a block).
+fn marker_dialect_name(detected: Option<Dialect>) -> &'static str {
+    match detected {
+        Some(Dialect::Custom(name)) => name,
+        _ => "",
     }
 }
 

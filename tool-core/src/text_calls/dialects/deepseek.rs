@@ -3,9 +3,10 @@
 use std::ops::Range;
 
 use crate::call::ToolCall;
+use crate::text_calls::Marker;
 use crate::text_calls::read::{arguments_text, json_value, tool_name};
 use crate::text_calls::render::{object_text, refuse};
-use crate::text_calls::scan::Marker;
+use crate::text_calls::scan::Table;
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 pub(crate) const DS_CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 pub(crate) const DS_CALLS_END: &str = "<｜tool▁calls▁end｜>";
@@ -15,11 +16,11 @@ pub(crate) const DS_SEP: &str = "<｜tool▁sep｜>";
 
 /// The dialect's markers. The wrapper's end may stand after all calls.
 pub(crate) const MARKERS: &[Marker] = &[
-    Marker::opens(DS_CALLS_BEGIN, Dialect::DeepSeek),
-    Marker::opens(DS_CALL_BEGIN, Dialect::DeepSeek),
-    Marker::closes(DS_CALL_END, Dialect::DeepSeek),
-    Marker::trails(DS_CALLS_END, Dialect::DeepSeek),
-    Marker::closes(DS_SEP, Dialect::DeepSeek),
+    Marker::opens(DS_CALLS_BEGIN),
+    Marker::opens(DS_CALL_BEGIN),
+    Marker::closes(DS_CALL_END),
+    Marker::trails(DS_CALLS_END),
+    Marker::closes(DS_SEP),
 ];
 
 /// The call tokens, each call's arguments in a `json` fence.
@@ -50,12 +51,13 @@ pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextErr
 /// a fence or bare) and `<｜tool▁call▁end｜>`, inside optional
 /// `<｜tool▁calls▁begin｜>`…`<｜tool▁calls▁end｜>`.
 pub(crate) fn read(
+    table: &Table,
     text: &str,
     detecting: bool,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
-    let mut seeker = Seeker::new(text, Dialect::DeepSeek);
+    let mut seeker = Seeker::new(table, text, Dialect::DeepSeek);
     let mut from = 0;
     let (mut opened, mut closed) = (false, false);
     while let Some((start, marker)) = seeker.opener(from)? {

@@ -3,26 +3,32 @@
 use std::ops::Range;
 
 use crate::call::ToolCall;
+use crate::text_calls::Marker;
 use crate::text_calls::read::tagged;
 use crate::text_calls::render::write_call_object;
-use crate::text_calls::scan::Marker;
+use crate::text_calls::scan::Table;
 use crate::text_calls::{Dialect, TextCall, TextError};
 
 pub(crate) const OPEN: &str = "<tool_call>";
 pub(crate) const CLOSE: &str = "</tool_call>";
 
 /// The dialect's markers.
-pub(crate) const MARKERS: &[Marker] = &[
-    Marker::opens(OPEN, Dialect::Hermes),
-    Marker::closes(CLOSE, Dialect::Hermes),
-];
+pub(crate) const MARKERS: &[Marker] = &[Marker::opens(OPEN), Marker::closes(CLOSE)];
 
 /// Every `<tool_call>` block of the reply.
 pub(crate) fn read(
+    table: &Table,
     text: &str,
     detecting: bool,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    tagged(text, Dialect::Hermes, &[OPEN], Some(CLOSE), detecting)
+    tagged(
+        table,
+        text,
+        Dialect::Hermes,
+        &[OPEN],
+        Some(CLOSE),
+        detecting,
+    )
 }
 
 /// One `<tool_call>\n{…}\n</tool_call>` per call, on lines of their own.

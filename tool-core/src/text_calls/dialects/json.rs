@@ -11,7 +11,7 @@ use crate::text_calls::render::write_call_object;
 use crate::text_calls::{TextCall, TextError};
 
 /// The dialect has no markers: a reply that is wholly calls is read as it.
-pub(crate) const MARKERS: &[crate::text_calls::scan::Marker] = &[];
+pub(crate) const MARKERS: &[crate::text_calls::Marker] = &[];
 
 /// `[{"name": …, "arguments": {…}}, …]`.
 pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {

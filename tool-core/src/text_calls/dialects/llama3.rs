@@ -3,15 +3,16 @@
 use std::ops::Range;
 
 use crate::call::ToolCall;
+use crate::text_calls::Marker;
 use crate::text_calls::read::json_calls;
 use crate::text_calls::render::write_call_object;
-use crate::text_calls::scan::Marker;
+use crate::text_calls::scan::Table;
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
 
 /// The dialect's markers.
-pub(crate) const MARKERS: &[Marker] = &[Marker::opens(PYTHON_TAG, Dialect::Llama3)];
+pub(crate) const MARKERS: &[Marker] = &[Marker::opens(PYTHON_TAG)];
 
 /// `<|python_tag|>{"name": …, "parameters": {…}}; …`.
 pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
@@ -28,10 +29,11 @@ pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextErr
 /// Llama 3: `<|python_tag|>` then call objects separated by `;` (repeated); or a reply that is
 /// one call object.
 pub(crate) fn read(
+    table: &Table,
     text: &str,
     detecting: bool,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut seeker = Seeker::new(text, Dialect::Llama3);
+    let mut seeker = Seeker::new(table, text, Dialect::Llama3);
     let mut calls = Vec::new();
     let mut used = Vec::new();
     let mut from = 0;

@@ -3,18 +3,16 @@
 use std::ops::Range;
 
 use crate::call::ToolCall;
+use crate::text_calls::Marker;
 use crate::text_calls::read::{arguments_text, json_calls, json_value, tool_name};
-use crate::text_calls::scan::Marker;
+use crate::text_calls::scan::Table;
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 
 pub(crate) const TOOL_CALLS: &str = "[TOOL_CALLS]";
 pub(crate) const ARGS: &str = "[ARGS]";
 
 /// The dialect's markers.
-pub(crate) const MARKERS: &[Marker] = &[
-    Marker::opens(TOOL_CALLS, Dialect::Mistral),
-    Marker::closes(ARGS, Dialect::Mistral),
-];
+pub(crate) const MARKERS: &[Marker] = &[Marker::opens(TOOL_CALLS), Marker::closes(ARGS)];
 
 /// `[TOOL_CALLS][{"name": …, "arguments": {…}}, …]`.
 pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
@@ -25,12 +23,13 @@ pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextErr
 /// Mistral: `[TOOL_CALLS]` then a JSON list of call objects, or `name[ARGS]{…}` (repeated
 /// with more `[TOOL_CALLS]` markers).
 pub(crate) fn read(
+    table: &Table,
     text: &str,
     detecting: bool,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
     let mut calls = Vec::new();
     let mut used = Vec::new();
-    let mut seeker = Seeker::new(text, Dialect::Mistral);
+    let mut seeker = Seeker::new(table, text, Dialect::Mistral);
     let mut from = 0;
     while let Some((start, marker)) = seeker.opener(from)? {
         let body = start + marker.text.len();

@@ -8,15 +8,16 @@ pub(crate) mod llama3;
 pub(crate) mod mistral;
 pub(crate) mod pythonic;
 
-use super::scan::Marker;
+use super::Dialect;
+use super::Marker;
 
-/// Every built-in dialect's markers, in the order of [`Dialect::ALL`](super::Dialect::ALL).
-pub(crate) const MARKERS: [&[Marker]; 7] = [
-    json::MARKERS,
-    hermes::MARKERS,
-    llama3::MARKERS,
-    mistral::MARKERS,
-    granite::MARKERS,
-    deepseek::MARKERS,
-    pythonic::MARKERS,
+/// Every built-in dialect's markers, in the order of [`Dialect::ALL`].
+pub(crate) const TABLE: [(Dialect, &[Marker]); 7] = [
+    (Dialect::Json, json::MARKERS),
+    (Dialect::Hermes, hermes::MARKERS),
+    (Dialect::Llama3, llama3::MARKERS),
+    (Dialect::Mistral, mistral::MARKERS),
+    (Dialect::Granite, granite::MARKERS),
+    (Dialect::DeepSeek, deepseek::MARKERS),
+    (Dialect::Pythonic, pythonic::MARKERS),
 ];

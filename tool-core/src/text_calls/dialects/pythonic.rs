@@ -7,19 +7,17 @@ use std::ops::Range;
 use serde_json::Value;
 
 use crate::call::ToolCall;
+use crate::text_calls::Marker;
 use crate::text_calls::read::unfenced;
 use crate::text_calls::render::refuse;
-use crate::text_calls::scan::Marker;
+use crate::text_calls::scan::Table;
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError, python};
 
 pub(crate) const PYTHON_START: &str = "<|python_start|>";
 pub(crate) const PYTHON_END: &str = "<|python_end|>";
 
 /// The dialect's markers. The end token may stand after all calls.
-pub(crate) const MARKERS: &[Marker] = &[
-    Marker::opens(PYTHON_START, Dialect::Pythonic),
-    Marker::trails(PYTHON_END, Dialect::Pythonic),
-];
+pub(crate) const MARKERS: &[Marker] = &[Marker::opens(PYTHON_START), Marker::trails(PYTHON_END)];
 
 /// Whether `text` starts with `name(` (the name possibly dotted).
 pub(crate) fn python_call_start(text: &str) -> bool {
@@ -63,10 +61,11 @@ pub(crate) fn looks_whole_call(text: &str) -> bool {
 /// Python calls: the whole reply (or its one fence) is a call or a list of calls, or the
 /// calls stand after `<|python_start|>` (up to an optional `<|python_end|>`).
 pub(crate) fn read(
+    table: &Table,
     text: &str,
     detecting: bool,
 ) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut seeker = Seeker::new(text, Dialect::Pythonic);
+    let mut seeker = Seeker::new(table, text, Dialect::Pythonic);
     let (start, used_from) = match seeker.next(0) {
         Some((at, marker)) if marker.opens => {
             // The prose before the marker holds no other call.
