@@ -98,7 +98,8 @@ pub struct Block {
 ///         "angle"
 ///     }
 ///     fn markers(&self) -> &'static [Marker] {
-///         &[Marker::opens("<call>"), Marker::closes("</call>")]
+///         const MARKERS: &[Marker] = &[Marker::opens("<call>"), Marker::closes("</call>")];
+///         MARKERS
 ///     }
 ///     fn read_block(&self, text: &str, start: usize, _: &Marker, complete: bool) -> Result<Option<Block>, TextError> {
 ///         let (calls, end) = match read_call_objects(text, start + "<call>".len()) {
