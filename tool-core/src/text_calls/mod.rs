@@ -77,19 +77,23 @@
 use std::fmt;
 use std::ops::Range;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::call::ToolCall;
 use crate::{Registry, registry::ToolInfo};
+use dialects::pythonic::{looks_whole_call, python_call_start};
+use read::unfenced;
 
+mod dialect;
+mod dialects;
 mod model;
 mod python;
+mod read;
 mod render;
 mod scan;
 mod stream;
 
+pub use dialect::{Block, Dialects, Marker, MarkerRole, TextDialect};
 pub use model::TextModel;
 pub use render::render_calls;
 pub use stream::{DEFAULT_MAX_TEXT_BYTES, StreamedReply, TextCallStream};
@@ -112,10 +116,12 @@ pub enum Dialect {
     DeepSeek,
     /// Python call syntax (Llama 3.2 and 4 "pythonic", many fine-tunes).
     Pythonic,
+    /// A dialect added with [`Dialects::with`], by its [`name`](TextDialect::name).
+    Custom(&'static str),
 }
 
 impl Dialect {
-    /// Every dialect.
+    /// Every built-in dialect.
     pub const ALL: [Dialect; 7] = [
         Dialect::Json,
         Dialect::Hermes,
@@ -136,6 +142,7 @@ impl Dialect {
             Dialect::Granite => "granite",
             Dialect::DeepSeek => "deepseek",
             Dialect::Pythonic => "pythonic",
+            Dialect::Custom(name) => name,
         }
     }
 }
@@ -145,12 +152,6 @@ impl fmt::Display for Dialect {
         f.write_str(self.name())
     }
 }
-
-const DS_CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
-const DS_CALLS_END: &str = "<｜tool▁calls▁end｜>";
-const DS_CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
-const DS_CALL_END: &str = "<｜tool▁call▁end｜>";
-const DS_SEP: &str = "<｜tool▁sep｜>";
 
 /// One call found in a text.
 #[derive(Debug, Clone, PartialEq)]
@@ -315,6 +316,13 @@ pub enum TextError {
         /// The cap.
         limit: std::time::Duration,
     },
+    /// A dialect could not be added to a [`Dialects`], or is not one of them.
+    Dialect {
+        /// The dialect's name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// Positional arguments could not be named.
     Positional {
         /// The tool.
@@ -345,6 +353,7 @@ impl fmt::Display for TextError {
             TextError::TimedOut { limit } => {
                 write!(f, "the reply ran longer than {} ms", limit.as_millis())
             }
+            TextError::Dialect { name, reason } => write!(f, "the dialect `{name}`: {reason}"),
             TextError::Positional { tool, reason } => {
                 write!(
                     f,
@@ -384,10 +393,20 @@ impl std::error::Error for TextError {}
 /// assert!(parse_calls("get_weather(city='Par", None).is_err());
 /// ```
 pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, TextError> {
+    parse_in(&Dialects::new(), text, dialect)
+}
+
+/// [`parse_calls`] over `set`.
+pub(crate) fn parse_in(
+    set: &Dialects,
+    text: &str,
+    dialect: Option<Dialect>,
+) -> Result<ParsedCalls, TextError> {
+    let table = set.table();
     let named = dialect;
     let dialect = match dialect {
         Some(dialect) => dialect,
-        None => match detect(text)? {
+        None => match detect(table, text)? {
             Some(dialect) => dialect,
             None => {
                 return Ok(ParsedCalls {
@@ -402,8 +421,8 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
     let read = match dialect {
         // A reply guessed to be JSON (no dialect named) whose first value is no call object at
         // all, `{"summary": …}` say, is an answer in JSON: prose, not a broken call.
-        Dialect::Json if detecting => match json_reply(text) {
-            Err(TextError::Invalid { .. }) if !call_shaped(text) => {
+        Dialect::Json if detecting => match dialects::json::read(text) {
+            Err(TextError::Invalid { .. }) if !dialects::json::call_shaped(text) => {
                 return Ok(ParsedCalls {
                     dialect: None,
                     calls: Vec::new(),
@@ -412,31 +431,23 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
             }
             result => result,
         },
-        Dialect::Json => json_reply(text),
-        Dialect::Hermes => tagged(
-            text,
-            dialect,
-            &["<tool_call>"],
-            Some("</tool_call>"),
-            detecting,
-        ),
-        Dialect::Granite => tagged(
-            text,
-            dialect,
-            &["<function_call>", "<|tool_call|>"],
-            None,
-            detecting,
-        ),
-        Dialect::Llama3 => llama3(text, detecting),
-        Dialect::Mistral => mistral(text, detecting),
-        Dialect::DeepSeek => deepseek(text, detecting),
-        Dialect::Pythonic => pythonic(text, detecting),
+        Dialect::Json => dialects::json::read(text),
+        Dialect::Hermes => dialects::hermes::read(table, text, detecting),
+        Dialect::Granite => dialects::granite::read(table, text, detecting),
+        Dialect::Llama3 => dialects::llama3::read(table, text, detecting),
+        Dialect::Mistral => dialects::mistral::read(table, text, detecting),
+        Dialect::DeepSeek => dialects::deepseek::read(table, text, detecting),
+        Dialect::Pythonic => dialects::pythonic::read(table, text, detecting),
+        Dialect::Custom(_) => match set.custom(dialect)? {
+            Some(custom) => read::blocks(table, text, dialect, custom, detecting),
+            None => unreachable_dialect(dialect),
+        },
     };
     let (calls, used) = match read {
         Ok(read) => read,
         Err(error) => {
             // A reply in two dialects that fails in the first is refused as ambiguous.
-            let dialects = scan::dialects_outside_quotes(text);
+            let dialects = scan::dialects_outside_quotes(table, text);
             if detecting && dialects.len() > 1 {
                 return Err(TextError::Ambiguous { dialects });
             }
@@ -452,10 +463,10 @@ pub fn parse_calls(text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, 
 
 /// The dialect named by the first opening marker outside quotes, or the marker-less dialect
 /// `text` is wholly written in.
-fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
+fn detect(table: &scan::Table, text: &str) -> Result<Option<Dialect>, TextError> {
     let mut scanner = scan::Scanner::new(0);
     let mut stray = None;
-    while let Some((at, marker)) = scanner.next(text, true) {
+    while let Some((at, marker)) = scanner.next(table, text, true) {
         if marker.opens {
             return Ok(Some(marker.dialect));
         }
@@ -464,7 +475,7 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
         }
     }
     if let Some((at, marker)) = stray {
-        return Err(stray_marker(at, marker));
+        return Err(stray_marker(at, &marker));
     }
     match whole_dialect(text) {
         None if let Some(at) = scanner.hidden() => Err(quoted_marker(at)),
@@ -472,9 +483,33 @@ fn detect(text: &str) -> Result<Option<Dialect>, TextError> {
     }
 }
 
+/// A named built-in dialect always has a reader; this keeps the match total without a panic.
+fn unreachable_dialect(dialect: Dialect) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    Err(TextError::Dialect {
+        name: dialect.name().to_owned(),
+        reason: "no reader for this dialect".into(),
+    })
+}
+
+/// Call objects at byte `at` of `text` (after whitespace), for a [`TextDialect`]'s
+/// [`read_block`](TextDialect::read_block): one object `{"name": …, "arguments" |
+/// "parameters": {…}}`, a JSON list of them, xLAM's `{"tool_calls": […]}`, or the same written
+/// as Python literals. Returns the calls and where they end. The arguments are kept as the
+/// exact text written (or the object inside a JSON string). A value cut short is
+/// [`Unterminated`](TextError::Unterminated).
+pub fn read_call_objects(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    if at > text.len() || !text.is_char_boundary(at) {
+        return Err(TextError::Invalid {
+            at,
+            reason: "not at a character boundary".into(),
+        });
+    }
+    read::json_calls(text, at)
+}
+
 /// A closing or inner marker with no call open: the call it belongs to lost its opening
 /// marker, and is not guessed at.
-pub(crate) fn stray_marker(at: usize, marker: &scan::Marker) -> TextError {
+pub(crate) fn stray_marker(at: usize, marker: &scan::Seen) -> TextError {
     TextError::Invalid {
         at,
         reason: format!(
@@ -520,7 +555,8 @@ fn whole_dialect(text: &str) -> Option<Dialect> {
 
 /// Finds a dialect's markers outside quotes in the prose between its blocks, and notes what
 /// else the prose holds.
-struct Seeker<'a> {
+pub(crate) struct Seeker<'a> {
+    table: &'a scan::Table,
     text: &'a str,
     dialect: Dialect,
     /// Other dialects whose opening markers stand in the prose.
@@ -529,8 +565,9 @@ struct Seeker<'a> {
 }
 
 impl<'a> Seeker<'a> {
-    fn new(text: &'a str, dialect: Dialect) -> Self {
+    pub(crate) fn new(table: &'a scan::Table, text: &'a str, dialect: Dialect) -> Self {
         Seeker {
+            table,
             text,
             dialect,
             others: Vec::new(),
@@ -540,18 +577,18 @@ impl<'a> Seeker<'a> {
 
     /// The next marker of the dialect outside quotes at or after `from` that may stand
     /// outside a call; one that closes or divides a call is refused as stray.
-    fn opener(&mut self, from: usize) -> Result<Option<(usize, &'static scan::Marker)>, TextError> {
+    pub(crate) fn opener(&mut self, from: usize) -> Result<Option<(usize, scan::Seen)>, TextError> {
         match self.next(from) {
-            Some((at, marker)) if marker.stray() => Err(stray_marker(at, marker)),
+            Some((at, marker)) if marker.stray() => Err(stray_marker(at, &marker)),
             found => Ok(found),
         }
     }
 
     /// The next marker of the dialect outside quotes at or after `from`.
-    fn next(&mut self, from: usize) -> Option<(usize, &'static scan::Marker)> {
+    pub(crate) fn next(&mut self, from: usize) -> Option<(usize, scan::Seen)> {
         let mut scanner = scan::Scanner::new(from);
         let found = loop {
-            match scanner.next(self.text, true) {
+            match scanner.next(self.table, self.text, true) {
                 Some((at, marker)) if marker.dialect == self.dialect => break Some((at, marker)),
                 Some((_, marker)) => {
                     if !self.others.contains(&marker.dialect) {
@@ -567,15 +604,13 @@ impl<'a> Seeker<'a> {
 
     /// Refuses a reply whose prose holds another dialect's markers (when the dialect was
     /// detected) or a marker inside quotes.
-    fn finish(self, detecting: bool) -> Result<(), TextError> {
+    pub(crate) fn finish(self, detecting: bool) -> Result<(), TextError> {
         if detecting && !self.others.is_empty() {
             let mut found = self.others;
             found.push(self.dialect);
-            let dialects = Dialect::ALL
-                .into_iter()
-                .filter(|d| found.contains(d))
-                .collect();
-            return Err(TextError::Ambiguous { dialects });
+            return Err(TextError::Ambiguous {
+                dialects: scan::in_order(self.table, &found),
+            });
         }
         match self.hidden {
             Some(at) => Err(quoted_marker(at)),
@@ -584,706 +619,8 @@ impl<'a> Seeker<'a> {
     }
 }
 
-/// Whether the reply's first JSON value looks meant as calls: an object with a `name`, or a
-/// list holding one.
-fn call_shaped(text: &str) -> bool {
-    let body = unfenced(text).0.trim_start();
-    let first = serde_json::Deserializer::from_str(body)
-        .into_iter::<Value>()
-        .next();
-    let named = |value: &Value| value.get("name").is_some();
-    match first {
-        Some(Ok(Value::Object(object))) => {
-            object.contains_key("name") || object.contains_key("tool_calls")
-        }
-        Some(Ok(Value::Array(items))) => items.is_empty() || items.iter().any(named),
-        // Not one whole JSON value: it may be a call cut short or written wrong.
-        _ => true,
-    }
-}
-
-/// Whether `text` starts with `name(` (the name possibly dotted).
-fn python_call_start(text: &str) -> bool {
-    let b = text.as_bytes();
-    let mut i = 0;
-    if !(b
-        .first()
-        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        || b.starts_with(b"\\_"))
-    {
-        return false;
-    }
-    while i < b.len() {
-        if b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' {
-            i += 1;
-        } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'_') {
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    b.get(i) == Some(&b'(')
-}
-
-/// Whether a text starting with `name(` is meant as nothing but calls: it ends with `)` or
-/// `);` (or is cut off inside the call, which then reads as unterminated). Prose that merely
-/// starts with a word and a parenthesis (`Note (see below): …`) does not.
-fn looks_whole_call(text: &str) -> bool {
-    let trimmed = text.trim_end();
-    if trimmed.trim_end_matches(';').trim_end().ends_with(')') || !trimmed.contains(')') {
-        return true;
-    }
-    // A literal call and a separator: calls (the next one perhaps cut off).
-    let mut reader = python::Reader::new(trimmed, 0);
-    reader.call().is_ok() && {
-        reader.skip_space();
-        matches!(trimmed.as_bytes().get(reader.at()), Some(b';' | b','))
-    }
-}
-
-/// A reply whose first line is a tool name alone and whose rest is one JSON object (bare or
-/// in a fence): the name, and where the object (or its fence) starts.
-fn name_line(text: &str) -> Option<(&str, usize)> {
-    let start = text.len() - text.trim_start().len();
-    let rest = &text[start..];
-    let line = rest.find('\n')?;
-    let name = rest[..line].trim_end();
-    // A function's name, not a title or a word (`Result`, `json`, `search`): lowercase first,
-    // and more than one word (`snake_case`, `dotted.name`, `camelCase`).
-    let first = name.bytes().next()?;
-    let words = name
-        .bytes()
-        .skip(1)
-        .any(|c| matches!(c, b'_' | b'.') || c.is_ascii_uppercase());
-    if !(first.is_ascii_lowercase() || first == b'_') || !words || !tool_name(name) {
-        return None;
-    }
-    // A file's name over its contents is not a call.
-    const FILES: [&str; 14] = [
-        "json", "jsonl", "yaml", "yml", "toml", "txt", "md", "py", "js", "ts", "rs", "csv", "xml",
-        "html",
-    ];
-    if let Some((_, extension)) = name.rsplit_once('.')
-        && FILES
-            .iter()
-            .any(|file| extension.eq_ignore_ascii_case(file))
-    {
-        return None;
-    }
-    let after = &rest[line..];
-    let object = start + line + (after.len() - after.trim_start().len());
-    let body = unfenced(&text[object..]).0.trim_start();
-    body.starts_with('{').then_some((name, object))
-}
-
-/// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
-fn unfenced(text: &str) -> (&str, usize) {
-    let trimmed = text.trim();
-    let start = text.len() - text.trim_start().len();
-    let Some(rest) = trimmed.strip_prefix("```") else {
-        return (text, 0);
-    };
-    let Some(line) = rest.find('\n') else {
-        return (text, 0);
-    };
-    let label = rest[..line].trim_end_matches('\r').trim();
-    let known = ["", "json", "python"]
-        .iter()
-        .any(|name| label.eq_ignore_ascii_case(name));
-    let open = 3 + line + 1;
-    match trimmed[open..].strip_suffix("```") {
-        Some(body) if known && !body.contains("```") => (body, start + open),
-        _ => (text, 0),
-    }
-}
-
-/// The whole reply as call objects (one, or a list).
-fn json_reply(text: &str) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let (body, offset) = unfenced(text);
-    if let Some((name, object)) = name_line(body) {
-        return name_line_call(text, name, offset + object);
-    }
-    let trimmed = body.trim_start();
-    let at = offset + (body.len() - trimmed.len());
-    let (calls, end) = json_calls(text, at)?;
-    if !text[end..].trim().is_empty() && text[end..].trim() != "```" {
-        let rest = end + (text[end..].len() - text[end..].trim_start().len());
-        return Err(TextError::Invalid {
-            at: rest,
-            reason: "text after the calls in a reply that is only calls".into(),
-        });
-    }
-    Ok((calls, std::iter::once(0..text.len()).collect()))
-}
-
-/// A reply that is a tool name on a line of its own, then its arguments as a JSON object
-/// (bare or in a fence) at `object`.
-fn name_line_call(
-    text: &str,
-    name: &str,
-    object: usize,
-) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let (inner, inner_offset) = unfenced(&text[object..]);
-    let at = object + inner_offset + (inner.len() - inner.trim_start().len());
-    let (raw, end) = json_value(text, at)?;
-    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid { at, reason })?;
-    let rest = text[end..].trim();
-    if !rest.is_empty() && rest != "```" && rest.replace(char::is_whitespace, "") != "``````" {
-        return Err(TextError::Invalid {
-            at: end + (text[end..].len() - text[end..].trim_start().len()),
-            reason: "text after the call in a reply that is only a call".into(),
-        });
-    }
-    let start = text.len() - text.trim_start().len();
-    let call = TextCall {
-        name: name.to_owned(),
-        arguments,
-        positional: Vec::new(),
-        span: start..end,
-    };
-    Ok((vec![call], std::iter::once(0..text.len()).collect()))
-}
-
-/// xLAM's envelope: an object whose only member is a list of call objects.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    tool_calls: Vec<&'a RawValue>,
-}
-
-/// Call objects at `at`: one object, a JSON list of them, or an object whose only member
-/// `tool_calls` lists them (xLAM); a Python dict or list of dicts written the same way. Returns
-/// them and where they end.
-fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
-    let (raw, end) = match json_value(text, at) {
-        Ok(found) => found,
-        Err(error @ TextError::Invalid { .. }) => {
-            return python_calls(text, at).ok_or(error);
-        }
-        Err(error) => return Err(error),
-    };
-    if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get()) {
-        let calls = envelope
-            .tool_calls
-            .into_iter()
-            .map(|item| call_object(item, at..end))
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok((calls, end));
-    }
-    let calls = match raw.get().trim_start().as_bytes().first() {
-        Some(b'[') => {
-            let items: Vec<&RawValue> =
-                serde_json::from_str(raw.get()).map_err(|error| TextError::Invalid {
-                    at,
-                    reason: format!("not a list of call objects: {error}"),
-                })?;
-            items
-                .into_iter()
-                .map(|item| call_object(item, at..end))
-                .collect::<Result<Vec<_>, _>>()?
-        }
-        _ => vec![call_object(raw, at..end)?],
-    };
-    Ok((calls, end))
-}
-
-/// Call objects written as Python literals at `at` (after whitespace): a dict
-/// `{'name': …, 'arguments': {…}}` or a list of them, with nothing in it but literals. `None`
-/// when that is not what stands there.
-fn python_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
-    let mut reader = python::Reader::new(text, at);
-    reader.skip_space();
-    let start = reader.at();
-    if !matches!(text.as_bytes().get(start), Some(b'{' | b'[')) {
-        return None;
-    }
-    let value = reader.value().ok()?;
-    let end = reader.at();
-    let items = match value {
-        Value::Array(items) => items,
-        object => vec![object],
-    };
-    let mut calls = Vec::new();
-    for item in items {
-        let Value::Object(mut object) = item else {
-            return None;
-        };
-        let name = match object.remove("name") {
-            Some(Value::String(name)) => name,
-            _ => return None,
-        };
-        let arguments = match (object.remove("arguments"), object.remove("parameters")) {
-            (Some(Value::Object(arguments)), None) | (None, Some(Value::Object(arguments))) => {
-                arguments
-            }
-            _ => return None,
-        };
-        if !object.is_empty() {
-            return None;
-        }
-        calls.push(TextCall {
-            name,
-            arguments: Value::Object(arguments).to_string(),
-            positional: Vec::new(),
-            span: start..end,
-        });
-    }
-    Some((calls, end))
-}
-
-/// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.
-fn json_value(text: &str, at: usize) -> Result<(&RawValue, usize), TextError> {
-    let rest = &text[at..];
-    // JSON's own whitespace, as the stream's reader skips it.
-    let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
-    let mut stream = serde_json::Deserializer::from_str(&rest[lead..]).into_iter::<&RawValue>();
-    match stream.next() {
-        Some(Ok(raw)) => Ok((raw, at + lead + stream.byte_offset())),
-        Some(Err(error)) if error.is_eof() => Err(TextError::Unterminated {
-            at: at + lead,
-            reason: "the JSON of the call is cut off".into(),
-        }),
-        Some(Err(error)) => Err(TextError::Invalid {
-            at: at + lead,
-            reason: format!("the call is not valid JSON: {error}"),
-        }),
-        None => Err(TextError::Unterminated {
-            at: at + lead,
-            reason: "no call where one was announced".into(),
-        }),
-    }
-}
-
-#[derive(Deserialize)]
-struct CallObject<'a> {
-    name: String,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    parameters: Option<&'a RawValue>,
-}
-
-/// A call object `{"name": …, "arguments" | "parameters": …}` (other members are ignored).
-fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
-    let invalid = |reason: String| TextError::Invalid {
-        at: span.start,
-        reason,
-    };
-    let object: CallObject<'_> = serde_json::from_str(raw.get())
-        .map_err(|error| invalid(format!("not a call object: {error}")))?;
-    let arguments = match (object.arguments, object.parameters) {
-        (Some(_), Some(_)) => {
-            return Err(invalid(
-                "both `arguments` and `parameters` are given".into(),
-            ));
-        }
-        (Some(raw), None) | (None, Some(raw)) => raw,
-        (None, None) => {
-            return Err(invalid(
-                "the call object has no `arguments` or `parameters`".into(),
-            ));
-        }
-    };
-    let arguments = arguments_text(arguments).map_err(invalid)?;
-    Ok(TextCall {
-        name: object.name,
-        arguments,
-        positional: Vec::new(),
-        span,
-    })
-}
-
-/// The arguments as a JSON object text: the object as written, or the object inside a JSON
-/// string.
-fn arguments_text(raw: &RawValue) -> Result<String, String> {
-    let text = raw.get().trim();
-    match text.as_bytes().first() {
-        Some(b'{') => Ok(text.to_owned()),
-        Some(b'"') => {
-            let inner: String = serde_json::from_str(text).map_err(|error| error.to_string())?;
-            match inner.trim_start().as_bytes().first() {
-                Some(b'{') => {
-                    // It must be one whole JSON value.
-                    serde_json::from_str::<&RawValue>(&inner).map_err(|error| {
-                        format!("the arguments string is not a JSON object: {error}")
-                    })?;
-                    Ok(inner.trim().to_owned())
-                }
-                _ => Err("the arguments string does not hold a JSON object".into()),
-            }
-        }
-        _ => Err("the arguments are not a JSON object".into()),
-    }
-}
-
-/// Blocks opened by any of `opens`, each holding one call object (or a list of them) and
-/// closed by `close`; with no `close`, a block ends with its JSON.
-fn tagged(
-    text: &str,
-    dialect: Dialect,
-    opens: &[&str],
-    close: Option<&str>,
-    detecting: bool,
-) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut calls = Vec::new();
-    let mut used = Vec::new();
-    let mut seeker = Seeker::new(text, dialect);
-    let mut from = 0;
-    while let Some((start, marker)) = seeker.opener(from)? {
-        let body = start + marker.text.len();
-        let (mut found_calls, end) = json_calls(text, body)?;
-        let mut block_end = end;
-        if let Some(close) = close {
-            let after = &text[end..];
-            let gap = after.len() - after.trim_start().len();
-            if after[gap..].starts_with(close) {
-                block_end = end + gap + close.len();
-            } else if after[gap..].is_empty() || close.starts_with(&after[gap..]) {
-                return Err(TextError::Unterminated {
-                    at: end,
-                    reason: format!("`{close}` is missing"),
-                });
-            } else if !opens.iter().any(|open| after[gap..].starts_with(open)) {
-                return Err(TextError::Invalid {
-                    at: end + gap,
-                    reason: format!("expected `{close}` after the call"),
-                });
-            }
-        }
-        calls.append(&mut found_calls);
-        used.push(start..block_end);
-        from = block_end;
-    }
-    seeker.finish(detecting)?;
-    Ok((calls, used))
-}
-
-/// Llama 3: `<|python_tag|>` then call objects separated by `;` (repeated); or a reply that is
-/// one call object.
-fn llama3(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut seeker = Seeker::new(text, Dialect::Llama3);
-    let mut calls = Vec::new();
-    let mut used = Vec::new();
-    let mut from = 0;
-    while let Some((start, marker)) = seeker.opener(from)? {
-        let mut at = start + marker.text.len();
-        loop {
-            let (mut found, end) = json_calls(text, at)?;
-            calls.append(&mut found);
-            at = end;
-            let rest = &text[at..];
-            let gap = rest.len() - rest.trim_start().len();
-            if rest[gap..].starts_with(';') {
-                at += gap + 1;
-                if text[at..].trim().is_empty() {
-                    break;
-                }
-                continue;
-            }
-            break;
-        }
-        let mut end = at;
-        for token in ["<|eom_id|>", "<|eot_id|>"] {
-            let rest = &text[end..];
-            let gap = rest.len() - rest.trim_start().len();
-            if rest[gap..].starts_with(token) {
-                end += gap + token.len();
-            }
-        }
-        used.push(start..end);
-        from = end;
-    }
-    if used.is_empty() {
-        return json_reply(text);
-    }
-    seeker.finish(detecting)?;
-    Ok((calls, used))
-}
-
-/// Mistral: `[TOOL_CALLS]` then a JSON list of call objects, or `name[ARGS]{…}` (repeated
-/// with more `[TOOL_CALLS]` markers).
-fn mistral(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut calls = Vec::new();
-    let mut used = Vec::new();
-    let mut seeker = Seeker::new(text, Dialect::Mistral);
-    let mut from = 0;
-    while let Some((start, marker)) = seeker.opener(from)? {
-        let body = start + marker.text.len();
-        let rest = text[body..].trim_start();
-        let end = if rest.starts_with('[') || rest.starts_with('{') {
-            let (mut found, end) = json_calls(text, body)?;
-            calls.append(&mut found);
-            end
-        } else {
-            let Some(args) = text[body..].find("[ARGS]") else {
-                return Err(TextError::Unterminated {
-                    at: body,
-                    reason: "`[ARGS]` is missing after the tool's name".into(),
-                });
-            };
-            let name = mistral_name(text, body, body + args)?;
-            let call = mistral_call(text, start, name, body + args + "[ARGS]".len())?;
-            let end = call.span.end;
-            calls.push(call);
-            end
-        };
-        used.push(start..end);
-        from = end;
-    }
-    seeker.finish(detecting)?;
-    Ok((calls, used))
-}
-
-/// The tool name of a Mistral `name[ARGS]` call, written from `body` to `args` (where
-/// `[ARGS]` starts).
-fn mistral_name(text: &str, body: usize, args: usize) -> Result<String, TextError> {
-    let name = text[body..args].trim();
-    if !tool_name(name) {
-        return Err(TextError::Invalid {
-            at: body,
-            reason: format!("{name:?} is not a tool name"),
-        });
-    }
-    Ok(name.to_owned())
-}
-
-/// Whether `name` is written as tool names are: letters, digits, `_`, `-` and `.`.
-fn tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
-}
-
-/// A Mistral `name[ARGS]{…}` call opened at `start`, its arguments from `at`.
-fn mistral_call(text: &str, start: usize, name: String, at: usize) -> Result<TextCall, TextError> {
-    let (raw, end) = json_value(text, at)?;
-    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid { at, reason })?;
-    Ok(TextCall {
-        name,
-        arguments,
-        positional: Vec::new(),
-        span: start..end,
-    })
-}
-
-/// DeepSeek: `<｜tool▁call▁begin｜>[function<｜tool▁sep｜>]name` then the arguments as JSON (in
-/// a fence or bare) and `<｜tool▁call▁end｜>`, inside optional
-/// `<｜tool▁calls▁begin｜>`…`<｜tool▁calls▁end｜>`.
-fn deepseek(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut calls = Vec::new();
-    let mut used = Vec::new();
-    let mut seeker = Seeker::new(text, Dialect::DeepSeek);
-    let mut from = 0;
-    let (mut opened, mut closed) = (false, false);
-    while let Some((start, marker)) = seeker.opener(from)? {
-        let end = start + marker.text.len();
-        match marker.text {
-            DS_CALL_BEGIN => {
-                let call = deepseek_call(text, start)?;
-                used.push(call.span());
-                from = call.span.end;
-                calls.push(call);
-                continue;
-            }
-            // The wrapper's tokens are left out of the prose.
-            DS_CALLS_BEGIN => {
-                opened = true;
-                used.push(start..end);
-            }
-            DS_CALLS_END => {
-                closed = true;
-                used.push(start..end);
-            }
-            _ => {}
-        }
-        from = end;
-    }
-    if opened && !closed && calls.is_empty() {
-        return Err(TextError::Unterminated {
-            at: text.len(),
-            reason: format!("`{DS_CALLS_END}` is missing"),
-        });
-    }
-    seeker.finish(detecting)?;
-    Ok((calls, used))
-}
-
-/// The most bytes from a DeepSeek call's begin marker to its arguments.
-const DS_MAX_HEAD: usize = 1024;
-
-/// The head of a DeepSeek call opened at `start`: its tool name, where its arguments start,
-/// and whether they are in a fence. `None`: the text ends before that is known and more may
-/// come (never when `complete`).
-fn deepseek_head(
-    text: &str,
-    start: usize,
-    complete: bool,
-) -> Result<Option<(String, usize, bool)>, TextError> {
-    let body = start + DS_CALL_BEGIN.len();
-    let invalid = |at: usize, reason: String| TextError::Invalid { at, reason };
-    let short = |at: usize, what: &str| {
-        if complete {
-            Err(TextError::Unterminated {
-                at,
-                reason: format!("the call ends before {what}"),
-            })
-        } else {
-            Ok(None)
-        }
-    };
-    let capped = text.len() > body + DS_MAX_HEAD;
-    let window = &text[body..text.floor_char_boundary(text.len().min(body + DS_MAX_HEAD))];
-    let name_byte = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
-    // The name (or `function`) up to the separator.
-    let q = window
-        .bytes()
-        .position(|c| !(name_byte(c) || c == b' ' || c == b'\t'))
-        .unwrap_or(window.len());
-    if !window[q..].starts_with(DS_SEP) {
-        if !capped && DS_SEP.starts_with(&window[q..]) {
-            return short(text.len(), &format!("`{DS_SEP}`"));
-        }
-        return Err(invalid(
-            body,
-            format!("`{DS_SEP}` is missing after the tool's name"),
-        ));
-    }
-    let before = window[..q].trim();
-    let mut at = q + DS_SEP.len();
-    // V3 writes `function<sep>name\n```json\n{…}\n```; later ones `name<sep>{…}`.
-    let name = if before == "function" {
-        let rest = &window[at..];
-        let len = rest
-            .bytes()
-            .position(|c| !name_byte(c))
-            .unwrap_or(rest.len());
-        if len == rest.len() && !capped {
-            return short(text.len(), "the arguments");
-        }
-        at += len;
-        &rest[..len]
-    } else {
-        before
-    };
-    if !tool_name(name) {
-        return Err(invalid(body, format!("{name:?} is not a tool name")));
-    }
-    let rest = &window[at..];
-    at += rest.len() - rest.trim_start().len();
-    let rest = &window[at..];
-    let fenced = rest.starts_with("```");
-    if fenced {
-        at += 3;
-        let label = window[at..]
-            .bytes()
-            .take_while(u8::is_ascii_alphabetic)
-            .count();
-        if at + label == window.len() && !capped {
-            return short(text.len(), "the arguments");
-        }
-        if !(label == 0 || window[at..at + label].eq_ignore_ascii_case("json")) {
-            return Err(invalid(
-                body + at,
-                "the arguments' fence is not JSON".into(),
-            ));
-        }
-        at += label;
-    } else if rest.is_empty() || "```".starts_with(rest) {
-        if !capped {
-            return short(text.len(), "the arguments");
-        }
-        return Err(invalid(body, "the call's head is too long".into()));
-    }
-    Ok(Some((name.to_owned(), body + at, fenced)))
-}
-
-/// One DeepSeek call opened at `start` (its begin marker), read up to its end marker.
-fn deepseek_call(text: &str, start: usize) -> Result<TextCall, TextError> {
-    let Some((name, args_at, fenced)) = deepseek_head(text, start, true)? else {
-        return Err(TextError::Unterminated {
-            at: text.len(),
-            reason: "the call is cut off".into(),
-        });
-    };
-    let (raw, mut at) = json_value(text, args_at)?;
-    let arguments = arguments_text(raw).map_err(|reason| TextError::Invalid {
-        at: args_at,
-        reason,
-    })?;
-    let mut expect = |token: &str| {
-        let rest = &text[at..];
-        let rest_at = at + (rest.len() - rest.trim_start().len());
-        let rest = &text[rest_at..];
-        if rest.starts_with(token) {
-            at = rest_at + token.len();
-            Ok(())
-        } else if token.starts_with(rest) {
-            Err(TextError::Unterminated {
-                at: rest_at,
-                reason: format!("`{token}` is missing"),
-            })
-        } else {
-            Err(TextError::Invalid {
-                at: rest_at,
-                reason: format!("expected `{token}` after the arguments"),
-            })
-        }
-    };
-    if fenced {
-        expect("```")?;
-    }
-    expect(DS_CALL_END)?;
-    Ok(TextCall {
-        name,
-        arguments,
-        positional: Vec::new(),
-        span: start..at,
-    })
-}
-
-/// Python calls: the whole reply (or its one fence) is a call or a list of calls, or the
-/// calls stand after `<|python_start|>` (up to an optional `<|python_end|>`).
-fn pythonic(text: &str, detecting: bool) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    let mut seeker = Seeker::new(text, Dialect::Pythonic);
-    let (start, used_from) = match seeker.next(0) {
-        Some((at, marker)) if marker.opens => {
-            // The prose before the marker holds no other call.
-            seeker.finish(detecting)?;
-            (at + marker.text.len(), at)
-        }
-        _ => {
-            let (body, offset) = unfenced(text);
-            (offset + (body.len() - body.trim_start().len()), 0)
-        }
-    };
-    let mut reader = python::Reader::new(text, start);
-    let calls = reader.calls()?;
-    let end = reader.at();
-    let rest = &text[end..];
-    let rest = rest.trim_start();
-    let allowed_after = ["", "```", "<|python_end|>", "<|eom|>", "<|eot|>"];
-    if !allowed_after.iter().any(|tail| rest.trim_end() == *tail) {
-        return Err(TextError::Invalid {
-            at: text.len() - rest.len(),
-            reason: "text after the calls in a reply that is only calls".into(),
-        });
-    }
-    let calls = calls
-        .into_iter()
-        .map(|call| TextCall {
-            name: call.name,
-            arguments: Value::Object(call.keyword).to_string(),
-            positional: call.positional,
-            span: call.span,
-        })
-        .collect();
-    Ok((calls, std::iter::once(used_from..text.len()).collect()))
-}
-
 /// The parts of `text` outside `used`, trimmed, non-empty.
-fn prose(text: &str, used: &[Range<usize>]) -> Vec<Range<usize>> {
+pub(crate) fn prose(text: &str, used: &[Range<usize>]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut from = 0;
     let mut push = |range: Range<usize>| {

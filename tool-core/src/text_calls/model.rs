@@ -1,6 +1,6 @@
 //! A model that writes its calls as text, made into one the agent loop can run.
 
-use super::{Dialect, parse_calls};
+use super::{Dialect, Dialects};
 use crate::model::ModelError;
 use crate::model::{Model, ModelRequest, Turn};
 
@@ -60,13 +60,24 @@ use crate::model::{Model, ModelRequest, Turn};
 pub struct TextModel<M> {
     inner: M,
     dialect: Option<Dialect>,
+    dialects: Dialects,
 }
 
 impl<M> TextModel<M> {
     /// Reads `inner`'s turns in `dialect`, or in the dialect each turn's markers name when
     /// `None`.
     pub fn new(inner: M, dialect: Option<Dialect>) -> Self {
-        TextModel { inner, dialect }
+        TextModel {
+            inner,
+            dialect,
+            dialects: Dialects::new(),
+        }
+    }
+
+    /// Reads the turns in `dialects` (built-in and added ones) instead of the built-in ones.
+    pub fn with_dialects(mut self, dialects: Dialects) -> Self {
+        self.dialects = dialects;
+        self
     }
 
     /// The model whose text is read.
@@ -84,7 +95,9 @@ impl<M: Model> Model for TextModel<M> {
         let Some(text) = turn.text.take() else {
             return Ok(turn);
         };
-        let parsed = parse_calls(&text, self.dialect)
+        let parsed = self
+            .dialects
+            .parse(&text, self.dialect)
             .map_err(|error| ModelError::new(format!("the model's reply: {error}")))?;
         if parsed.calls().is_empty() {
             turn.text = Some(text);

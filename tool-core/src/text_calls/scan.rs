@@ -19,61 +19,60 @@
 //! end of the text, a backtick run whose partner has not arrived), so a reply read in chunks
 //! meets the same markers as the reply read whole.
 
-use super::{DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, DS_CALLS_END, DS_SEP, Dialect};
+use super::Dialect;
+use super::dialect::{Marker, MarkerRole};
 
-/// A marker of a dialect.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Marker {
+/// A marker read in a reply, with the dialect it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seen {
     pub(crate) text: &'static str,
     pub(crate) dialect: Dialect,
     /// Whether it opens calls (and so names its dialect).
     pub(crate) opens: bool,
+    stray: bool,
 }
 
-impl Marker {
-    /// Whether the marker, outside a call, means one lost its opening marker: every marker
-    /// that closes or divides a call (a wrapper's end, or Python's end token, after all
-    /// calls, is not).
+impl Seen {
+    fn new(dialect: Dialect, marker: &Marker) -> Seen {
+        Seen {
+            text: marker.text(),
+            dialect,
+            opens: marker.role() == MarkerRole::Opens,
+            stray: marker.role() == MarkerRole::Closes,
+        }
+    }
+
+    /// Whether the marker, outside a call, means one lost its opening marker.
     pub(crate) fn stray(&self) -> bool {
-        !self.opens && self.text != DS_CALLS_END && self.text != "<|python_end|>"
+        self.stray
+    }
+
+    /// The dialect's own description of the marker.
+    pub(crate) fn marker(&self, table: &Table) -> Option<&'static Marker> {
+        table
+            .iter()
+            .filter(|(dialect, _)| *dialect == self.dialect)
+            .flat_map(|(_, markers)| markers.iter())
+            .find(|marker| marker.text() == self.text)
     }
 }
 
-const fn marker(text: &'static str, dialect: Dialect, opens: bool) -> Marker {
-    Marker {
-        text,
-        dialect,
-        opens,
-    }
-}
-
-/// Every marker the readers know. Each starts with `<` or `[`.
-pub(crate) const MARKERS: [Marker; 14] = [
-    marker("<tool_call>", Dialect::Hermes, true),
-    marker("</tool_call>", Dialect::Hermes, false),
-    marker("<function_call>", Dialect::Granite, true),
-    marker("<|tool_call|>", Dialect::Granite, true),
-    marker("<|python_tag|>", Dialect::Llama3, true),
-    marker("[TOOL_CALLS]", Dialect::Mistral, true),
-    marker("[ARGS]", Dialect::Mistral, false),
-    marker(DS_CALLS_BEGIN, Dialect::DeepSeek, true),
-    marker(DS_CALL_BEGIN, Dialect::DeepSeek, true),
-    marker(DS_CALL_END, Dialect::DeepSeek, false),
-    marker(DS_CALLS_END, Dialect::DeepSeek, false),
-    marker(DS_SEP, Dialect::DeepSeek, false),
-    marker("<|python_start|>", Dialect::Pythonic, true),
-    marker("<|python_end|>", Dialect::Pythonic, false),
-];
+/// The markers the readers know, by dialect, in the dialects' order. Each starts with `<` or
+/// `[`, and none starts another.
+pub(crate) type Table = [(Dialect, &'static [Marker])];
 
 /// The marker at `at`, if any; `Err(())` when the text ends inside what may be one and more
 /// text may come.
-fn marker_at(text: &str, at: usize, complete: bool) -> Result<Option<&'static Marker>, ()> {
+fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Option<Seen>, ()> {
     let rest = &text.as_bytes()[at..];
     let mut wait = false;
-    for marker in &MARKERS {
-        let m = marker.text.as_bytes();
+    for (dialect, marker) in table
+        .iter()
+        .flat_map(|(dialect, markers)| markers.iter().map(move |m| (*dialect, m)))
+    {
+        let m = marker.text().as_bytes();
         if rest.starts_with(m) {
-            return Ok(Some(marker));
+            return Ok(Some(Seen::new(dialect, marker)));
         }
         wait |= !complete && rest.len() < m.len() && m.starts_with(rest);
     }
@@ -136,9 +135,14 @@ impl Scanner {
 
     /// The next marker outside quotes, with where it starts; `None` at the end of the text
     /// (or, when more may come, where the next bytes decide).
-    pub(crate) fn next(&mut self, text: &str, complete: bool) -> Option<(usize, &'static Marker)> {
+    pub(crate) fn next(
+        &mut self,
+        table: &Table,
+        text: &str,
+        complete: bool,
+    ) -> Option<(usize, Seen)> {
         let b = text.as_bytes();
-        if self.span.is_some() && !self.read_span(text, complete) {
+        if self.span.is_some() && !self.read_span(table, text, complete) {
             return None;
         }
         while self.at < b.len() {
@@ -152,7 +156,7 @@ impl Scanner {
                         }
                         self.at = (at + 2).min(b.len());
                     }
-                    b'<' | b'[' => match marker_at(text, at, complete) {
+                    b'<' | b'[' => match marker_at(table, text, at, complete) {
                         Err(()) => return None,
                         Ok(Some(marker)) => {
                             if marker.opens && self.hidden.is_none() {
@@ -186,7 +190,7 @@ impl Scanner {
                 continue;
             }
             if matches!(c, b'<' | b'[') {
-                match marker_at(text, at, complete) {
+                match marker_at(table, text, at, complete) {
                     Err(()) => return None,
                     // Inside brackets of prose, where a string may have been misread (an
                     // apostrophe taken for a quote, or the other way round), an opening
@@ -221,7 +225,7 @@ impl Scanner {
                     _ => None,
                 };
                 match known {
-                    Some(Some(close)) => self.close_span(text, at, len, close),
+                    Some(Some(close)) => self.close_span(table, text, at, len, close),
                     Some(None) => {}
                     None => {
                         self.span = Some(Span {
@@ -230,7 +234,7 @@ impl Scanner {
                             at: at + len,
                             runs: Vec::new(),
                         });
-                        if !self.read_span(text, complete) {
+                        if !self.read_span(table, text, complete) {
                             return None;
                         }
                     }
@@ -271,7 +275,7 @@ impl Scanner {
     /// Goes on with the pending span's search: `false` when the text ends before its end is
     /// known. Once known, the scanner stands after the span (or after its opening run, which
     /// then is literal).
-    fn read_span(&mut self, text: &str, complete: bool) -> bool {
+    fn read_span(&mut self, table: &Table, text: &str, complete: bool) -> bool {
         let Some(mut span) = self.span.take() else {
             return true;
         };
@@ -281,7 +285,7 @@ impl Scanner {
                 false
             }
             SpanEnd::Closed(close) => {
-                self.close_span(text, span.start, span.len, close);
+                self.close_span(table, text, span.start, span.len, close);
                 true
             }
             SpanEnd::Open(end) => {
@@ -294,9 +298,9 @@ impl Scanner {
 
     /// Skips the span opened by `len` backticks at `start` and closed by the run at `close`;
     /// notes it as hidden when it may end inside a call.
-    fn close_span(&mut self, text: &str, start: usize, len: usize, close: usize) {
+    fn close_span(&mut self, table: &Table, text: &str, start: usize, len: usize, close: usize) {
         if self.hidden.is_none() {
-            self.hidden = suspect_span(text, start + len, close);
+            self.hidden = suspect_span(table, text, start + len, close);
         }
         self.at = close + len;
     }
@@ -333,7 +337,7 @@ fn find_close(text: &str, span: &mut Span, complete: bool) -> SpanEnd {
 /// Where the first opening marker of the span's content `text[from..to]` is, when the span
 /// ends inside the brackets or a string that follow it (its end may then be a backtick inside
 /// the call); `None` for a span that holds a whole example, or no opening marker.
-fn suspect_span(text: &str, from: usize, to: usize) -> Option<usize> {
+fn suspect_span(table: &Table, text: &str, from: usize, to: usize) -> Option<usize> {
     let b = text.as_bytes();
     let mut at = from;
     let (marker, body) = loop {
@@ -341,7 +345,7 @@ fn suspect_span(text: &str, from: usize, to: usize) -> Option<usize> {
             return None;
         }
         if matches!(b[at], b'<' | b'[')
-            && let Ok(Some(marker)) = marker_at(&text[..to], at, true)
+            && let Ok(Some(marker)) = marker_at(table, &text[..to], at, true)
         {
             if marker.opens {
                 break (at, at + marker.text.len());
@@ -377,18 +381,25 @@ fn suspect_span(text: &str, from: usize, to: usize) -> Option<usize> {
     (string || depth > 0).then_some(marker)
 }
 
-/// The dialects whose markers stand outside quotes anywhere in `text`, in the order of
-/// [`Dialect::ALL`].
-pub(crate) fn dialects_outside_quotes(text: &str) -> Vec<Dialect> {
+/// The dialects whose markers stand outside quotes anywhere in `text`, in the table's order.
+pub(crate) fn dialects_outside_quotes(table: &Table, text: &str) -> Vec<Dialect> {
     let mut scanner = Scanner::new(0);
     let mut found = Vec::new();
-    while let Some((_, marker)) = scanner.next(text, true) {
+    while let Some((_, marker)) = scanner.next(table, text, true) {
         if !found.contains(&marker.dialect) {
             found.push(marker.dialect);
         }
     }
-    Dialect::ALL
-        .into_iter()
-        .filter(|d| found.contains(d))
-        .collect()
+    in_order(table, &found)
+}
+
+/// `found`, in the table's order of dialects (each once).
+pub(crate) fn in_order(table: &Table, found: &[Dialect]) -> Vec<Dialect> {
+    let mut out: Vec<Dialect> = Vec::new();
+    for (dialect, _) in table {
+        if found.contains(dialect) && !out.contains(dialect) {
+            out.push(*dialect);
+        }
+    }
+    out
 }

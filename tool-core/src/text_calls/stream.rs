@@ -2,11 +2,17 @@
 
 use std::time::{Duration, Instant};
 
-use super::scan::{Marker, Scanner};
+use super::dialects::deepseek::{
+    DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, deepseek_call, deepseek_head,
+};
+use super::dialects::granite::{FUNCTION_CALL, TOOL_CALL};
+use super::dialects::hermes::{CLOSE, OPEN};
+use super::dialects::llama3::PYTHON_TAG;
+use super::dialects::mistral::{ARGS, TOOL_CALLS, mistral_call, mistral_name};
+use super::read::{json_calls, read_block};
+use super::scan::{Scanner, Seen};
 use super::{
-    DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, Dialect, ParsedCalls, TextCall, TextError,
-    deepseek_call, deepseek_head, json_calls, mistral_call, mistral_name, parse_calls,
-    stray_marker,
+    Dialect, Dialects, Marker, ParsedCalls, TextCall, TextError, parse_in, scan, stray_marker,
 };
 
 /// The default cap on the whole reply: 8 MiB.
@@ -58,6 +64,7 @@ pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
 /// ```
 #[derive(Debug)]
 pub struct TextCallStream {
+    dialects: Dialects,
     dialect: Option<Dialect>,
     detected: Option<Dialect>,
     text: String,
@@ -66,7 +73,7 @@ pub struct TextCallStream {
     scan: usize,
     yielded: Vec<TextCall>,
     /// Markers that close or divide a call, read outside any before a dialect was known.
-    strays: Vec<(usize, &'static Marker)>,
+    strays: Vec<(usize, Seen)>,
     /// The dialects of every marker read outside calls before a dialect was known.
     seen: Vec<Dialect>,
     max_call_bytes: usize,
@@ -108,6 +115,11 @@ enum Phase {
         at: usize,
         fenced: bool,
     },
+    /// An added dialect's block opened by `marker` at `start`, read again as text arrives.
+    Block {
+        start: usize,
+        marker: &'static Marker,
+    },
     /// Nothing more is read before the end.
     Rest,
 }
@@ -131,11 +143,17 @@ impl TextCallStream {
     /// A stream of one reply in `dialect`, or in the dialect its markers name when `None`
     /// (see [`parse_calls`]).
     pub fn new(dialect: Option<Dialect>) -> Self {
+        TextCallStream::in_dialects(Dialects::new(), dialect)
+    }
+
+    /// A stream of one reply read in `dialects` (see [`Dialects::stream`]).
+    pub(crate) fn in_dialects(dialects: Dialects, dialect: Option<Dialect>) -> Self {
         let phase = match dialect {
             Some(Dialect::Json | Dialect::Pythonic) => Phase::Rest,
             _ => Phase::Seek(Scanner::new(0)),
         };
         TextCallStream {
+            dialects,
             dialect,
             detected: dialect,
             text: String::new(),
@@ -203,7 +221,7 @@ impl TextCallStream {
                 reason: "the text ends inside a UTF-8 character".into(),
             });
         }
-        let parsed = parse_calls(&self.text, self.dialect)?;
+        let parsed = parse_in(&self.dialects, &self.text, self.dialect)?;
         let handed = self.yielded.len();
         if let Some(at) = (0..handed).find(|&i| parsed.calls().get(i) != Some(&self.yielded[i])) {
             // Only a reply that changes its mind (a second Granite form after the first, say)
@@ -282,9 +300,25 @@ impl TextCallStream {
         let text = self.text.as_str();
         match phase {
             Phase::Rest => Ok((Phase::Rest, false)),
+            Phase::Block { start, marker } => {
+                let block = match self.dialects.added(marker_dialect_name(self.detected)) {
+                    Some(reader) => read_block(reader, text, start, marker, false)?,
+                    None => return Ok((Phase::Rest, true)),
+                };
+                match block {
+                    None => {
+                        self.check_call_size(start)?;
+                        Ok((Phase::Block { start, marker }, false))
+                    }
+                    Some(block) => {
+                        out.extend(block.calls);
+                        Ok((seek(block.end), true))
+                    }
+                }
+            }
             Phase::Seek(mut scanner) => {
                 let found = loop {
-                    let next = scanner.next(text, false);
+                    let next = scanner.next(self.dialects.table(), text, false);
                     if let Some((_, marker)) = next {
                         match self.detected {
                             // Read whole, the reply is refused whatever follows: say so now,
@@ -292,7 +326,7 @@ impl TextCallStream {
                             Some(dialect)
                                 if self.dialect.is_none() && dialect != marker.dialect =>
                             {
-                                return Err(ambiguous(&[dialect, marker.dialect]));
+                                return Err(ambiguous(&self.dialects, &[dialect, marker.dialect]));
                             }
                             None if !self.seen.contains(&marker.dialect) => {
                                 self.seen.push(marker.dialect);
@@ -309,7 +343,7 @@ impl TextCallStream {
                         }
                         Some((at, marker)) if marker.stray() => match self.detected {
                             Some(dialect) if dialect == marker.dialect => {
-                                return Err(stray_marker(at, marker));
+                                return Err(stray_marker(at, &marker));
                             }
                             Some(_) => {}
                             None => {
@@ -333,7 +367,7 @@ impl TextCallStream {
                 if self.detected.is_none() {
                     self.detected = Some(marker.dialect);
                     if self.seen.iter().any(|&d| d != marker.dialect) {
-                        return Err(ambiguous(&self.seen));
+                        return Err(ambiguous(&self.dialects, &self.seen));
                     }
                     // A marker of this dialect read before, outside any call.
                     if let Some(&(at, stray)) = self
@@ -341,15 +375,22 @@ impl TextCallStream {
                         .iter()
                         .find(|(_, m)| m.dialect == marker.dialect)
                     {
-                        return Err(stray_marker(at, stray));
+                        return Err(stray_marker(at, &stray));
                     }
                 }
                 let body = at + marker.text.len();
+                if let Dialect::Custom(_) = marker.dialect {
+                    let Some(marker) = marker.marker(self.dialects.table()) else {
+                        return Err(stray_marker(at, &marker));
+                    };
+                    self.scan = body;
+                    return Ok((Phase::Block { start: at, marker }, true));
+                }
                 let next = match marker.text {
-                    "<tool_call>" => value(at, body, Then::Hermes),
-                    "<function_call>" | "<|tool_call|>" => value(at, body, Then::Seek),
-                    "<|python_tag|>" => value(at, body, Then::Separator),
-                    "[TOOL_CALLS]" => Phase::Mistral { start: at, body },
+                    OPEN => value(at, body, Then::Hermes),
+                    FUNCTION_CALL | TOOL_CALL => value(at, body, Then::Seek),
+                    PYTHON_TAG => value(at, body, Then::Separator),
+                    TOOL_CALLS => Phase::Mistral { start: at, body },
                     DS_CALL_BEGIN => Phase::DeepSeek { start: at },
                     DS_CALLS_BEGIN => seek(body),
                     // `<|python_start|>`: Python calls, read at the end.
@@ -396,16 +437,15 @@ impl TextCallStream {
                 Ok((next, true))
             }
             Phase::Close { at, calls } => {
-                const CLOSE: &str = "</tool_call>";
                 let at = skip_space(text, at);
                 let rest = &text[at..];
                 if rest.starts_with(CLOSE) {
                     out.extend(calls);
                     Ok((seek(at + CLOSE.len()), true))
-                } else if rest.starts_with("<tool_call>") {
+                } else if rest.starts_with(OPEN) {
                     out.extend(calls);
                     Ok((seek(at), true))
-                } else if CLOSE.starts_with(rest) || "<tool_call>".starts_with(rest) {
+                } else if CLOSE.starts_with(rest) || OPEN.starts_with(rest) {
                     self.check_call_size(calls.first().map_or(at, |c| c.span.start))?;
                     Ok((Phase::Close { at, calls }, false))
                 } else {
@@ -453,14 +493,14 @@ impl TextCallStream {
             }
             Phase::MistralName { start, body } => {
                 let from = self.scan.max(body);
-                let Some(found) = text[from..].find("[ARGS]") else {
-                    self.scan = back_off(text, "[ARGS]".len()).max(body);
+                let Some(found) = text[from..].find(ARGS) else {
+                    self.scan = back_off(text, ARGS.len()).max(body);
                     self.check_call_size(start)?;
                     return Ok((Phase::MistralName { start, body }, false));
                 };
                 let args = from + found;
                 let name = mistral_name(text, body, args)?;
-                let args_at = args + "[ARGS]".len();
+                let args_at = args + ARGS.len();
                 Ok((value(start, args_at, Then::MistralArgs { name }), true))
             }
             Phase::DeepSeek { start } => match deepseek_head(text, start, false)? {
@@ -517,12 +557,17 @@ impl TextCallStream {
 }
 
 /// A refusal of a reply holding the markers of `dialects`.
-fn ambiguous(dialects: &[Dialect]) -> TextError {
+fn ambiguous(set: &Dialects, dialects: &[Dialect]) -> TextError {
     TextError::Ambiguous {
-        dialects: Dialect::ALL
-            .into_iter()
-            .filter(|d| dialects.contains(d))
-            .collect(),
+        dialects: scan::in_order(set.table(), dialects),
+    }
+}
+
+/// The name of the added dialect being read (none other opens a block).
+fn marker_dialect_name(detected: Option<Dialect>) -> &'static str {
+    match detected {
+        Some(Dialect::Custom(name)) => name,
+        _ => "",
     }
 }
 

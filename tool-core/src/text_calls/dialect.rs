@@ -1,0 +1,280 @@
+//! The seam for dialects: what a dialect is, and the set of dialects a reply is read in.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use super::dialects;
+use super::scan::Table;
+use super::{Dialect, ParsedCalls, TextCall, TextCallStream, TextError};
+use crate::call::ToolCall;
+
+/// What a marker does in its dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MarkerRole {
+    /// It opens a block of calls, and so names its dialect.
+    Opens,
+    /// It closes or divides a call: outside one, the call it belongs to lost its opening
+    /// marker, and the reply is refused.
+    Closes,
+    /// It may stand after all calls (a wrapper's end): outside a call it is left out of the
+    /// prose.
+    Trails,
+}
+
+/// A token of a dialect, such as `<tool_call>`. It starts with `<` or `[`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Marker {
+    text: &'static str,
+    role: MarkerRole,
+}
+
+impl Marker {
+    /// A marker that opens a block of calls.
+    pub const fn opens(text: &'static str) -> Marker {
+        Marker {
+            text,
+            role: MarkerRole::Opens,
+        }
+    }
+
+    /// A marker that closes or divides a call.
+    pub const fn closes(text: &'static str) -> Marker {
+        Marker {
+            text,
+            role: MarkerRole::Closes,
+        }
+    }
+
+    /// A marker that may stand after all calls.
+    pub const fn trails(text: &'static str) -> Marker {
+        Marker {
+            text,
+            role: MarkerRole::Trails,
+        }
+    }
+
+    /// The marker as written.
+    pub const fn text(&self) -> &'static str {
+        self.text
+    }
+
+    /// What it does.
+    pub const fn role(&self) -> MarkerRole {
+        self.role
+    }
+}
+
+/// The calls of one block and where the block ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// The calls, in text order.
+    pub calls: Vec<TextCall>,
+    /// The byte just after the block (its closing marker included): where the search for the
+    /// next opening marker resumes.
+    pub end: usize,
+}
+
+/// A format of tool calls in text, added to the ones built in.
+///
+/// A dialect names its markers once, in [`markers`](Self::markers); the readers find them,
+/// whole or streamed, by the rules every dialect shares: a marker inside a quoted string or
+/// Markdown inline code opens nothing, a reply with the markers of two dialects is refused as
+/// [`Ambiguous`](TextError::Ambiguous), and a closing marker outside any call is refused. The
+/// dialect reads the block each opening marker starts
+/// ([`read_block`](Self::read_block)) and writes calls back ([`render`](Self::render)). Add it
+/// to a [`Dialects`] to read replies in it.
+///
+/// ```
+/// use tool_core::ToolCall;
+/// use tool_core::text_calls::{Block, Dialect, Dialects, Marker, TextDialect, TextError, read_call_objects};
+///
+/// /// `<call>{…}</call>`.
+/// #[derive(Debug)]
+/// struct Angle;
+///
+/// impl TextDialect for Angle {
+///     fn name(&self) -> &'static str {
+///         "angle"
+///     }
+///     fn markers(&self) -> &'static [Marker] {
+///         const MARKERS: &[Marker] = &[Marker::opens("<call>"), Marker::closes("</call>")];
+///         MARKERS
+///     }
+///     fn read_block(&self, text: &str, start: usize, _: &Marker, complete: bool) -> Result<Option<Block>, TextError> {
+///         let (calls, end) = match read_call_objects(text, start + "<call>".len()) {
+///             Err(TextError::Unterminated { .. }) if !complete => return Ok(None),
+///             result => result?,
+///         };
+///         let rest = text[end..].trim_start();
+///         if rest.starts_with("</call>") {
+///             let end = text.len() - rest.len() + "</call>".len();
+///             Ok(Some(Block { calls, end }))
+///         } else if "</call>".starts_with(rest) && !complete {
+///             Ok(None)
+///         } else {
+///             Err(TextError::Invalid { at: end, reason: "expected `</call>`".into() })
+///         }
+///     }
+///     fn render(&self, calls: &[ToolCall]) -> Result<String, TextError> {
+///         Ok(calls
+///             .iter()
+///             .map(|call| format!("<call>{{\"name\": {:?}, \"arguments\": {}}}</call>", call.name(), call.arguments_text()))
+///             .collect())
+///     }
+/// }
+///
+/// let dialects = Dialects::new().with(Angle).unwrap();
+/// let parsed = dialects.parse(r#"Sure. <call>{"name": "f", "arguments": {"a": 1}}</call>"#, None).unwrap();
+/// assert_eq!(parsed.dialect(), Some(Dialect::Custom("angle")));
+/// assert_eq!(parsed.calls()[0].arguments(), r#"{"a": 1}"#);
+/// ```
+pub trait TextDialect: fmt::Debug + Send + Sync + 'static {
+    /// A short stable name, unique among the dialects it is read with; the reply's dialect is
+    /// then [`Dialect::Custom`] with this name.
+    fn name(&self) -> &'static str;
+
+    /// Every marker of the dialect, the only list of them: detection, the scanner that skips
+    /// strings and inline code, the stream and the check that a rendered tool name holds no
+    /// marker all read it. Each starts with `<` or `[`, at least one opens calls, and none
+    /// starts or is started by another dialect's marker.
+    fn markers(&self) -> &'static [Marker];
+
+    /// Reads the block that the opening `marker` at byte `start` of `text` starts. Returns
+    /// its calls (each [`TextCall`] spanning what it was read from) and where it ends.
+    ///
+    /// `complete` tells whether `text` is the whole reply. When it is not (the reply is
+    /// streaming), return `Ok(None)` where more text could finish the block; the stream calls
+    /// again, from the same `start`, once more text has arrived. When it is, a block cut
+    /// short is [`Unterminated`](TextError::Unterminated). A malformed block is
+    /// [`Invalid`](TextError::Invalid): nothing of the reply is then used.
+    fn read_block(
+        &self,
+        text: &str,
+        start: usize,
+        marker: &Marker,
+        complete: bool,
+    ) -> Result<Option<Block>, TextError>;
+
+    /// Writes `calls` the way the model writes them, so that the dialect reads the text back
+    /// as the same calls. No calls render as the empty text.
+    fn render(&self, calls: &[ToolCall]) -> Result<String, TextError>;
+}
+
+/// The dialects a reply may be read in: the built-in ones, and those added with
+/// [`with`](Self::with). Cloning is cheap.
+///
+/// [`parse`](Self::parse), [`stream`](Self::stream) and [`render`](Self::render) work as
+/// [`parse_calls`](super::parse_calls), [`TextCallStream::new`] and
+/// [`render_calls`](super::render_calls) do, over these dialects: detection knows every
+/// added dialect's markers, and a reply mixing any two dialects is refused.
+#[derive(Clone)]
+pub struct Dialects {
+    table: Cow<'static, Table>,
+    added: Vec<Arc<dyn TextDialect>>,
+}
+
+impl fmt::Debug for Dialects {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.table.iter().map(|(dialect, _)| dialect))
+            .finish()
+    }
+}
+
+impl Default for Dialects {
+    fn default() -> Self {
+        Dialects::new()
+    }
+}
+
+impl Dialects {
+    /// The built-in dialects.
+    pub fn new() -> Self {
+        Dialects {
+            table: Cow::Borrowed(&dialects::TABLE),
+            added: Vec::new(),
+        }
+    }
+
+    /// Adds `dialect`. Refused ([`TextError::Dialect`]) when its name is taken, or its markers
+    /// break the rules of [`TextDialect::markers`].
+    pub fn with(mut self, dialect: impl TextDialect) -> Result<Self, TextError> {
+        let name = dialect.name();
+        let refuse = |reason: String| TextError::Dialect {
+            name: name.to_owned(),
+            reason,
+        };
+        if self.table.iter().any(|(d, _)| d.name() == name) {
+            return Err(refuse("the name is taken".into()));
+        }
+        let markers = dialect.markers();
+        if !markers.iter().any(|m| m.role() == MarkerRole::Opens) {
+            return Err(refuse("no marker opens calls".into()));
+        }
+        for (i, marker) in markers.iter().enumerate() {
+            let text = marker.text();
+            if !text.starts_with(['<', '[']) {
+                return Err(refuse(format!("`{text}` does not start with `<` or `[`")));
+            }
+            let others = self
+                .table
+                .iter()
+                .flat_map(|(_, markers)| markers.iter())
+                .chain(markers[..i].iter());
+            for other in others {
+                if other.text().starts_with(text) || text.starts_with(other.text()) {
+                    return Err(refuse(format!(
+                        "`{text}` and `{}` start alike, so one would be read for the other",
+                        other.text()
+                    )));
+                }
+            }
+        }
+        self.table.to_mut().push((Dialect::Custom(name), markers));
+        self.added.push(Arc::new(dialect));
+        Ok(self)
+    }
+
+    /// Reads the calls in `text`, in `dialect`, or in the dialect its markers name when `None`
+    /// (see [`parse_calls`](super::parse_calls)).
+    pub fn parse(&self, text: &str, dialect: Option<Dialect>) -> Result<ParsedCalls, TextError> {
+        super::parse_in(self, text, dialect)
+    }
+
+    /// A stream of one reply in `dialect`, or in the dialect its markers name when `None`
+    /// (see [`TextCallStream`]).
+    pub fn stream(&self, dialect: Option<Dialect>) -> TextCallStream {
+        TextCallStream::in_dialects(self.clone(), dialect)
+    }
+
+    /// Writes `calls` in `dialect` (see [`render_calls`](super::render_calls)); a tool name
+    /// holding a marker of any of these dialects is refused.
+    pub fn render(&self, dialect: Dialect, calls: &[ToolCall]) -> Result<String, TextError> {
+        super::render::render_in(self, dialect, calls)
+    }
+
+    /// The markers, by dialect.
+    pub(crate) fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The added dialect named `name`.
+    pub(crate) fn added(&self, name: &str) -> Option<&dyn TextDialect> {
+        self.added.iter().find(|d| d.name() == name).map(|d| &**d)
+    }
+
+    /// The added dialect `dialect` is, or the refusal of a name not added.
+    pub(crate) fn custom(&self, dialect: Dialect) -> Result<Option<&dyn TextDialect>, TextError> {
+        match dialect {
+            Dialect::Custom(name) => self
+                .added(name)
+                .map(Some)
+                .ok_or_else(|| TextError::Dialect {
+                    name: name.to_owned(),
+                    reason: "no such dialect was added".into(),
+                }),
+            _ => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! What the dialects share: call objects in JSON (or written as Python dicts), their
+//! arguments, Markdown fences around a whole reply, and tagged blocks.
+
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::scan::Table;
+use super::{Dialect, Seeker, TextCall, TextDialect, TextError, python};
+
+/// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
+pub(crate) fn unfenced(text: &str) -> (&str, usize) {
+    let trimmed = text.trim();
+    let start = text.len() - text.trim_start().len();
+    let Some(rest) = trimmed.strip_prefix("```") else {
+        return (text, 0);
+    };
+    let Some(line) = rest.find('\n') else {
+        return (text, 0);
+    };
+    let label = rest[..line].trim_end_matches('\r').trim();
+    let known = ["", "json", "python"]
+        .iter()
+        .any(|name| label.eq_ignore_ascii_case(name));
+    let open = 3 + line + 1;
+    match trimmed[open..].strip_suffix("```") {
+        Some(body) if known && !body.contains("```") => (body, start + open),
+        _ => (text, 0),
+    }
+}
+
+/// xLAM's envelope: an object whose only member is a list of call objects.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tool_calls: Vec<&'a RawValue>,
+}
+
+/// Call objects at `at`: one object, a JSON list of them, or an object whose only member
+/// `tool_calls` lists them (xLAM); a Python dict or list of dicts written the same way. Returns
+/// them and where they end.
+pub(crate) fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    let (raw, end) = match json_value(text, at) {
+        Ok(found) => found,
+        Err(error @ TextError::Invalid { .. }) => {
+            return python_calls(text, at).ok_or(error);
+        }
+        Err(error) => return Err(error),
+    };
+    if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get()) {
+        let calls = envelope
+            .tool_calls
+            .into_iter()
+            .map(|item| call_object(item, at..end))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok((calls, end));
+    }
+    let calls = match raw.get().trim_start().as_bytes().first() {
+        Some(b'[') => {
+            let items: Vec<&RawValue> =
+                serde_json::from_str(raw.get()).map_err(|error| TextError::Invalid {
+                    at,
+                    reason: format!("not a list of call objects: {error}"),
+                })?;
+            items
+                .into_iter()
+                .map(|item| call_object(item, at..end))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        _ => vec![call_object(raw, at..end)?],
+    };
+    Ok((calls, end))
+}
+
+/// Call objects written as Python literals at `at` (after whitespace): a dict
+/// `{'name': …, 'arguments': {…}}` or a list of them, with nothing in it but literals. `None`
+/// when that is not what stands there.
+pub(crate) fn python_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
+    let mut reader = python::Reader::new(text, at);
+    reader.skip_space();
+    let start = reader.at();
+    if !matches!(text.as_bytes().get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let value = reader.value().ok()?;
+    let end = reader.at();
+    let items = match value {
+        Value::Array(items) => items,
+        object => vec![object],
+    };
+    let mut calls = Vec::new();
+    for item in items {
+        let Value::Object(mut object) = item else {
+            return None;
+        };
+        let name = match object.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => return None,
+        };
+        let arguments = match (object.remove("arguments"), object.remove("parameters")) {
+            (Some(Value::Object(arguments)), None) | (None, Some(Value::Object(arguments))) => {
+                arguments
+            }
+            _ => return None,
+        };
+        if !object.is_empty() {
+            return None;
+        }
+        calls.push(TextCall {
+            name,
+            arguments: Value::Object(arguments).to_string(),
+            positional: Vec::new(),
+            span: start..end,
+        });
+    }
+    Some((calls, end))
+}
+
+/// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.
+pub(crate) fn json_value(text: &str, at: usize) -> Result<(&RawValue, usize), TextError> {
+    let rest = &text[at..];
+    // JSON's own whitespace, as the stream's reader skips it.
+    let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
+    let mut stream = serde_json::Deserializer::from_str(&rest[lead..]).into_iter::<&RawValue>();
+    match stream.next() {
+        Some(Ok(raw)) => Ok((raw, at + lead + stream.byte_offset())),
+        Some(Err(error)) if error.is_eof() => Err(TextError::Unterminated {
+            at: at + lead,
+            reason: "the JSON of the call is cut off".into(),
+        }),
+        Some(Err(error)) => Err(TextError::Invalid {
+            at: at + lead,
+            reason: format!("the call is not valid JSON: {error}"),
+        }),
+        None => Err(TextError::Unterminated {
+            at: at + lead,
+            reason: "no call where one was announced".into(),
+        }),
+    }
+}
+
+#[derive(Deserialize)]
+struct CallObject<'a> {
+    name: String,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    parameters: Option<&'a RawValue>,
+}
+
+/// A call object `{"name": …, "arguments" | "parameters": …}` (other members are ignored).
+pub(crate) fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
+    let invalid = |reason: String| TextError::Invalid {
+        at: span.start,
+        reason,
+    };
+    let object: CallObject<'_> = serde_json::from_str(raw.get())
+        .map_err(|error| invalid(format!("not a call object: {error}")))?;
+    let arguments = match (object.arguments, object.parameters) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "both `arguments` and `parameters` are given".into(),
+            ));
+        }
+        (Some(raw), None) | (None, Some(raw)) => raw,
+        (None, None) => {
+            return Err(invalid(
+                "the call object has no `arguments` or `parameters`".into(),
+            ));
+        }
+    };
+    let arguments = arguments_text(arguments).map_err(invalid)?;
+    Ok(TextCall {
+        name: object.name,
+        arguments,
+        positional: Vec::new(),
+        span,
+    })
+}
+
+/// The arguments as a JSON object text: the object as written, or the object inside a JSON
+/// string.
+pub(crate) fn arguments_text(raw: &RawValue) -> Result<String, String> {
+    let text = raw.get().trim();
+    match text.as_bytes().first() {
+        Some(b'{') => Ok(text.to_owned()),
+        Some(b'"') => {
+            let inner: String = serde_json::from_str(text).map_err(|error| error.to_string())?;
+            match inner.trim_start().as_bytes().first() {
+                Some(b'{') => {
+                    // It must be one whole JSON value.
+                    serde_json::from_str::<&RawValue>(&inner).map_err(|error| {
+                        format!("the arguments string is not a JSON object: {error}")
+                    })?;
+                    Ok(inner.trim().to_owned())
+                }
+                _ => Err("the arguments string does not hold a JSON object".into()),
+            }
+        }
+        _ => Err("the arguments are not a JSON object".into()),
+    }
+}
+
+/// Blocks opened by any of `opens`, each holding one call object (or a list of them) and
+/// closed by `close`; with no `close`, a block ends with its JSON.
+pub(crate) fn tagged(
+    table: &Table,
+    text: &str,
+    dialect: Dialect,
+    opens: &[&str],
+    close: Option<&str>,
+    detecting: bool,
+) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut calls = Vec::new();
+    let mut used = Vec::new();
+    let mut seeker = Seeker::new(table, text, dialect);
+    let mut from = 0;
+    while let Some((start, marker)) = seeker.opener(from)? {
+        let body = start + marker.text.len();
+        let (mut found_calls, end) = json_calls(text, body)?;
+        let mut block_end = end;
+        if let Some(close) = close {
+            let after = &text[end..];
+            let gap = after.len() - after.trim_start().len();
+            if after[gap..].starts_with(close) {
+                block_end = end + gap + close.len();
+            } else if after[gap..].is_empty() || close.starts_with(&after[gap..]) {
+                return Err(TextError::Unterminated {
+                    at: end,
+                    reason: format!("`{close}` is missing"),
+                });
+            } else if !opens.iter().any(|open| after[gap..].starts_with(open)) {
+                return Err(TextError::Invalid {
+                    at: end + gap,
+                    reason: format!("expected `{close}` after the call"),
+                });
+            }
+        }
+        calls.append(&mut found_calls);
+        used.push(start..block_end);
+        from = block_end;
+    }
+    seeker.finish(detecting)?;
+    Ok((calls, used))
+}
+
+/// Whether `name` is written as tool names are: letters, digits, `_`, `-` and `.`.
+pub(crate) fn tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+}
+
+/// An added dialect's blocks: each opening marker outside quotes starts one, which the
+/// dialect reads.
+pub(crate) fn blocks(
+    table: &Table,
+    text: &str,
+    dialect: Dialect,
+    reader: &dyn TextDialect,
+    detecting: bool,
+) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
+    let mut calls = Vec::new();
+    let mut used = Vec::new();
+    let mut seeker = Seeker::new(table, text, dialect);
+    let mut from = 0;
+    while let Some((start, seen)) = seeker.opener(from)? {
+        let end = start + seen.text.len();
+        let Some(marker) = seen.marker(table).filter(|_| seen.opens) else {
+            // A marker that may stand after all calls is left out of the prose.
+            used.push(start..end);
+            from = end;
+            continue;
+        };
+        let block = read_block(reader, text, start, marker, true)?.ok_or_else(|| {
+            TextError::Unterminated {
+                at: text.len(),
+                reason: format!("the block `{}` opens is cut off", marker.text()),
+            }
+        })?;
+        calls.extend(block.calls);
+        used.push(start..block.end);
+        from = block.end;
+    }
+    seeker.finish(detecting)?;
+    Ok((calls, used))
+}
+
+/// The block an added dialect reads at `start`, checked: it ends after its opening marker
+/// and within the text, and its calls lie within it, so a faulty dialect cannot stall the
+/// readers or make them slice out of bounds.
+pub(crate) fn read_block(
+    reader: &dyn TextDialect,
+    text: &str,
+    start: usize,
+    marker: &crate::text_calls::Marker,
+    complete: bool,
+) -> Result<Option<crate::text_calls::Block>, TextError> {
+    let Some(block) = reader.read_block(text, start, marker, complete)? else {
+        return Ok(None);
+    };
+    let fits = |range: &Range<usize>| {
+        range.start >= start
+            && range.start <= range.end
+            && range.end <= block.end
+            && text.is_char_boundary(range.start)
+            && text.is_char_boundary(range.end)
+    };
+    if block.end <= start
+        || block.end > text.len()
+        || !text.is_char_boundary(block.end)
+        || !block.calls.iter().all(|call| fits(&call.span()))
+    {
+        return Err(TextError::Invalid {
+            at: start,
+            reason: format!(
+                "the dialect `{}` read a block that is not within the text after its marker",
+                reader.name()
+            ),
+        });
+    }
+    Ok(Some(block))
+}
