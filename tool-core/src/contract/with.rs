@@ -479,3 +479,11 @@ impl<T: 'static, M: ArgumentWith<T> + 'static> Argument for With<T, M> {
 pub fn with_value<T, M: ArgumentWith<T>>(value: &T) -> Option<Value> {
     M::to_json(value)
 }
+
+/// The JSON of an `Option<T>` field marked `#[tool(with = M)]`: `null` when absent.
+pub fn with_option_value<T, M: ArgumentWith<T>>(value: &Option<T>) -> Option<Value> {
+    match value {
+        Some(value) => M::to_json(value),
+        None => Some(Value::Null),
+    }
+}
