@@ -299,6 +299,10 @@ fn unsupported_serde(keyword: &Keyword<'_>, place: &str) -> syn::Error {
     let name = keyword.name();
     let hint = match name.as_str() {
         "alias" => "; a field has one name on the wire, set with `rename`",
+        "deserialize_with" | "with" | "remote" if place == "a field" => {
+            "; for a type of another crate, implement `tool_core::contract::ArgumentWith` on a \
+             marker type of yours and write `#[tool(with = Marker)]`"
+        }
         "deserialize_with" | "with" | "from" | "try_from" | "remote" => {
             "; parse into a supported type and convert it in the handler"
         }

@@ -379,8 +379,8 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
         };
         // A `#[tool(schemars)]` or `#[tool(with)]` field's type cannot say what JSON its
         // default is.
-        let default_value = default_value
-            .filter(|_| field.attrs.schemars.is_none() && field.attrs.with.is_none());
+        let default_value =
+            default_value.filter(|_| field.attrs.schemars.is_none() && field.attrs.with.is_none());
         let advertise = default_value.map(|value| {
             quote! {
                 #p::advertise_default::<#ty, #bounds>(
