@@ -183,7 +183,7 @@ fn a_refused_call_reports_every_violation_at_its_pointer() {
 fn the_tool_accepts_what_the_advertised_schema_accepts() {
     let validator = jsonschema::options()
         .should_validate_formats(true)
-        .build(&Pay::input_schema())
+        .build(Pay::input_schema())
         .unwrap();
     let amounts = [
         json!("0.01"),
