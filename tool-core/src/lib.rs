@@ -175,6 +175,7 @@ pub mod __private {
     };
     pub use crate::contract::untagged::{untagged_bytes, untagged_work};
     pub use crate::contract::validate::drain_map;
+    pub use crate::contract::with::{With, with_option_value, with_value};
 
     /// Types whose contract is their `schemars::JsonSchema` (`#[tool(schemars)]`).
     #[cfg(feature = "schemars")]

@@ -134,6 +134,9 @@ pub(crate) struct Field {
     /// `#[tool(schemars)]`: the field's contract is its type's `schemars::JsonSchema`, checked
     /// through `ViaSchemars`.
     pub(crate) schemars: Option<Span>,
+    /// `#[tool(with = Marker)]`: the field's contract is `Marker`'s `ArgumentWith` for the
+    /// field's type.
+    pub(crate) with: Option<syn::Type>,
 }
 
 impl std::default::Default for Field {
@@ -153,6 +156,7 @@ impl std::default::Default for Field {
             deprecated: false,
             flatten: None,
             schemars: None,
+            with: None,
         }
     }
 }
@@ -295,6 +299,10 @@ fn unsupported_serde(keyword: &Keyword<'_>, place: &str) -> syn::Error {
     let name = keyword.name();
     let hint = match name.as_str() {
         "alias" => "; a field has one name on the wire, set with `rename`",
+        "deserialize_with" | "with" | "remote" if place == "a field" => {
+            "; for a type of another crate, implement `tool_core::contract::ArgumentWith` on a \
+             marker type of yours and write `#[tool(with = Marker)]`"
+        }
         "deserialize_with" | "with" | "from" | "try_from" | "remote" => {
             "; parse into a supported type and convert it in the handler"
         }
@@ -611,13 +619,15 @@ fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::R
         });
     } else if keyword.is("schemars") {
         out.schemars = Some(keyword.path.span());
+    } else if keyword.is("with") {
+        out.with = Some(keyword.parse_value::<syn::Type>()?);
     } else if keyword.is("description") {
         out.description = Some(keyword.parse_value::<LitStr>()?.value());
     } else {
         return Err(keyword.error(format!(
             "unknown tool attribute `{}`; on a field, #[tool(...)] takes `length`, `range`, \
-             `pattern`, `regex`, `format`, `inner`, `keys`, `example`, `schemars` and \
-             `description`",
+             `pattern`, `regex`, `format`, `inner`, `keys`, `example`, `schemars`, `with` \
+             and `description`",
             keyword.name()
         )));
     }

@@ -139,6 +139,7 @@ fn check_fields(fields: &[Field<'_>], tag: Option<&str>, errors: &Errors) {
                 || !attrs.examples.is_empty()
                 || attrs.rename.is_some()
                 || attrs.schemars.is_some()
+                || attrs.with.is_some()
             {
                 errors.at(
                     span,
@@ -186,6 +187,29 @@ pub(crate) const FORMATS: &[&str] = &[
 
 /// The constraint keywords of one field, and those of its items.
 fn check_constraints(attrs: &crate::attr::Field, errors: &Errors) {
+    if let Some(marker) = &attrs.with {
+        let constrained = attrs.length.span.is_some()
+            || attrs.range.span.is_some()
+            || attrs.pattern.is_some()
+            || attrs.format.is_some()
+            || attrs.inner.is_some()
+            || attrs.keys.is_some();
+        if attrs.schemars.is_some() {
+            errors.spanned(
+                marker,
+                "a field takes `with` or `schemars`, not both: each gives the whole schema",
+            );
+            return;
+        }
+        if constrained {
+            errors.spanned(
+                marker,
+                "a #[tool(with = ...)] field takes no constraints: its schema comes from the \
+                 marker's `ArgumentWith::schema`; build them there with `ArgumentSchema`",
+            );
+            return;
+        }
+    }
     if let Some(span) = attrs.schemars
         && (attrs.length.span.is_some()
             || attrs.range.span.is_some()
@@ -273,7 +297,8 @@ fn check_generics(input: &Input<'_>, errors: &Errors) {
             || attrs.inner.is_some()
             || attrs.format.is_some()
             || attrs.keys.is_some()
-            || attrs.schemars.is_some();
+            || attrs.schemars.is_some()
+            || attrs.with.is_some();
         let ty = field.ty;
         let mentions = quote::quote!(#ty)
             .into_iter()
@@ -281,7 +306,7 @@ fn check_generics(input: &Input<'_>, errors: &Errors) {
         if constrained && mentions {
             errors.spanned(
                 field.ty,
-                "constraints and `schemars` on a field whose type involves a type parameter \
+                "constraints, `schemars` and `with` on a field whose type involves a type parameter \
                  are not supported: put them on the concrete type (a newtype struct with its \
                  own constraints)",
             );

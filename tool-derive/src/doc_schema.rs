@@ -28,16 +28,21 @@ pub(crate) fn doc_schema(input: &Input<'_>) -> Option<DocSchema> {
             complete = false;
             continue;
         }
-        let (mut schema, optional) = if field.attrs.schemars.is_some() {
+        let (mut schema, optional) = if field.attrs.schemars.is_some() || field.attrs.with.is_some()
+        {
             complete = false;
             let ty = field.ty;
             let text = quote::quote!(#ty).to_string().replace(' ', "");
             let optional =
                 split(ty).is_some_and(|(name, args)| name == "Option" && args.len() == 1);
-            (
-                json!({ "$comment": format!("the schemars schema of `{text}`") }),
-                optional,
-            )
+            let comment = match &field.attrs.with {
+                Some(marker) => {
+                    let marker = quote::quote!(#marker).to_string().replace(' ', "");
+                    format!("the schema `{marker}` gives `{text}`")
+                }
+                None => format!("the schemars schema of `{text}`"),
+            };
+            (json!({ "$comment": comment }), optional)
         } else {
             type_schema(field.ty, &field.attrs, &mut complete)
         };

@@ -377,8 +377,10 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             attr::Default::None if container_default => Some(quote!(&__container_default.#member)),
             attr::Default::None => None,
         };
-        // A `#[tool(schemars)]` field's type cannot say what JSON its default is.
-        let default_value = default_value.filter(|_| field.attrs.schemars.is_none());
+        // A `#[tool(schemars)]` or `#[tool(with)]` field's type cannot say what JSON its
+        // default is.
+        let default_value =
+            default_value.filter(|_| field.attrs.schemars.is_none() && field.attrs.with.is_none());
         let advertise = default_value.map(|value| {
             quote! {
                 #p::advertise_default::<#ty, #bounds>(
@@ -416,11 +418,8 @@ fn object_argument(spec: &ObjectSpec<'_>) -> TokenStream {
             );
             #require
         });
-        let field_value = if field.attrs.schemars.is_some() {
-            quote!(#p::no_value(&self.#member)?)
-        } else {
-            quote!(<#ty as #krate::Argument>::to_value(&self.#member)?)
-        };
+        let field_value = field_value(&field.attrs, ty, quote!(&self.#member), &p, krate);
+        let field_value = quote!(#field_value?);
         to_value_fields.extend(quote_spanned! {ty_span(ty)=>
             __tool_argument::<#arg>();
             let _: #p::Option<#p::Value> = __object.insert(
@@ -600,9 +599,46 @@ fn ty_span(ty: &syn::Type) -> Span {
     syn::spanned::Spanned::span(ty)
 }
 
+/// The JSON of a field's value `value` (a reference to it), as its type or its marker writes
+/// it: an `Option<Value>`.
+fn field_value(
+    attrs: &attr::Field,
+    ty: &syn::Type,
+    value: TokenStream,
+    p: &TokenStream,
+    krate: &syn::Path,
+) -> TokenStream {
+    if let Some(marker) = &attrs.with {
+        return match option_inner(ty) {
+            Some(inner) => quote!(#p::with_option_value::<#inner, #marker>(#value)),
+            None => quote!(#p::with_value::<#ty, #marker>(#value)),
+        };
+    }
+    if attrs.schemars.is_some() {
+        return quote!(#p::no_value(#value));
+    }
+    quote!(<#ty as #krate::Argument>::to_value(#value))
+}
+
 /// The type a field is parsed and advertised as (`ViaSchemars<T>` for a `#[tool(schemars)]`
-/// field of type `T`), and the suffix turning an `Option` of it into an `Option<T>`.
+/// field of type `T`, `With<T, M>` for a `#[tool(with = M)]` one), and the suffix turning an
+/// `Option` of it into an `Option<T>`.
 fn via(attrs: &attr::Field, ty: &syn::Type, p: &TokenStream) -> (TokenStream, TokenStream) {
+    if let Some(marker) = &attrs.with {
+        // On the marker's tokens, so that a marker without `ArgumentWith` is reported there.
+        let span = ty_span(marker);
+        let p = respan(p.clone(), span);
+        if let Some(inner) = option_inner(ty) {
+            return (
+                quote_spanned!(span=> #p::Option<#p::With<#inner, #marker>>),
+                quote!(.map(|__value| __value.map(|__value| __value.0))),
+            );
+        }
+        return (
+            quote_spanned!(span=> #p::With<#ty, #marker>),
+            quote!(.map(|__value| __value.0)),
+        );
+    }
     if attrs.schemars.is_none() {
         return (quote!(#ty), TokenStream::new());
     }
@@ -795,11 +831,7 @@ fn newtype_argument(input: &Input<'_>, newtype: &Newtype<'_>) -> TokenStream {
     let (arg, unwrap) = via(&newtype.attrs, ty, &p);
     let member = &newtype.member;
     let doc = option_tokens(&p, input.doc.as_deref());
-    let to_value = if newtype.attrs.schemars.is_some() {
-        quote!(#p::no_value(&self.#member))
-    } else {
-        quote!(<#ty as #krate::Argument>::to_value(&self.#member))
-    };
+    let to_value = field_value(&newtype.attrs, ty, quote!(&self.#member), &p, krate);
     let type_text = quote!(#ty).to_string();
     let (items, bounds) = constraint_set(
         &newtype.attrs,
@@ -1040,11 +1072,8 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
                     let member = field.member;
                     let ty = field.ty;
                     let wire = &field.wire;
-                    let value = if field.attrs.schemars.is_some() {
-                        quote!(#p::no_value(#member)?)
-                    } else {
-                        quote!(<#ty as #krate::Argument>::to_value(#member)?)
-                    };
+                    let value = field_value(&field.attrs, ty, quote!(#member), &p, krate);
+                    let value = quote!(#value?);
                     quote! {
                         let _: #p::Option<#p::Value> = __object.insert(
                             ::std::string::String::from(#wire),

@@ -42,9 +42,12 @@ use crate::contract::validate::{
 /// and `time`, `uuid::Uuid` and `url::Url` (each documented with its implementation). Derive it for your own structs
 /// and enums (unit variants, or variants with data) with `#[derive(Argument)]` (or
 /// `#[derive(Tool)]` for a tool's root type); the two methods must agree, which is why
-/// implementing them by hand is not advised. A field of a type from another crate that
-/// implements `schemars::JsonSchema` and `serde::Deserialize` takes `#[tool(schemars)]`
-/// (feature `schemars`).
+/// implementing them by hand is not advised. A field of a type from another crate takes
+/// `#[tool(with = Marker)]`, where `Marker` is a type of yours implementing
+/// [`ArgumentWith`](crate::contract::ArgumentWith) for it (its schema, built with
+/// [`ArgumentSchema`](crate::contract::ArgumentSchema), and its conversion); one that
+/// implements `schemars::JsonSchema` and `serde::Deserialize` may instead take
+/// `#[tool(schemars)]` (feature `schemars`).
 ///
 /// An `f32` gets the `f32` nearest to the number, as serde gives it, and declared bounds hold
 /// on that value: a number rounding onto or across a bound is refused, and the advertised bound
@@ -54,10 +57,10 @@ use crate::contract::validate::{
     label = "this type has no argument schema",
     note = "derive `tool_core::Argument` for your own structs and enums (unit variants, or \
             variants with data)",
-    note = "a type from another crate: mark the field `#[tool(schemars)]` when the type \
-            implements `schemars::JsonSchema` and `serde::Deserialize` (feature `schemars`), or \
-            declare a newtype of your own that derives `Argument` over a type that has one \
-            (`struct Sku(String);`) and convert it in the handler"
+    note = "a type from another crate: implement `tool_core::contract::ArgumentWith<{Self}>` \
+            on a marker type of yours and mark the field `#[tool(with = Marker)]`, or mark it \
+            `#[tool(schemars)]` when the type implements `schemars::JsonSchema` and \
+            `serde::Deserialize` (feature `schemars`)"
 )]
 pub trait Argument: Sized {
     /// `true` for types whose absence is allowed (`Option<T>`): not listed in `required`.

@@ -28,6 +28,7 @@ pub(crate) mod untagged;
 pub(crate) mod untyped;
 pub(crate) mod validate;
 pub(crate) mod wide;
+pub(crate) mod with;
 
 pub use arguments::Arguments;
 pub use error::{Keyword, Violation};
@@ -37,3 +38,4 @@ pub use schema::DRAFT_2020_12;
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
 pub use schemars::ViaSchemars;
 pub use validate::MAX_DEPTH;
+pub use with::{ArgumentSchema, ArgumentWith};
