@@ -275,3 +275,64 @@ fn a_block_read_outside_the_text_is_refused() {
     let mut stream = set.stream(None);
     assert!(stream.push("a <faulty> b").is_err());
 }
+
+/// [`DoubleAngle`], counting the bytes it is handed to read.
+#[derive(Debug)]
+struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl TextDialect for Counting {
+    fn name(&self) -> &'static str {
+        DoubleAngle.name()
+    }
+
+    fn markers(&self) -> &'static [Marker] {
+        DoubleAngle.markers()
+    }
+
+    fn read_block(
+        &self,
+        text: &str,
+        start: usize,
+        marker: &Marker,
+        complete: bool,
+    ) -> Result<Option<Block>, TextError> {
+        self.0
+            .fetch_add(text.len() - start, std::sync::atomic::Ordering::Relaxed);
+        DoubleAngle.read_block(text, start, marker, complete)
+    }
+
+    fn render(&self, calls: &[ToolCall]) -> Result<String, TextError> {
+        DoubleAngle.render(calls)
+    }
+}
+
+#[test]
+fn a_block_streamed_byte_by_byte_is_read_in_work_linear_in_its_length() {
+    // A dialect reads its block from the start each time; the stream must not ask it again
+    // for every byte, or one long call streamed in small chunks takes time quadratic in its
+    // length.
+    for size in [4_000, 16_000] {
+        let call = format!(
+            "<<call>>{{\"name\": \"note\", \"arguments\": {{\"text\": \"{}\"}}}}<</call>>",
+            "a".repeat(size)
+        );
+        let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let dialects = Dialects::new()
+            .with(Counting(std::sync::Arc::clone(&read)))
+            .unwrap();
+        let mut stream = dialects.stream(Some(NAME));
+        let mut handed = Vec::new();
+        for byte in call.as_bytes().chunks(1) {
+            handed.extend(stream.push(byte).unwrap());
+        }
+        let reply = stream.finish().unwrap();
+        assert_eq!(reply.parsed().calls().len(), 1);
+        assert!(handed.len() <= 1);
+        let read = read.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            read <= 5 * call.len(),
+            "a {}-byte block streamed byte by byte was read {read} bytes",
+            call.len()
+        );
+    }
+}

@@ -115,10 +115,15 @@ enum Phase {
         at: usize,
         fenced: bool,
     },
-    /// An added dialect's block opened by `marker` at `start`, read again as text arrives.
+    /// An added dialect's block opened by `marker` at `start`, read again as text arrives:
+    /// `spent` bytes were handed to its reader so far. A reader reads its block from the start
+    /// each time, so a new try waits until the block is long enough to pay for it (see
+    /// [`worth_trying`]), which keeps the work linear in the block's length whatever the
+    /// chunking.
     Block {
         start: usize,
         marker: &'static Marker,
+        spent: usize,
     },
     /// Nothing more is read before the end.
     Rest,
@@ -300,15 +305,38 @@ impl TextCallStream {
         let text = self.text.as_str();
         match phase {
             Phase::Rest => Ok((Phase::Rest, false)),
-            Phase::Block { start, marker } => {
-                let block = match self.dialects.added(marker_dialect_name(self.detected)) {
-                    Some(reader) => read_block(reader, text, start, marker, false)?,
-                    None => return Ok((Phase::Rest, true)),
+            Phase::Block {
+                start,
+                marker,
+                spent,
+            } => {
+                let Some(reader) = self.dialects.added(marker_dialect_name(self.detected)) else {
+                    return Ok((Phase::Rest, true));
                 };
-                match block {
+                let length = text.len() - start;
+                if !worth_trying(spent, length) {
+                    self.check_call_size(start)?;
+                    return Ok((
+                        Phase::Block {
+                            start,
+                            marker,
+                            spent,
+                        },
+                        false,
+                    ));
+                }
+                let spent = spent.saturating_add(length);
+                match read_block(reader, text, start, marker, false)? {
                     None => {
                         self.check_call_size(start)?;
-                        Ok((Phase::Block { start, marker }, false))
+                        Ok((
+                            Phase::Block {
+                                start,
+                                marker,
+                                spent,
+                            },
+                            false,
+                        ))
                     }
                     Some(block) => {
                         out.extend(block.calls);
@@ -384,7 +412,14 @@ impl TextCallStream {
                         return Err(stray_marker(at, &marker));
                     };
                     self.scan = body;
-                    return Ok((Phase::Block { start: at, marker }, true));
+                    return Ok((
+                        Phase::Block {
+                            start: at,
+                            marker,
+                            spent: 0,
+                        },
+                        true,
+                    ));
                 }
                 let next = match marker.text {
                     OPEN => value(at, body, Then::Hermes),
@@ -727,4 +762,13 @@ impl StreamedReply {
             .iter()
             .map(|range| &self.text[range.clone()])
     }
+}
+
+/// Whether an added dialect's block of `length` bytes is read again, its reader having been
+/// handed `spent` bytes so far: only while the reading stays within four times the block's
+/// length. Every try before is paid for by the bytes that arrived since, so streaming a block
+/// costs at most four times its length in reading however small the chunks; a call whose end
+/// has arrived is handed over once the text grows by a third more, or at `finish`.
+fn worth_trying(spent: usize, length: usize) -> bool {
+    spent.saturating_add(length) <= length.saturating_mul(4)
 }
