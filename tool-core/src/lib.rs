@@ -132,7 +132,7 @@ pub use contract::tool::{Tool, ToolOutput};
 pub use outcome::{Code, Denied, Failure, InvocationId, Outcome, Output, UnknownCode};
 pub use registry::def::{Effect, ToolDef};
 pub use registry::list::Registry;
-pub use runtime::Runtime;
+pub use runtime::invoke::Runtime;
 pub use tokio_util::sync::CancellationToken;
 
 /// Derives [`Tool`] (and [`Argument`]) for a struct with named fields.
