@@ -129,7 +129,7 @@ impl Runtime {
         self.shared.ledger.as_ref()
     }
 
-    /// Runs one proposed call through every stage (see the [module docs](self)) and returns
+    /// Runs one proposed call through every stage (see the [module docs](crate::runtime)) and returns
     /// its single outcome. Never panics, whatever the input or the handler does.
     ///
     /// `call_id` is the call's id ([`ToolCall::call_id`](crate::ToolCall::call_id)), echoed in

@@ -1,5 +1,5 @@
 //! The runtime: one entry point, [`Runtime::invoke`], that turns a proposed call into exactly
-//! one [`Outcome`] through a fixed order of stages. Each stage has its own file in this folder.
+//! one [`Outcome`](crate::Outcome) through a fixed order of stages. Each stage has its own file in this folder.
 //!
 //! | # | stage | file | refuses with |
 //! |---|---|---|---|
@@ -30,7 +30,7 @@
 //! authorized, an unauthorized one never approved or run. Stages 3 and 4 run inside the
 //! registry's typed code, so the typed value goes from the parser to the tool's own check and to
 //! the handler without leaving it; the runtime's policy (stage 4) sees the tool and the
-//! [`Context`], and the approver (stage 5) sees the arguments as JSON (read again from the
+//! [`Context`](crate::Context), and the approver (stage 5) sees the arguments as JSON (read again from the
 //! validated text, or a copy of the value when they arrived parsed). Stage 8 is the last step of
 //! the call's work (the registry's typed code serializes and checks the output), so it runs
 //! under stage 7's panic catching; `output.rs` turns its errors into failures.
@@ -56,7 +56,7 @@
 //! takes nothing.
 //!
 //! Waits inside a run (approval, a concurrency slot, a model's answer in the repair and agent
-//! loops) all end when the [`Context`] is cancelled or its deadline passes.
+//! loops) all end when the [`Context`](crate::Context) is cancelled or its deadline passes.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -142,7 +142,7 @@ pub struct RuntimeBuilder {
 
 impl RuntimeBuilder {
     /// How long one call may run unless its tool sets its own timeout (default 30 s). The
-    /// run's deadline in the [`Context`] also bounds every call.
+    /// run's deadline in the [`Context`](crate::Context) also bounds every call.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self

@@ -5,7 +5,7 @@ use crate::model::ModelError;
 use crate::model::{Model, ModelRequest, Turn};
 
 /// Runs a model whose turns are plain text (a completion endpoint, a server without a tool-call
-/// parser) in the agent loop: each turn's text is read with [`parse_calls`], in the dialect
+/// parser) in the agent loop: each turn's text is read with [`parse_calls`](super::parse_calls), in the dialect
 /// given or the one its markers name, and the calls found become the turn's calls.
 ///
 /// - The turn's text becomes the prose around the calls (`None` when there is none), so the

@@ -29,13 +29,13 @@ pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
 /// [`Pythonic`](Dialect::Pythonic)) are only calls if nothing follows them, which is known at
 /// the end, so their calls come from [`finish`](Self::finish).
 ///
-/// [`finish`](Self::finish) reads the whole reply again by [`parse_calls`]'s rules and gives
+/// [`finish`](Self::finish) reads the whole reply again by [`parse_calls`](super::parse_calls)'s rules and gives
 /// the same result for every way the reply was cut into chunks.
 ///
 /// **Which calls to run.** A call handed over by [`push`](Self::push) is complete and final:
 /// if the reply is accepted, it is exactly the matching call among the first calls of
 /// `finish`'s result. But the reply as a whole is accepted or refused only at its end, as
-/// [`parse_calls`] reads it, and text after a call can still refuse it (the next call cut off
+/// [`parse_calls`](super::parse_calls) reads it, and text after a call can still refuse it (the next call cut off
 /// or malformed, another dialect's marker, a cap); a refused reply runs none of its calls,
 /// including those already handed over. So run the calls of
 /// [`StreamedReply::calls`], after `finish` succeeds, and use the early hand-over for what can
@@ -146,7 +146,7 @@ enum Then {
 
 impl TextCallStream {
     /// A stream of one reply in `dialect`, or in the dialect its markers name when `None`
-    /// (see [`parse_calls`]).
+    /// (see [`parse_calls`](super::parse_calls)).
     pub fn new(dialect: Option<Dialect>) -> Self {
         TextCallStream::in_dialects(Dialects::new(), dialect)
     }
@@ -214,7 +214,7 @@ impl TextCallStream {
         result
     }
 
-    /// Ends the reply: reads it whole by [`parse_calls`]'s rules and returns the result with
+    /// Ends the reply: reads it whole by [`parse_calls`](super::parse_calls)'s rules and returns the result with
     /// the calls not yet handed over.
     pub fn finish(self) -> Result<StreamedReply, TextError> {
         if let Some(error) = self.failed {
@@ -739,7 +739,7 @@ impl StreamedReply {
         &self.text
     }
 
-    /// Every call and the prose, as [`parse_calls`] reads the whole text.
+    /// Every call and the prose, as [`parse_calls`](super::parse_calls) reads the whole text.
     pub fn parsed(&self) -> &ParsedCalls {
         &self.parsed
     }
