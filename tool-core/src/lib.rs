@@ -48,11 +48,11 @@
 )]
 #![cfg_attr(
     feature = "test-util",
-    doc = "\n[`testing::ScriptedTurns::from_transcript`]: crate::testing::ScriptedTurns::from_transcript\n[`tool_core::testing`]: crate::testing\n"
+    doc = "\n[`testing::ScriptedTurns::from_transcript`]: crate::testing::ScriptedTurns::from_transcript\n[`tool_core::testing`]: crate::testing\n[`testing::ledger_suite`]: crate::testing::ledger_suite\n"
 )]
 #![cfg_attr(
     not(feature = "test-util"),
-    doc = "\n[`testing::ScriptedTurns::from_transcript`]: #dependencies-and-features\n[`tool_core::testing`]: #dependencies-and-features\n"
+    doc = "\n[`testing::ScriptedTurns::from_transcript`]: #dependencies-and-features\n[`tool_core::testing`]: #dependencies-and-features\n[`testing::ledger_suite`]: #dependencies-and-features\n"
 )]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
