@@ -287,3 +287,58 @@ pub(crate) fn error_event(kind: &Value, message: &Value) -> StreamError {
 pub(crate) fn default(body: &mut Map<String, Value>, key: &str, value: Value) {
     body.entry(key.to_owned()).or_insert(value);
 }
+
+/// The [`WireFormat`] methods a built-in format takes from its module's functions and stream
+/// of the same names (`request`, `parse_turn`, `Stream`).
+macro_rules! module_format {
+    () => {
+        fn request(
+            &self,
+            transcript: &[$crate::model::Message],
+            tools: &$crate::providers::Advertised,
+            options: &$crate::providers::RequestOptions,
+        ) -> Result<serde_json::Value, $crate::providers::RequestError> {
+            request(transcript, tools, options)
+        }
+
+        fn parse_turn(
+            &self,
+            body: &serde_json::Value,
+            names: &$crate::providers::NameMap,
+        ) -> Result<$crate::model::Turn, $crate::providers::ParseError> {
+            parse_turn(body, names)
+        }
+
+        fn stream(
+            &self,
+            names: &$crate::providers::NameMap,
+            max_call_bytes: usize,
+        ) -> Box<dyn $crate::providers::TurnStream> {
+            $crate::providers::format::Streamed::boxed(
+                Stream::new(names).max_call_bytes(max_call_bytes),
+            )
+        }
+    };
+}
+pub(crate) use module_format;
+
+/// The [`ProviderStream`] methods a built-in stream has as its own (`push`, `text`, `finish`).
+macro_rules! module_stream {
+    () => {
+        fn push(
+            &mut self,
+            event: &serde_json::Value,
+        ) -> Result<Vec<$crate::ToolCall>, $crate::providers::StreamError> {
+            Stream::push(self, event)
+        }
+
+        fn text(&self) -> &str {
+            Stream::text(self)
+        }
+
+        fn finish(self) -> Result<(), $crate::providers::StreamError> {
+            Stream::finish(self)
+        }
+    };
+}
+pub(crate) use module_stream;

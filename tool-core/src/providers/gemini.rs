@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_envelope, pair};
-use super::format::{ProviderStream, Streamed, TurnStream, WireFormat, error_event};
+use super::format::{ProviderStream, WireFormat, error_event};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
@@ -36,7 +36,7 @@ use super::request::{
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
-use crate::model::{Message, Provider, ProviderState, Turn, Usage};
+use crate::model::{Provider, ProviderState, Turn, Usage};
 use crate::{Outcome, contract::MAX_DEPTH};
 
 #[derive(Deserialize)]
@@ -815,22 +815,7 @@ impl WireFormat for Format {
         Target::GeminiJsonSchema
     }
 
-    fn request(
-        &self,
-        transcript: &[Message],
-        tools: &Advertised,
-        options: &RequestOptions,
-    ) -> Result<Value, RequestError> {
-        request(transcript, tools, options)
-    }
-
-    fn parse_turn(&self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
-        parse_turn(body, names)
-    }
-
-    fn stream(&self, names: &NameMap, max_call_bytes: usize) -> Box<dyn TurnStream> {
-        Streamed::boxed(Stream::new(names).max_call_bytes(max_call_bytes))
-    }
+    super::format::module_format!();
 
     fn results(&self, calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
         function_responses(calls, outcomes)
@@ -870,17 +855,7 @@ impl WireFormat for Format {
 }
 
 impl ProviderStream for Stream {
-    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        Stream::push(self, event)
-    }
-
-    fn text(&self) -> &str {
-        Stream::text(self)
-    }
-
-    fn finish(self) -> Result<(), StreamError> {
-        Stream::finish(self)
-    }
+    super::format::module_stream!();
 
     fn provider_state(&self) -> Option<ProviderState> {
         Stream::provider_state(self)

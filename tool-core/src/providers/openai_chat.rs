@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
 use super::encode::{EncodeError, outcome_text, pair};
-use super::format::{ProviderStream, Streamed, TurnStream, WireFormat, default, error_event};
+use super::format::{ProviderStream, WireFormat, default, error_event};
 use super::names::NameMap;
 use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_text};
 use super::stream::{self, Caps, StreamError};
@@ -414,22 +414,7 @@ impl WireFormat for Format {
         Target::OpenAiChat
     }
 
-    fn request(
-        &self,
-        transcript: &[crate::model::Message],
-        tools: &Advertised,
-        options: &RequestOptions,
-    ) -> Result<Value, RequestError> {
-        request(transcript, tools, options)
-    }
-
-    fn parse_turn(&self, body: &Value, names: &NameMap) -> Result<Turn, ParseError> {
-        parse_turn(body, names)
-    }
-
-    fn stream(&self, names: &NameMap, max_call_bytes: usize) -> Box<dyn TurnStream> {
-        Streamed::boxed(Stream::new(names).max_call_bytes(max_call_bytes))
-    }
+    super::format::module_format!();
 
     fn results(&self, calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, EncodeError> {
         tool_messages(calls, outcomes).map(Value::Array)
@@ -473,17 +458,7 @@ pub(super) fn bearer(key: Option<&str>) -> Vec<(&'static str, String)> {
 }
 
 impl ProviderStream for Stream {
-    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, StreamError> {
-        Stream::push(self, event)
-    }
-
-    fn text(&self) -> &str {
-        Stream::text(self)
-    }
-
-    fn finish(self) -> Result<(), StreamError> {
-        Stream::finish(self)
-    }
+    super::format::module_stream!();
 
     fn provider_state(&self) -> Option<ProviderState> {
         None
