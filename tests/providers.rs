@@ -14,10 +14,11 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tool_core::model::{Message, Provider, ProviderState, ToolResult, Turn};
 use tool_core::providers::{
-    self, AdvertiseError, CallArguments, LimitError, LossKind, LowerError, NameMap, NameRule,
-    RequestError, RequestOptions, StreamError, Target, ToolCall, ToolSpec, advertise, anthropic,
-    gemini, json_lines, openai_chat, openai_responses, sse_events,
+    self, AdvertiseError, LimitError, LossKind, LowerError, NameMap, NameRule, RequestError,
+    RequestOptions, StreamError, Target, ToolSpec, advertise, anthropic, gemini, json_lines,
+    openai_chat, openai_responses, sse_events,
 };
+use tool_core::{CallArguments, ToolCall};
 use tool_core::{
     Code, Context, Outcome, Registry, Runtime, Tool, ToolDef,
     registry::{DynamicTool, ToolError},

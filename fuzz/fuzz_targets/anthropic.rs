@@ -11,7 +11,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use tool_core::providers::{NameRule, StreamError, ToolCall, anthropic};
+use tool_core::providers::{NameRule, StreamError, anthropic};
+use tool_core::{ToolCall};
 use tool_fuzz::{Input, Mode, stream};
 
 type Stream = anthropic::Stream;

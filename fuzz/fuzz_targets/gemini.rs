@@ -13,7 +13,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use tool_core::providers::{NameRule, StreamError, ToolCall, gemini};
+use tool_core::providers::{NameRule, StreamError, gemini};
+use tool_core::{ToolCall};
 use tool_fuzz::{Input, Mode, stream};
 
 type Stream = gemini::Stream;

@@ -11,7 +11,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use tool_core::providers::{CallArguments, NameRule, StreamError, ToolCall, openai_responses};
+use tool_core::providers::{NameRule, StreamError, openai_responses};
+use tool_core::{CallArguments, ToolCall};
 use tool_fuzz::{Input, Mode, stream};
 
 type Stream = openai_responses::Stream;

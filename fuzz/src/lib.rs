@@ -6,10 +6,8 @@
 //! input it cannot use (text that is not UTF-8 where the entry point takes `&str`).
 
 use serde_json::Value;
-use tool_core::providers::{
-    CallArguments, NameMap, NameRule, SseDecoder, SseEvent, StreamError, ToolCall, anthropic,
-    gemini, openai_chat, openai_responses,
-};
+use tool_core::providers::{NameMap, NameRule, SseDecoder, SseEvent, StreamError, anthropic, gemini, openai_chat, openai_responses};
+use tool_core::{CallArguments, ToolCall};
 
 /// The largest input a target looks at. libFuzzer's `-max_len` keeps inputs below this
 /// anyway; the cap keeps a hand-fed input from running for minutes.

@@ -56,8 +56,7 @@ mod sse;
 mod stream;
 mod target;
 
-#[doc(no_inline)]
-pub use crate::call::{CallArguments, ToolCall};
+pub(crate) use crate::call::ToolCall;
 pub use advertise::{AdvertiseError, Advertised, Lowered, advertise};
 pub use call::ParseError;
 #[cfg(feature = "http")]
