@@ -1116,7 +1116,9 @@ fn codes_are_stable_strings() {
             "call_id_conflict",
             "idempotency_conflict",
             "call_in_flight",
-            "ledger_unavailable"
+            "ledger_unavailable",
+            "sandbox_unavailable",
+            "resource_exhausted"
         ]
     );
 }

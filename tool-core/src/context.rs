@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::observe::{Event, Observer, Progress};
 use crate::outcome::InvocationId;
+#[cfg(feature = "sandbox")]
+use crate::sandbox::{Authority, Command, Finished, SandboxError};
 
 /// What the application knows and the model cannot change: the principal, tenant, request
 /// id, the run's deadline, its cancellation signal and any typed values the application
@@ -53,6 +55,9 @@ struct Trusted {
     idempotency_key: Option<String>,
     deadline: Option<Instant>,
     extensions: Arc<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
+    /// What the application narrows every tool's authority to for this run.
+    #[cfg(feature = "sandbox")]
+    authority: Option<Arc<Authority>>,
 }
 
 /// Why a wait bounded by the run ([`Context::bounded`]) ended early.
@@ -78,6 +83,8 @@ impl Context {
                 idempotency_key: None,
                 deadline: None,
                 extensions: Arc::new(HashMap::new()),
+                #[cfg(feature = "sandbox")]
+                authority: None,
             },
             timeout: None,
         }
@@ -220,6 +227,55 @@ impl Context {
         }
     }
 
+    /// This context with its authority narrowed to what both it and `authority` allow (see
+    /// [`Authority::narrow`]): a context can only narrow, never widen, what a tool may reach.
+    #[cfg(feature = "sandbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+    pub fn narrow(&self, authority: &Authority) -> Context {
+        let mut trusted = (*self.trusted).clone();
+        trusted.authority = Some(Arc::new(match &self.trusted.authority {
+            Some(narrowed) => narrowed.narrow(authority),
+            None => authority.clone(),
+        }));
+        Context {
+            trusted: Arc::new(trusted),
+            call: self.call.clone(),
+        }
+    }
+
+    /// Inside a handler, the authority its programs run with: the tool's declared one,
+    /// narrowed by this context. `None` outside a call and for a tool that declares none.
+    #[cfg(feature = "sandbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+    pub fn authority(&self) -> Option<Authority> {
+        let declared = self.call.as_deref()?.authority.get()?.as_deref()?;
+        Some(self.effective_authority(declared))
+    }
+
+    /// `declared` narrowed by this context.
+    #[cfg(feature = "sandbox")]
+    pub(crate) fn effective_authority(&self, declared: &Authority) -> Authority {
+        match &self.trusted.authority {
+            Some(narrowed) => declared.narrow(narrowed),
+            None => declared.clone(),
+        }
+    }
+
+    /// Runs `command` confined by the kernel to this call's [authority](Self::authority), and
+    /// waits for it to end; the call's end (its outcome, timeout or cancellation) kills it and
+    /// everything it started. See [`sandbox`](crate::sandbox).
+    ///
+    /// Fails with [`Code::SandboxUnavailable`](crate::Code::SandboxUnavailable) when the
+    /// authority cannot be enforced here (nothing is started), and with
+    /// [`Code::ResourceExhausted`](crate::Code::ResourceExhausted) when a limit stopped the
+    /// program; with `?` in a handler, the call ends with that code.
+    #[cfg(feature = "sandbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+    pub async fn run(&self, command: Command) -> Result<Finished, SandboxError> {
+        let authority = self.authority();
+        crate::sandbox::run(command, authority.as_ref(), self.cancellation()).await
+    }
+
     pub(crate) fn for_call(&self, scope: Arc<CallScope>) -> Context {
         Context {
             trusted: Arc::clone(&self.trusted),
@@ -314,6 +370,18 @@ impl ContextBuilder {
         self
     }
 
+    /// Narrows the authority of every tool called with this context (a tenant's own
+    /// workspace, lower limits): see [`Context::narrow`].
+    #[cfg(feature = "sandbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+    pub fn authority(mut self, authority: Authority) -> Self {
+        self.trusted.authority = Some(Arc::new(match self.trusted.authority.take() {
+            Some(narrowed) => narrowed.narrow(&authority),
+            None => authority,
+        }));
+        self
+    }
+
     /// The context.
     pub fn build(mut self) -> Context {
         if let Some(timeout) = self.timeout {
@@ -342,6 +410,9 @@ pub(crate) struct CallScope {
     token: OnceLock<CancellationToken>,
     observer: Option<Arc<dyn Observer>>,
     progress: Mutex<ProgressState>,
+    /// The tool's declared authority, set by the runtime before the handler runs.
+    #[cfg(feature = "sandbox")]
+    authority: OnceLock<Option<Arc<Authority>>>,
 }
 
 #[derive(Default)]
@@ -365,7 +436,15 @@ impl CallScope {
             token: OnceLock::new(),
             observer,
             progress: Mutex::new(ProgressState::default()),
+            #[cfg(feature = "sandbox")]
+            authority: OnceLock::new(),
         }
+    }
+
+    /// Sets the tool's declared authority for the handler, once: later calls change nothing.
+    #[cfg(feature = "sandbox")]
+    pub(crate) fn declare(&self, authority: Option<Arc<Authority>>) {
+        let _ = self.authority.set(authority);
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {

@@ -81,6 +81,9 @@ mod context;
 pub mod observe;
 mod outcome;
 pub mod provenance;
+#[cfg(feature = "sandbox")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+pub mod sandbox;
 
 // The allow-list: tools with their contracts, handlers and settings.
 pub mod registry;

@@ -68,11 +68,18 @@ pub enum Code {
     /// The runtime's ledger could not be reached or answered wrongly, so the call could not be
     /// claimed. Nothing ran.
     LedgerUnavailable,
+    /// The tool's declared authority could not be enforced here (the kernel lacks what it
+    /// needs, or the platform has no sandbox), and the tool accepts no weaker mode that fits:
+    /// the sandboxed program was not started.
+    SandboxUnavailable,
+    /// A resource limit of the tool's authority (CPU time, file size, processes, output bytes)
+    /// stopped the sandboxed work; the message says which and what was cut.
+    ResourceExhausted,
 }
 
 impl Code {
     /// Every code, in pipeline order.
-    pub const ALL: [Code; 21] = [
+    pub const ALL: [Code; 23] = [
         Code::UnknownTool,
         Code::InputTooLarge,
         Code::InvalidArguments,
@@ -94,6 +101,8 @@ impl Code {
         Code::IdempotencyConflict,
         Code::CallInFlight,
         Code::LedgerUnavailable,
+        Code::SandboxUnavailable,
+        Code::ResourceExhausted,
     ];
 
     /// The stable snake_case code, e.g. `"invalid_arguments"`.
@@ -120,6 +129,8 @@ impl Code {
             Code::IdempotencyConflict => "idempotency_conflict",
             Code::CallInFlight => "call_in_flight",
             Code::LedgerUnavailable => "ledger_unavailable",
+            Code::SandboxUnavailable => "sandbox_unavailable",
+            Code::ResourceExhausted => "resource_exhausted",
         }
     }
 
@@ -133,6 +144,8 @@ impl Code {
                 | Code::InvalidOutput
                 | Code::OutputTooLarge
                 | Code::OutcomeUnknown
+                | Code::SandboxUnavailable
+                | Code::ResourceExhausted
         )
     }
 }

@@ -63,6 +63,8 @@ impl Effect {
 pub struct ToolError {
     message: Option<String>,
     detail: Option<String>,
+    /// The code the call ends with, when not `execution_failed`.
+    code: Option<crate::outcome::Code>,
 }
 
 impl ToolError {
@@ -72,6 +74,7 @@ impl ToolError {
         ToolError {
             message: Some(message.into()),
             detail: None,
+            code: None,
         }
     }
 
@@ -80,6 +83,7 @@ impl ToolError {
         ToolError {
             message: None,
             detail: Some(detail.to_string()),
+            code: None,
         }
     }
 
@@ -98,6 +102,24 @@ impl ToolError {
     pub fn detail(&self) -> Option<&str> {
         self.detail.as_deref()
     }
+
+    /// The code the call ends with: `execution_failed`, unless the error came from a
+    /// sandboxed run ([`SandboxError`](crate::sandbox::SandboxError)), which keeps its own.
+    pub fn code(&self) -> crate::outcome::Code {
+        self.code.unwrap_or(crate::outcome::Code::ExecutionFailed)
+    }
+}
+
+#[cfg(feature = "sandbox")]
+impl From<crate::sandbox::SandboxError> for ToolError {
+    /// An error that ends the call with the sandbox's code and message.
+    fn from(error: crate::sandbox::SandboxError) -> Self {
+        ToolError {
+            message: Some(error.message().to_owned()),
+            detail: error.detail().map(str::to_owned),
+            code: Some(error.code()),
+        }
+    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
@@ -111,6 +133,7 @@ impl fmt::Debug for ToolError {
         f.debug_struct("ToolError")
             .field("message", &self.message)
             .field("detail", &self.detail)
+            .field("code", &self.code)
             .finish()
     }
 }
@@ -160,6 +183,8 @@ pub(crate) struct Settings {
     pub(crate) max_output_bytes: Option<usize>,
     pub(crate) origin: Origin,
     pub(crate) untrusted_output: bool,
+    #[cfg(feature = "sandbox")]
+    pub(crate) authority: Option<Arc<crate::sandbox::Authority>>,
 }
 
 impl ToolInfo {
@@ -208,6 +233,14 @@ impl ToolInfo {
     /// [`provenance`](crate::provenance)).
     pub fn trusted_output(&self) -> bool {
         !self.settings.untrusted_output
+    }
+
+    /// The authority the tool's programs run with, if it declares one (see
+    /// [`sandbox`](crate::sandbox)).
+    #[cfg(feature = "sandbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+    pub fn authority(&self) -> Option<&crate::sandbox::Authority> {
+        self.settings.authority.as_deref()
     }
 
     /// The provenance of the tool's outputs and of its own errors' messages.
@@ -473,6 +506,17 @@ impl<A> ToolDef<A> {
     /// runtime's default).
     pub fn max_output_bytes(mut self, bytes: usize) -> Self {
         self.info.settings.max_output_bytes = Some(bytes);
+        self
+    }
+
+    /// Declares what the tool's work may reach: the programs its handler runs with
+    /// [`Context::run`](crate::Context::run) are confined to it by the kernel (see
+    /// [`sandbox`](crate::sandbox)). The trusted context may narrow it per call, never widen
+    /// it; its digest is bound into each call's ledger claim and audit record.
+    #[cfg(feature = "sandbox")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sandbox")))]
+    pub fn authority(mut self, authority: crate::sandbox::Authority) -> Self {
+        self.info.settings.authority = Some(Arc::new(authority));
         self
     }
 

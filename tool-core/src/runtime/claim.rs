@@ -136,13 +136,19 @@ pub(super) async fn claim(
     if let Some(left) = cx.time_left() {
         limit = limit.min(left);
     }
+    // The authority the call runs with is part of what it is: the same call under another
+    // authority is another call.
+    let contract = match authority_digest(info, cx) {
+        Some(authority) => sha256_hex(format!("{contract} authority {authority}").as_bytes()),
+        None => contract.to_owned(),
+    };
     let claim = Claim {
         key,
         call_id: call.call_id.to_string(),
         scope: cx.scope().to_owned(),
         binding: Binding {
             tool: info.name.to_string(),
-            contract: contract.to_owned(),
+            contract,
             arguments: digest,
             principal: cx.principal().to_owned(),
         },
@@ -236,6 +242,7 @@ pub(super) async fn settle(
             detail: failure.detail().map(str::to_owned),
         },
     };
+    let authority = authority_digest(info, cx).map(|digest| format!("authority {digest}"));
     let event = |kind, code| AuditEvent {
         call_id: call_id.to_string(),
         tool: info.name.to_string(),
@@ -243,7 +250,10 @@ pub(super) async fn settle(
         code,
         digest: Some(held.digest.clone()),
         principal: cx.principal().to_owned(),
-        note: None,
+        note: match kind {
+            AuditKind::Executed => authority.clone(),
+            _ => None,
+        },
         output: None,
     };
     let code = result.as_ref().err().map(Failure::code);
@@ -265,6 +275,19 @@ pub(super) async fn settle(
             "the call's outcome could not be recorded; its claim stays in doubt until reconciled"
         ),
     }
+}
+
+/// The digest of the authority the call runs with (the tool's, narrowed by the context), if
+/// the tool declares one.
+#[cfg(feature = "sandbox")]
+fn authority_digest(info: &ToolInfo, cx: &Context) -> Option<String> {
+    let declared = info.authority()?;
+    Some(cx.effective_authority(declared).digest())
+}
+
+#[cfg(not(feature = "sandbox"))]
+fn authority_digest(_: &ToolInfo, _: &Context) -> Option<String> {
+    None
 }
 
 fn unavailable(error: &str) -> Failure {

@@ -39,6 +39,9 @@ pub(super) async fn execute(
         limit = limit.min(left);
     }
     let effect = work.effect;
+    // The handler's programs run with the tool's declared authority, narrowed by the context.
+    #[cfg(feature = "sandbox")]
+    scope.declare(info.settings.authority.clone());
     let ended = {
         let mut work = pin!(AssertUnwindSafe(work.future).catch_unwind());
         // Most handlers finish on their first poll: they never arm a timer or a waiter.
@@ -86,7 +89,7 @@ pub(super) async fn execute(
                 Some(message) => format!("{message} (reference {})", call.id),
                 None => format!("`{}` failed (reference {})", info.name, call.id),
             };
-            let failure = Failure::new(Code::ExecutionFailed, message);
+            let failure = Failure::new(error.code(), message);
             Err(match error.detail() {
                 Some(detail) => failure.with_detail(detail),
                 None => failure,
