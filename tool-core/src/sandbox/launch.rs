@@ -9,8 +9,9 @@ use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
+use nix::libc;
 use nix::sched::{CloneFlags, unshare};
-use nix::sys::resource::{Resource, getrlimit, setrlimit};
+use nix::sys::resource::{Resource, UsageWho, getrlimit, getrusage, setrlimit};
 use nix::unistd::{Gid, Uid, getegid, geteuid, setgroups, setresgid, setresuid};
 
 use super::authority::{Network, Weaker};
@@ -102,10 +103,28 @@ fn confine_and_run() -> Result<i32, String> {
     Ok(match child.wait() {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => code,
+            // The kernel kills a program that ignores SIGXCPU at the hard limit: say it was
+            // the CPU limit when the CPU time says so.
+            (None, Some(signal))
+                if signal == libc::SIGKILL && cpu_spent(authority.limits().cpu_seconds) =>
+            {
+                128 + libc::SIGXCPU
+            }
             (None, Some(signal)) => 128 + signal,
             (None, None) => 1,
         },
         Err(_) => 1,
+    })
+}
+
+/// Whether the program and the processes it waited for used up `limit` seconds of CPU time.
+fn cpu_spent(limit: Option<u64>) -> bool {
+    let Some(limit) = limit else {
+        return false;
+    };
+    getrusage(UsageWho::RUSAGE_CHILDREN).is_ok_and(|usage| {
+        let spent = usage.user_time() + usage.system_time();
+        u64::try_from(spent.tv_sec()).is_ok_and(|seconds| seconds >= limit)
     })
 }
 
