@@ -54,6 +54,14 @@
     not(feature = "test-util"),
     doc = "\n[`testing::ScriptedTurns::from_transcript`]: #dependencies-and-features\n[`tool_core::testing`]: #dependencies-and-features\n[`testing::ledger_suite`]: #dependencies-and-features\n"
 )]
+#![cfg_attr(
+    feature = "sandbox",
+    doc = "\n[`tool_core::sandbox`]: crate::sandbox\n"
+)]
+#![cfg_attr(
+    not(feature = "sandbox"),
+    doc = "\n[`tool_core::sandbox`]: #dependencies-and-features\n"
+)]
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(

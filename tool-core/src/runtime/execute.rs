@@ -84,6 +84,10 @@ pub(super) async fn execute(
     };
     match ended {
         Ended::Done(Ok(Ok(text))) => Ok(text),
+        // A sandboxed program stopped because the run was cancelled.
+        Ended::Done(Ok(Err(WorkError::Tool(error)))) if error.code() == Code::Cancelled => {
+            Err(stopped(Code::Cancelled, "the run was cancelled"))
+        }
         Ended::Done(Ok(Err(WorkError::Tool(error)))) => {
             let message = match error.message() {
                 Some(message) => format!("{message} (reference {})", call.id),

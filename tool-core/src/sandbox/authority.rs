@@ -57,6 +57,7 @@ impl Weaker {
 /// 64 MiB per file written, 256 open files, 1 MiB of output) and can be set lower or higher.
 ///
 /// ```
+/// use std::path::Path;
 /// use tool_core::sandbox::Authority;
 ///
 /// let tool = Authority::new()
@@ -65,12 +66,14 @@ impl Weaker {
 ///     .cpu_seconds(10)
 ///     .env("LANG");
 /// // The context of one tenant's call: only its own workspace, and less CPU.
-/// let call = tool.narrow(&Authority::new().read_system().write("/srv/workspaces/acme").cpu_seconds(5));
-/// assert_eq!(call.writable().collect::<Vec<_>>(), ["/srv/workspaces/acme"]);
+/// let tenant = Authority::new().read_system().write("/srv/workspaces/acme").cpu_seconds(5);
+/// let call = tool.narrow(&tenant);
+/// assert!(call.writable().any(|path| path == Path::new("/srv/workspaces/acme")));
+/// assert!(!call.writable().any(|path| path == Path::new("/srv/workspaces")));
 /// assert_eq!(call.limits().cpu_seconds, Some(5));
 /// // Asking for more than the tool declares gives nothing more.
 /// let wider = tool.narrow(&Authority::new().write("/").cpu_seconds(100));
-/// assert_eq!(wider.writable().collect::<Vec<_>>(), ["/srv/workspaces"]);
+/// assert!(wider.is_within(&tool));
 /// assert_eq!(wider.limits().cpu_seconds, Some(10));
 /// assert!(wider.readable().next().is_none());
 /// ```

@@ -69,12 +69,10 @@ const NAMESPACE_FLAGS: [libc::c_int; 7] = [
 /// inspected and C libraries fall back to `clone` then.
 pub(super) fn apply(no_network: bool) -> Result<(), String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(failed)?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED
-        .iter()
-        .map(|&call| (i64::from(call), Vec::new()))
-        .collect();
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|&call| (nr(call), Vec::new())).collect();
     if no_network {
-        rules.insert(i64::from(libc::SYS_socket), Vec::new());
+        rules.insert(nr(libc::SYS_socket), Vec::new());
     }
     let clone = NAMESPACE_FLAGS
         .iter()
@@ -90,16 +88,23 @@ pub(super) fn apply(no_network: bool) -> Result<(), String> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(failed)?;
-    rules.insert(i64::from(libc::SYS_clone), clone);
+    rules.insert(nr(libc::SYS_clone), clone);
     let eperm = program(rules, libc::EPERM, arch).map_err(failed)?;
     let enosys = program(
-        BTreeMap::from([(i64::from(libc::SYS_clone3), Vec::new())]),
+        BTreeMap::from([(nr(libc::SYS_clone3), Vec::new())]),
         libc::ENOSYS,
         arch,
     )
     .map_err(failed)?;
     seccompiler::apply_filter(&eperm).map_err(failed)?;
     seccompiler::apply_filter(&enosys).map_err(failed)
+}
+
+/// A system call's number as seccompiler takes it.
+// `c_long` is `i64` on the 64-bit targets seccompiler supports, but not everywhere.
+#[allow(clippy::useless_conversion)]
+fn nr(call: libc::c_long) -> i64 {
+    i64::from(call)
 }
 
 fn failed(error: impl std::fmt::Display) -> String {
