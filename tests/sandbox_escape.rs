@@ -537,20 +537,66 @@ async fn a_missing_kernel_feature_refuses_the_call_and_runs_nothing() {
     let out = ran(&call(&runtime, &cx, "sh", &["-c", "touch ran; cat /etc/shadow"]).await);
     assert!(marker.exists(), "{out}");
     assert_ne!(out["code"], 0, "{out}");
-    // An allow-list cannot be enforced yet: refused.
-    let runtime = runtime_for(
-        place
-            .authority()
-            .network(tool_core::sandbox::Network::Allow(
-                ["example.com:443".to_owned()].into(),
-            )),
-        Duration::from_secs(10),
+}
+
+#[tokio::test]
+async fn an_allow_list_reaches_only_its_targets_through_the_proxy() {
+    if !kernel_ready("allow_list").await {
+        return;
+    }
+    let place = Place::new("allow");
+    let allowed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let denied = TcpListener::bind("127.0.0.1:0").unwrap();
+    denied.set_nonblocking(true).unwrap();
+    let (a, d) = (
+        allowed.local_addr().unwrap().port(),
+        denied.local_addr().unwrap().port(),
     );
-    let outcome = call(&runtime, &context(&place), "/bin/true", &[]).await;
+    let received = tokio::spawn(async move {
+        let (mut stream, _) = allowed.accept().await.unwrap();
+        let mut hello = [0; 5];
+        tokio::io::AsyncReadExt::read_exact(&mut stream, &mut hello)
+            .await
+            .unwrap();
+        hello
+    });
+    let authority = place
+        .authority()
+        .network(tool_core::sandbox::Network::Allow(
+            [format!("127.0.0.1:{a}")].into(),
+        ));
+    let runtime = runtime_for(authority, Duration::from_secs(10));
+    let script = format!(
+        "import os, socket\n\
+         def via(target):\n\
+         \x20   s = socket.socket(socket.AF_UNIX)\n\
+         \x20   s.connect(os.environ['TOOL_CORE_PROXY_SOCKET'])\n\
+         \x20   s.sendall(('CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target, target)).encode())\n\
+         \x20   head = s.recv(1024).split(b'\\r\\n')[0].decode()\n\
+         \x20   if ' 200 ' in head:\n\
+         \x20       s.sendall(b'hello')\n\
+         \x20   return head\n\
+         print(via('127.0.0.1:{a}'))\n\
+         print(via('127.0.0.1:{d}'))\n\
+         print(via('example.com:443'))\n\
+         try:\n\
+         \x20   socket.create_connection(('127.0.0.1', {d}), timeout=2)\n\
+         \x20   print('direct connected')\n\
+         except OSError as e:\n\
+         \x20   print('direct refused', e.errno)\n"
+    );
+    let out = ran(&call(&runtime, &context(&place), PY, &["-c", &script]).await);
+    let lines: Vec<String> = text(&out, "stdout").lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].contains(" 200 "), "{out}");
+    assert!(lines[1].contains(" 403 "), "{out}");
+    assert!(lines[2].contains(" 403 "), "{out}");
+    assert!(lines[3].starts_with("direct refused"), "{out}");
+    assert_eq!(&received.await.unwrap(), b"hello");
+    // Nothing arrived at the port that is not on the list.
     assert_eq!(
-        outcome.code(),
-        Some(Code::SandboxUnavailable),
-        "{outcome:?}"
+        denied.accept().map(|_| ()).unwrap_err().kind(),
+        ErrorKind::WouldBlock
     );
 }
 

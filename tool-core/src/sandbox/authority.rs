@@ -14,8 +14,11 @@ pub enum Network {
     /// No network at all: the work runs in a network namespace of its own, and opening a
     /// socket is refused. The default.
     None,
-    /// Only these `host:port` pairs. Not enforced yet: a run that needs it is refused as
-    /// `sandbox_unavailable`.
+    /// Only these `host:port` pairs, exactly as written (`"api.example.com:443"`). The work
+    /// still has no network of its own: it reaches them through an HTTP `CONNECT` proxy the
+    /// runtime runs outside the sandbox, on the Unix socket named by the program's
+    /// `TOOL_CORE_PROXY_SOCKET` variable, which refuses (`403`) every other target. Only Unix
+    /// sockets can be opened.
     Allow(BTreeSet<String>),
 }
 

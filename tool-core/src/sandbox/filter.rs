@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 
 use nix::libc;
+
+use super::authority::Network;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -65,15 +67,29 @@ const NAMESPACE_FLAGS: [libc::c_int; 7] = [
 ];
 
 /// Installs the filters (which also sets `no_new_privs`): the calls above fail with `EPERM`,
-/// `socket` too when `no_network`, and `clone3` with `ENOSYS`, since its flags cannot be
+/// `socket` too (for every family without a network, for all but Unix sockets with an
+/// allow-list), and `clone3` with `ENOSYS`, since its flags cannot be
 /// inspected and C libraries fall back to `clone` then.
-pub(super) fn apply(no_network: bool) -> Result<(), String> {
+pub(super) fn apply(network: &Network) -> Result<(), String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(failed)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|&call| (nr(call), Vec::new())).collect();
-    if no_network {
-        rules.insert(nr(libc::SYS_socket), Vec::new());
-    }
+    let socket = match network {
+        // No socket at all.
+        Network::None => Vec::new(),
+        // Unix sockets only: the proxy's is the way out.
+        Network::Allow(_) => vec![
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )
+            .and_then(|condition| SeccompRule::new(vec![condition]))
+            .map_err(failed)?,
+        ],
+    };
+    rules.insert(nr(libc::SYS_socket), socket);
     let clone = NAMESPACE_FLAGS
         .iter()
         .map(|&flag| {

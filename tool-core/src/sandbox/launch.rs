@@ -14,7 +14,7 @@ use nix::sched::{CloneFlags, unshare};
 use nix::sys::resource::{Resource, UsageWho, getrlimit, getrusage, setrlimit};
 use nix::unistd::{Gid, Uid, getegid, geteuid, setgroups, setresgid, setresuid};
 
-use super::authority::{Network, Weaker};
+use super::authority::Weaker;
 use super::run::{HEADER, Plan, REFUSED};
 
 /// The user a runtime running as root runs its sandboxes as.
@@ -76,7 +76,7 @@ fn confine_and_run() -> Result<i32, String> {
     if missing("seccomp") {
         return Err("seccomp is not available (assumed missing)".to_owned());
     }
-    super::filter::apply(matches!(authority.network_access(), Network::None))?;
+    super::filter::apply(authority.network_access())?;
 
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{HEADER} ok {}", notes.join(" "));
@@ -219,7 +219,7 @@ fn set_limits(limits: &super::Limits) -> Result<(), String> {
 fn restrict_paths(plan: &Plan) -> Result<(), String> {
     let unavailable = |error: landlock::RulesetError| format!("Landlock refused: {error}");
     let latest = ABI::V6;
-    let mut ruleset = Ruleset::default()
+    let ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V3))
         .map_err(unavailable)?
@@ -228,12 +228,10 @@ fn restrict_paths(plan: &Plan) -> Result<(), String> {
         .map_err(unavailable)?
         .scope(Scope::from_all(latest))
         .map_err(unavailable)?;
-    if matches!(plan.authority.network_access(), Network::None) {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(latest))
-            .map_err(unavailable)?;
-    }
+    // No TCP either way: an allow-list is reached through the proxy's Unix socket.
     let status = ruleset
+        .handle_access(AccessNet::from_all(latest))
+        .map_err(unavailable)?
         .create()
         .map_err(unavailable)?
         .add_rules(path_beneath_rules(

@@ -2,7 +2,8 @@
 //! kernel.
 //!
 //! A tool declares an [`Authority`] ([`ToolDef::authority`](crate::ToolDef::authority)): the
-//! paths it may read and write, its network (none, for now), how many processes it may have,
+//! paths it may read and write, its network (none, or an allow-list of `host:port`), how many
+//! processes it may have,
 //! its resource limits and the environment variables it sees. The trusted
 //! [`Context`](crate::Context) may narrow it for a call, never widen it. A handler runs
 //! programs with [`Context::run`](crate::Context::run), and each runs confined to the call's
@@ -15,15 +16,20 @@
 //!   `keyctl` and its kin, `kexec_*`, module loading, `unshare`, `setns` and namespace flags to
 //!   `clone` (`clone3` is answered `ENOSYS`, so programs fall back to `clone`),
 //!   `perf_event_open`, `process_vm_*`, `userfaultfd`, `io_uring_*`, `setsid` and `setpgid`
-//!   (so no process leaves the group that is killed), and, when the network is off, `socket`
-//!   for every address family. `socketpair` stays allowed: the pair reaches only the program
-//!   itself.
+//!   (so no process leaves the group that is killed), and `socket` for every address family
+//!   when the network is off, for all but Unix sockets with an allow-list. `socketpair` stays
+//!   allowed: the pair reaches only the program itself.
 //! - **Namespaces**: a user namespace of its own, with mount, PID, network, IPC and UTS ones;
 //!   the program is PID 1 of its PID namespace, so when it ends every process it left behind
 //!   is killed by the kernel.
 //! - **Privileges**: `no_new_privs` (setuid programs gain nothing), and a runtime running as
 //!   root runs its sandboxes as `nobody` (65534), so that the process limit holds and root's
 //!   files stay root's. Writable paths must then be writable by that user.
+//! - **Network allow-list**: the work still has no network of its own; an HTTP `CONNECT` proxy
+//!   the runtime runs outside the sandbox, on a Unix socket whose path the program finds in
+//!   `TOOL_CORE_PROXY_SOCKET`, opens tunnels to the listed `host:port` pairs only. Landlock
+//!   (through ABI 7) does not restrict connecting to Unix sockets, so other sockets on the
+//!   filesystem that the sandbox's user may write to stay reachable with an allow-list.
 //! - **rlimits** for processes, address space, CPU time, file size and open files; the
 //!   output is cut at its cap.
 //! - The launcher and the program are one **process group**, killed as a whole when the call
@@ -37,8 +43,8 @@
 //!
 //! **Fail closed.** When the kernel lacks what the authority needs (Landlock, seccomp, user
 //! namespaces) the call ends as `sandbox_unavailable` and the program never starts, unless the
-//! tool [accepts](Authority::accept) a named [weaker mode](Weaker) that fits. A network
-//! allow-list is refused the same way for now. Other platforms compile and refuse every run.
+//! tool [accepts](Authority::accept) a named [weaker mode](Weaker) that fits. Other platforms
+//! compile and refuse every run.
 //!
 //! ```no_run
 //! use tool_core::sandbox::{self, Authority, Command};
@@ -70,6 +76,8 @@ mod run;
 mod filter;
 #[cfg(target_os = "linux")]
 mod launch;
+#[cfg(target_os = "linux")]
+mod proxy;
 
 pub use authority::{Authority, Limits, Network, Weaker};
 pub(crate) use run::run;

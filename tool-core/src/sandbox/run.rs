@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::authority::{Authority, Network};
+use super::authority::Authority;
 use crate::outcome::Code;
 
 /// A program to run confined to the call's authority: the program and its arguments as a
@@ -226,11 +226,6 @@ pub(crate) async fn run(
             path.display()
         )));
     }
-    if let Network::Allow(_) = authority.network_access() {
-        return Err(SandboxError::unavailable(
-            "a network allow-list cannot be enforced yet; nothing was run",
-        ));
-    }
     imp::run(command, authority, cancel).await
 }
 
@@ -271,6 +266,8 @@ mod imp {
     use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
     use super::*;
+    use crate::sandbox::authority::Network;
+    use crate::sandbox::proxy::{self, Proxy};
 
     /// The launcher's process group, killed as a whole when dropped: when the call ends, times
     /// out or is cancelled, nothing it started survives it.
@@ -306,10 +303,25 @@ mod imp {
                 format!("no program {:?} was found", command.program),
             ));
         };
-        let env = authority
+        let mut env: Vec<(String, String)> = authority
             .env_names()
             .filter_map(|name| Some((name.to_owned(), std::env::var(name).ok()?)))
             .collect();
+        // An allow-list is reached through a proxy outside the sandbox, held until the run ends.
+        let proxy = match authority.network_access() {
+            Network::None => None,
+            Network::Allow(allowed) => {
+                let proxy = Proxy::start(allowed).map_err(|error| {
+                    SandboxError::unavailable("the network proxy could not be started")
+                        .with_detail(error.to_string())
+                })?;
+                env.push((
+                    proxy::SOCKET_VAR.to_owned(),
+                    proxy.socket().display().to_string(),
+                ));
+                Some(proxy)
+            }
+        };
         let plan = Plan {
             program,
             args: command.args,
@@ -451,6 +463,7 @@ mod imp {
             stdout: out,
             stderr: err,
         };
+        drop(proxy);
         let limits = authority.limits();
         let exhausted = if cut {
             Some(format!(
