@@ -41,6 +41,9 @@ struct Workspace(PathBuf);
 /// A kernel feature to behave as if missing, attached to the context.
 struct Missing(&'static str);
 
+/// An authority the handler asks its context for (it can only narrow).
+struct Widen(Authority);
+
 async fn run(args: Run, cx: &Context) -> Result<Ran, ToolError> {
     let mut command = Command::new(args.program).args(args.args);
     if let Some(Workspace(dir)) = cx.get::<Workspace>() {
@@ -49,7 +52,19 @@ async fn run(args: Run, cx: &Context) -> Result<Ran, ToolError> {
     if let Some(Missing(feature)) = cx.get::<Missing>() {
         command = command.assume_missing(feature);
     }
-    let done = cx.run(command).await?;
+    let done = match cx.get::<Widen>() {
+        Some(Widen(wider)) => {
+            let narrowed = cx.narrow(wider);
+            assert!(
+                narrowed
+                    .authority()
+                    .unwrap()
+                    .is_within(&cx.authority().unwrap())
+            );
+            narrowed.run(command).await?
+        }
+        None => cx.run(command).await?,
+    };
     Ok(Ran {
         code: done.code(),
         signal: done.signal(),
@@ -668,6 +683,37 @@ async fn the_context_narrows_the_authority_and_the_ledger_binds_it() {
                 && record.event.note.as_deref() == Some(&format!("authority {digest}"))),
         "{trail:?}"
     );
+}
+
+#[tokio::test]
+async fn a_handler_cannot_widen_its_authority() {
+    if !kernel_ready("handler_widening").await {
+        return;
+    }
+    let place = Place::new("widen");
+    let runtime = runtime_for(place.authority(), Duration::from_secs(10));
+    let everything = Authority::new()
+        .read("/")
+        .write("/")
+        .processes(1 << 20)
+        .network(tool_core::sandbox::Network::Allow(
+            ["127.0.0.1:1".to_owned()].into(),
+        ));
+    let cx = Context::builder("tester")
+        .extension(Workspace(place.ws()))
+        .extension(Widen(everything))
+        .build();
+    let out = ran(&call(&runtime, &cx, "sh", &["-c", "echo x > ../outside/new.txt"]).await);
+    assert_ne!(out["code"], 0, "{out}");
+    let out = ran(&call(
+        &runtime,
+        &cx,
+        PY,
+        &["-c", PY_READ, &place.path("home/.ssh/id_rsa")],
+    )
+    .await);
+    assert!(text(&out, "stdout").starts_with("refused"), "{out}");
+    place.assert_outside_untouched();
 }
 
 #[tokio::test]
