@@ -104,7 +104,7 @@ impl ToolError {
     }
 
     /// The code the call ends with: `execution_failed`, unless the error came from a
-    /// sandboxed run ([`SandboxError`](crate::sandbox::SandboxError)), which keeps its own.
+    /// sandboxed run (the `sandbox` feature's `SandboxError`), which keeps its own.
     pub fn code(&self) -> crate::outcome::Code {
         self.code.unwrap_or(crate::outcome::Code::ExecutionFailed)
     }
