@@ -16,6 +16,7 @@ use crate::outcome::Code;
 ///
 /// Run it with [`Context::run`](crate::Context::run).
 #[derive(Clone)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct Command {
     program: OsString,
     args: Vec<String>,
@@ -157,6 +158,7 @@ impl SandboxError {
         SandboxError::new(Code::SandboxUnavailable, message)
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
         self
@@ -191,6 +193,7 @@ impl fmt::Display for SandboxError {
 }
 
 /// What the launcher is asked to do.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[derive(Serialize, Deserialize)]
 pub(super) struct Plan {
     pub(super) program: PathBuf,
@@ -203,9 +206,11 @@ pub(super) struct Plan {
 
 /// The first line the launcher writes: that it confined itself and starts the program, or why
 /// it could not.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(super) const HEADER: &str = "tool-core-sandbox";
 
 /// The launcher's exit status when it refused to start the program.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(super) const REFUSED: i32 = 125;
 
 /// Runs `command` confined to `authority` (the call's effective one), until it ends or
@@ -230,6 +235,7 @@ pub(crate) async fn run(
 }
 
 /// The program's path: as given when it has a `/`, else the first in the runtime's `PATH`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn resolve(program: &OsString) -> Option<PathBuf> {
     let path = Path::new(program);
     if path.components().count() > 1 {
