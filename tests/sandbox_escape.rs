@@ -718,6 +718,44 @@ async fn a_handler_cannot_widen_its_authority() {
 }
 
 #[tokio::test]
+async fn the_agent_loop_runs_a_sandboxed_tool_unchanged() {
+    use tool_core::ToolCall;
+    use tool_core::agent::{Agent, RunEnd};
+    use tool_core::model::{Message, Turn};
+    use tool_core::testing::ScriptedTurns;
+
+    if !kernel_ready("agent_loop").await {
+        return;
+    }
+    let place = Place::new("agent");
+    let runtime = runtime_for(place.authority(), Duration::from_secs(10));
+    let key = place.path("home/.ssh/id_rsa");
+    let read = serde_json::json!({"program": PY, "args": ["-c", PY_READ, key]}).to_string();
+    let model = ScriptedTurns::new()
+        .turn(Turn::calls([ToolCall::new(
+            "a1",
+            "run",
+            r#"{"program": "sh", "args": ["-c", "echo $((6 * 7))"]}"#,
+        )]))
+        .turn(Turn::calls([ToolCall::new("a2", "run", read.as_str())]))
+        .turn(Turn::answer("42; the key was out of reach."));
+    let agent = Agent::new(runtime, model).max_steps(4);
+    let report = agent
+        .run(
+            vec![Message::User {
+                text: "compute 6 * 7, then read my key".into(),
+            }],
+            &context(&place),
+        )
+        .await;
+    assert!(matches!(report.end, RunEnd::Answered), "{:?}", report.end);
+    assert_eq!(report.outcomes.len(), 2);
+    assert_eq!(text(&ran(&report.outcomes[0]), "stdout"), "42\n");
+    assert!(text(&ran(&report.outcomes[1]), "stdout").starts_with("refused"));
+    place.assert_outside_untouched();
+}
+
+#[tokio::test]
 async fn a_tool_without_an_authority_runs_no_program() {
     tool_core::sandbox::use_launcher(env!("CARGO_BIN_EXE_sandbox_launcher"));
     let mut registry = Registry::new();
