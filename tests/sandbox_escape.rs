@@ -284,6 +284,20 @@ async fn the_parents_environment_and_descriptors_do_not_reach_the_program() {
     }
     let manifest = env!("CARGO_MANIFEST_DIR");
     assert!(!env.contains(manifest), "{env}");
+    // A variable the authority names is passed on, with its value.
+    if let Ok(value) = std::env::var("CARGO_PKG_NAME") {
+        let named = runtime_for(
+            place.authority().env("CARGO_PKG_NAME"),
+            Duration::from_secs(10),
+        );
+        let out = ran(&call(&named, &cx, "sh", &["-c", "env"]).await);
+        assert!(
+            text(&out, "stdout")
+                .lines()
+                .any(|line| line == format!("CARGO_PKG_NAME={value}")),
+            "{out}"
+        );
+    }
 
     let probe = "import os\nopen_fds=[]\nfor fd in range(3, 1024):\n    try:\n        os.fstat(fd)\n        open_fds.append(fd)\n    except OSError:\n        pass\nprint(open_fds)\n";
     let out = ran(&call(&runtime, &cx, PY, &["-c", probe]).await);

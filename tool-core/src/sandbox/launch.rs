@@ -86,7 +86,11 @@ fn confine_and_run() -> Result<i32, String> {
     let started = std::process::Command::new(&plan.program)
         .args(&plan.args)
         .env_clear()
-        .envs(plan.env.iter().map(|(name, value)| (name, value)))
+        .envs(
+            plan.env
+                .iter()
+                .filter_map(|name| Some((name, std::env::var_os(name)?))),
+        )
         .current_dir(&plan.cwd)
         .spawn();
     let mut child = match started {

@@ -199,7 +199,9 @@ pub(super) struct Plan {
     pub(super) program: PathBuf,
     pub(super) args: Vec<String>,
     pub(super) cwd: PathBuf,
-    pub(super) env: Vec<(String, String)>,
+    /// The variables the launcher passes on from its own environment (their values travel
+    /// there, not in the command line that other users can read).
+    pub(super) env: Vec<String>,
     pub(super) authority: Authority,
     pub(super) missing: Vec<String>,
 }
@@ -332,7 +334,7 @@ mod imp {
             program,
             args: command.args,
             cwd: command.cwd.unwrap_or_else(|| PathBuf::from("/")),
-            env,
+            env: env.iter().map(|(name, _)| name.clone()).collect(),
             authority: authority.clone(),
             missing: command.missing,
         };
@@ -343,6 +345,7 @@ mod imp {
             .arg(super::super::MARKER)
             .arg(plan)
             .env_clear()
+            .envs(env)
             .process_group(0)
             .stdin(if command.stdin.is_some() {
                 Stdio::piped()
