@@ -31,8 +31,10 @@ pub enum Network {
 pub enum Weaker {
     /// Run without user, mount, PID and network namespaces when they cannot be made. The
     /// filesystem and system-call rules still hold, sockets stay refused when the network is
-    /// off, and the process group is still killed as a whole; but the work shares the PID
-    /// space of the host, and a process limit holds only for a runtime not running as root.
+    /// off (only Unix sockets open with an allow-list), and the process group is still killed
+    /// as a whole; but the work shares the host's PID and network namespaces (processes it
+    /// leaves behind die with the group, not with the program), and the process limit counts
+    /// every process of the sandbox's user on the host.
     WithoutNamespaces,
 }
 
