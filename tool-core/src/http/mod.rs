@@ -49,6 +49,7 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use crate::model::Provider;
 pub use key::ApiKey;
@@ -338,6 +339,7 @@ impl HttpModel {
     }
 
     async fn exchange(&self, body: &[u8], names: &NameMap) -> Result<Turn, Failure> {
+        let started = Instant::now();
         let mut builder = self
             .client
             .post(self.endpoint())
@@ -401,7 +403,7 @@ impl HttpModel {
             ))));
         }
         if self.stream {
-            self.read_stream(response, names).await
+            self.read_stream(response, names, started).await
         } else {
             let text = read_capped(&mut response, self.max_response_bytes)
                 .await
@@ -419,6 +421,7 @@ impl HttpModel {
         &self,
         mut response: reqwest::Response,
         names: &NameMap,
+        started: Instant,
     ) -> Result<Turn, Failure> {
         let mut decoder = SseDecoder::new();
         let mut turn = self.format.stream(names, self.max_call_bytes);
@@ -443,6 +446,12 @@ impl HttpModel {
                     ));
                 }
             };
+            if received == 0 {
+                tracing::debug!(
+                    gen_ai.response.time_to_first_chunk = started.elapsed().as_secs_f64(),
+                    "first chunk"
+                );
+            }
             received += chunk.len();
             if received > self.max_response_bytes {
                 return Err(self.body_failure(BodyError::TooLarge(self.max_response_bytes)));
@@ -494,16 +503,78 @@ impl HttpModel {
     }
 }
 
+impl HttpModel {
+    /// Runs one model call in a `chat` span (the agent's step's, or one of its own) naming the
+    /// provider and the model, and reports its duration and tokens to the `metrics` facade.
+    async fn traced(
+        &self,
+        step: u32,
+        work: impl Future<Output = Result<Turn, ModelError>>,
+    ) -> Result<Turn, ModelError> {
+        let (span, own) = match crate::observe::current_chat_span() {
+            Some(span) => (span, false),
+            None => (crate::observe::chat_span(step), true),
+        };
+        let provider = provider_name(self.format.name());
+        if !span.is_disabled() {
+            span.record("gen_ai.provider.name", provider);
+            span.record("gen_ai.request.model", self.model.as_str());
+            span.record(
+                "otel.name",
+                tracing::field::display(format_args!("chat {}", self.model)),
+            );
+        }
+        let started = Instant::now();
+        let result = work.instrument(span.clone()).await;
+        crate::metrics::emit_chat(&crate::metrics::ChatRecord {
+            provider,
+            model: &self.model,
+            seconds: started.elapsed().as_secs_f64(),
+            usage: result.as_ref().ok().map(|turn| turn.usage),
+            error: result.as_ref().err().map(|_| "model_error"),
+        });
+        if own {
+            let end = match &result {
+                Ok(turn) => Ok(crate::observe::ChatEnd {
+                    input_tokens: turn.usage.input_tokens,
+                    output_tokens: turn.usage.output_tokens,
+                    calls: turn.calls.len(),
+                }),
+                Err(_) => Err("model_error"),
+            };
+            crate::observe::record_chat(&span, end);
+        }
+        result
+    }
+}
+
+/// The `gen_ai.provider.name` of a wire format, by the conventions' well-known values; a
+/// format of the application's own is `"other"`.
+fn provider_name(format: &str) -> &'static str {
+    if format.starts_with("OpenAI") {
+        "openai"
+    } else if format == "Anthropic" {
+        "anthropic"
+    } else if format == "Gemini" {
+        "gcp.gemini"
+    } else {
+        "other"
+    }
+}
+
 impl Model for HttpModel {
     async fn respond(&self, request: &ModelRequest<'_>) -> Result<Turn, ModelError> {
-        match request.context() {
-            Some(cx) => match cx.bounded(self.respond_inner(request)).await {
-                Ok(result) => result,
-                Err(Stopped::Cancelled) => Err(self.error("the run was cancelled")),
-                Err(Stopped::Deadline) => Err(self.error("the run's deadline passed")),
-            },
-            None => self.respond_inner(request).await,
-        }
+        let work = async {
+            match request.context() {
+                Some(cx) => match cx.bounded(self.respond_inner(request)).await {
+                    Ok(result) => result,
+                    Err(Stopped::Cancelled) => Err(self.error("the run was cancelled")),
+                    Err(Stopped::Deadline) => Err(self.error("the run's deadline passed")),
+                },
+                None => self.respond_inner(request).await,
+            }
+        };
+        self.traced(request.step(), work).await
     }
 }
 
@@ -535,7 +606,9 @@ impl RepairModel for HttpModel {
             step: request.attempt(),
             context: None,
         };
-        let turn = self.respond_inner(&model_request).await?;
+        let turn = self
+            .traced(request.attempt(), self.respond_inner(&model_request))
+            .await?;
         *lock(&self.repair_usage) += turn.usage;
         let answer = turn.text.unwrap_or_default();
         Ok(match crate::extract::extract_json_object(&answer) {
