@@ -163,6 +163,7 @@ pub(crate) fn emit(call: &CallRecord<'_>) {
 
 /// What one model call (a `chat` operation) reports to the `metrics` facade, by the GenAI
 /// conventions.
+#[cfg(feature = "http")]
 pub(crate) struct ChatRecord<'a> {
     pub(crate) provider: &'static str,
     pub(crate) model: &'a str,
@@ -175,6 +176,7 @@ pub(crate) struct ChatRecord<'a> {
 
 /// Records `gen_ai.client.operation.duration` and, for a call that answered,
 /// `gen_ai.client.token.usage` (once per token type).
+#[cfg(feature = "http")]
 pub(crate) fn emit_chat(chat: &ChatRecord<'_>) {
     let model = chat.model.to_owned();
     match chat.error {

@@ -80,6 +80,7 @@ pub(crate) fn chat_span(step: u32) -> tracing::Span {
 }
 
 /// The `chat` span the current code runs in, if it runs in one.
+#[cfg(feature = "http")]
 pub(crate) fn current_chat_span() -> Option<tracing::Span> {
     let span = tracing::Span::current();
     span.metadata()
