@@ -45,25 +45,28 @@ impl Otel {
         {
             tool_core::observe::set_capture_content(true);
         }
-        let exporter = SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .build()?;
+        let exporter = Otel::exporter().build()?;
         Ok(Otel::with_exporter(exporter, Resource::builder().build()))
     }
 
     /// A pipeline exporting to `traces_url` (the full URL, `…/v1/traces`) as `service`,
     /// whatever the environment says.
     pub fn to_endpoint(traces_url: &str, service: &str) -> Result<Otel, Error> {
-        let exporter = SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(traces_url)
-            .build()?;
+        let exporter = Otel::exporter().with_endpoint(traces_url).build()?;
         let resource = Resource::builder()
             .with_service_name(service.to_owned())
             .build();
         Ok(Otel::with_exporter(exporter, resource))
+    }
+
+    fn exporter()
+    -> opentelemetry_otlp::SpanExporterBuilder<opentelemetry_otlp::HttpExporterBuilderSet> {
+        // The exporter's HTTP client needs a TLS crypto provider if the build's reqwest has
+        // none of its own; one installed before is kept.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
     }
 
     fn with_exporter(exporter: SpanExporter, resource: Resource) -> Otel {
