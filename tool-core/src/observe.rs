@@ -88,6 +88,11 @@ pub(crate) fn current_chat_span() -> Option<tracing::Span> {
         .then_some(span)
 }
 
+/// A count as a signed attribute: the OpenTelemetry attribute type for integers.
+fn int(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
 /// What a model step answered, as its `chat` span records it.
 pub(crate) struct ChatEnd {
     pub(crate) input_tokens: u64,
@@ -103,9 +108,9 @@ pub(crate) fn record_chat(span: &tracing::Span, result: Result<ChatEnd, &'static
     }
     match result {
         Ok(end) => {
-            span.record("gen_ai.usage.input_tokens", end.input_tokens);
-            span.record("gen_ai.usage.output_tokens", end.output_tokens);
-            span.record("tool_core.calls", end.calls);
+            span.record("gen_ai.usage.input_tokens", int(end.input_tokens));
+            span.record("gen_ai.usage.output_tokens", int(end.output_tokens));
+            span.record("tool_core.calls", int(end.calls as u64));
             // The reason as the turn tells it: it proposed calls, or it answered.
             let reason = if end.calls == 0 { "stop" } else { "tool_calls" };
             span.record("gen_ai.response.finish_reasons", reason);

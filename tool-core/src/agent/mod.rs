@@ -366,10 +366,13 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             .instrument(span.clone())
             .await;
         if !span.is_disabled() {
-            span.record("gen_ai.usage.input_tokens", report.usage.input_tokens);
-            span.record("gen_ai.usage.output_tokens", report.usage.output_tokens);
-            span.record("tool_core.agent.steps", report.steps);
-            span.record("tool_core.agent.tool_calls", report.tool_calls);
+            span.record("gen_ai.usage.input_tokens", int(report.usage.input_tokens));
+            span.record(
+                "gen_ai.usage.output_tokens",
+                int(report.usage.output_tokens),
+            );
+            span.record("tool_core.agent.steps", i64::from(report.steps));
+            span.record("tool_core.agent.tool_calls", i64::from(report.tool_calls));
             span.record("tool_core.agent.end", end_name(&report.end));
             if let RunEnd::ModelFailed(_) = report.end {
                 span.record("error.type", "model_failed");
@@ -525,6 +528,11 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             });
         }
     }
+}
+
+/// A count as a signed attribute: the OpenTelemetry attribute type for integers.
+fn int(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
 }
 
 /// How a run ended, as the `tool_core.agent.end` attribute of its span.

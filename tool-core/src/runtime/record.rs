@@ -123,7 +123,10 @@ fn deeper_than(value: &Value, max: u32) -> bool {
 }
 
 pub(super) fn record(span: &tracing::Span, outcome: &Outcome) {
-    span.record("elapsed_us", outcome.elapsed().as_micros() as u64);
+    span.record(
+        "elapsed_us",
+        i64::try_from(outcome.elapsed().as_micros()).unwrap_or(i64::MAX),
+    );
     if let Some(code) = outcome.code() {
         span.record("error.type", code.as_str());
         span.record("otel.status_code", "error");
