@@ -88,6 +88,48 @@ pub(crate) fn current_chat_span() -> Option<tracing::Span> {
         .then_some(span)
 }
 
+/// The W3C trace context headers (`traceparent`, `tracestate`) of the current span, by the
+/// propagator installed in `opentelemetry::global`: none without one, or outside a span an
+/// OpenTelemetry layer records.
+#[cfg(all(feature = "otel", feature = "http"))]
+pub(crate) fn trace_headers() -> Vec<(String, String)> {
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    struct Headers(Vec<(String, String)>);
+    impl opentelemetry::propagation::Injector for Headers {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.push((key.to_owned(), value));
+        }
+    }
+    let cx = tracing::Span::current().context();
+    let mut headers = Headers(Vec::new());
+    opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.inject_context(&cx, &mut headers);
+    });
+    headers.0
+}
+
+/// Makes the trace context a caller sent (`traceparent`, and `tracestate` if any) the parent
+/// of `span`, by the propagator installed in `opentelemetry::global`. A malformed value is
+/// ignored: the span starts a trace of its own.
+#[cfg(all(feature = "otel", feature = "mcp"))]
+pub(crate) fn continue_trace(span: &tracing::Span, traceparent: &str, tracestate: Option<&str>) {
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    let mut carrier = std::collections::HashMap::new();
+    carrier.insert("traceparent".to_owned(), traceparent.to_owned());
+    if let Some(state) = tracestate {
+        carrier.insert("tracestate".to_owned(), state.to_owned());
+    }
+    let parent =
+        opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&carrier));
+    if parent.span().span_context().is_valid() {
+        // Refused only once the span has started, which it has not.
+        let _ = span.set_parent(parent);
+    }
+}
+
 /// A count as a signed attribute: the OpenTelemetry attribute type for integers.
 fn int(count: u64) -> i64 {
     i64::try_from(count).unwrap_or(i64::MAX)

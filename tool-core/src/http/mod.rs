@@ -345,6 +345,11 @@ impl HttpModel {
             .post(self.endpoint())
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
+        // The W3C trace context of this step's span, for a provider or gateway that traces.
+        #[cfg(feature = "otel")]
+        for (name, value) in crate::observe::trace_headers() {
+            builder = builder.header(name, value);
+        }
         for (name, value) in self.format.headers(self.key.as_ref().map(ApiKey::expose)) {
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 Failure::Fatal(self.error("the API key is not a valid HTTP header value"))
@@ -519,10 +524,16 @@ impl HttpModel {
         if !span.is_disabled() {
             span.record("gen_ai.provider.name", provider);
             span.record("gen_ai.request.model", self.model.as_str());
-            span.record(
-                "otel.name",
-                tracing::field::display(format_args!("chat {}", self.model)),
-            );
+            let name = format!("chat {}", self.model);
+            span.record("otel.name", name.as_str());
+            // The OpenTelemetry layer takes `otel.name` only until the span is first entered,
+            // which the agent's step span was; rename the OpenTelemetry span itself.
+            #[cfg(feature = "otel")]
+            {
+                use opentelemetry::trace::TraceContextExt as _;
+                use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+                span.context().span().update_name(name);
+            }
         }
         let started = Instant::now();
         let result = work.instrument(span.clone()).await;
