@@ -53,6 +53,9 @@ fn a_model_over_http_sends_the_steps_traceparent() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (exporter, provider, subscriber) = recording();
     let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let recorder = metrics_util::debugging::DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _recorder = metrics::set_default_local_recorder(&recorder);
     let trace_id = tracing::subscriber::with_default(subscriber, || {
         runtime().block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -131,6 +134,40 @@ fn a_model_over_http_sends_the_steps_traceparent() {
         chat.events.iter().any(|event| event.name == "first chunk"),
         "{chat:#?}"
     );
+
+    // The GenAI client metrics, labelled with the operation, the provider and the model.
+    let exported = snapshotter.snapshot().into_vec();
+    let histogram = |name: &str, token_type: Option<&str>| -> Vec<f64> {
+        exported
+            .iter()
+            .filter(|(key, ..)| {
+                let key = key.key();
+                let label = |k: &str| key.labels().find(|l| l.key() == k).map(|l| l.value());
+                key.name() == name
+                    && label("gen_ai.operation.name") == Some("chat")
+                    && label("gen_ai.provider.name") == Some("openai")
+                    && label("gen_ai.request.model") == Some("gpt-4o")
+                    && label("gen_ai.token.type") == token_type
+            })
+            .flat_map(|(.., value)| match value {
+                metrics_util::debugging::DebugValue::Histogram(values) => {
+                    values.iter().map(|v| v.into_inner()).collect::<Vec<_>>()
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(
+        histogram("gen_ai.client.token.usage", Some("input")),
+        [10.0]
+    );
+    assert_eq!(
+        histogram("gen_ai.client.token.usage", Some("output")),
+        [2.0]
+    );
+    let durations = histogram("gen_ai.client.operation.duration", None);
+    assert_eq!(durations.len(), 1, "{exported:?}");
+    assert!(durations[0] > 0.0);
 }
 
 #[test]
