@@ -6,25 +6,32 @@
 //!
 //! The names and attributes follow the OpenTelemetry GenAI semantic conventions, version
 //! 1.37.0 (the `gen_ai` attribute registry, the `execute_tool`, `chat` and `invoke_agent`
-//! spans, and the `gen_ai.client.*` metrics). The crate emits them through `tracing` and
-//! `metrics` only: a `tracing-opentelemetry` layer turns the spans into OpenTelemetry spans
-//! (its `otel.name`, `otel.kind` and `otel.status_code` fields set the span's name, kind and
-//! status), and without a subscriber they cost a check of an atomic.
+//! spans, and the `gen_ai.client.*` metrics); attributes of this crate's own are under
+//! `tool_core.`. The crate emits them through `tracing` and `metrics` only: a
+//! `tracing-opentelemetry` layer turns the spans into OpenTelemetry spans (the `otel.name`,
+//! `otel.kind` and `otel.status_code` fields set the span's name, kind and status), and
+//! without a subscriber each costs a check of an atomic.
 //!
 //! | Span | Opened by | Attributes |
 //! |------|-----------|------------|
-//! | `invoke_agent` | each [`Agent::run`](crate::agent::Agent::run) | `gen_ai.operation.name`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `tool_core.agent.steps`, `tool_core.agent.end`, `error.type` |
-//! | `chat {model}` | each model step of a run | `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`, `tool_core.step`, `tool_core.calls`, `error.type` |
+//! | `invoke_agent` | each [`Agent::run`](crate::agent::Agent::run) | `gen_ai.operation.name`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `tool_core.agent.steps`, `tool_core.agent.tool_calls`, `tool_core.agent.end`, `error.type` |
+//! | `chat {model}` | each model step of a run, and each model call of an HTTP model outside one | `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`, `tool_core.step`, `tool_core.calls`, `error.type` |
 //! | `execute_tool {tool}` | each [`Runtime::invoke`](crate::Runtime::invoke) | `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type`, `id` (the runtime's [`InvocationId`]), `error.type` (the outcome [`Code`](crate::Code)), `elapsed_us` |
+//! | `tools/call` | each MCP `tools/call` the server answers (features `mcp` and `otel`), a child of the client's span when it sent a `traceparent` in `_meta` | `mcp.method.name` |
 //!
-//! Inside `execute_tool`, `DEBUG` events named `gen_ai.tool.stage` tell each decision, in
-//! order: `validated` or `refused` (with the violations' count), `authorized` or `denied`,
-//! `approved`, `claimed` or `replayed`; the repair loop adds a `repaired` event with the
-//! attempt that passed. Models over HTTP name the provider and the model on their step's `chat`
-//! span (and open one of their own outside an agent), and add a `first chunk` event with
-//! `gen_ai.response.time_to_first_chunk` (seconds) to a streamed step's span when the first
-//! bytes of the response arrive. The finish reason is `tool_calls` when the turn proposed
-//! calls and `stop` otherwise.
+//! Inside `execute_tool`, a `DEBUG` event for each decision, in order, its message the decision
+//! and its `gen_ai.tool.stage` field too: `validated` or `refused` (with `violations`, their
+//! count), `authorized` or `denied`, `approved`, `claimed` or `replayed`; the outcome's own
+//! event follows. The repair loop adds a `repaired on attempt n` event (with
+//! `gen_ai.tool.name`, `gen_ai.tool.call.id` and `attempt`) to the span it runs in, the
+//! `invoke_agent` span of an agent. The provider and the model of a `chat` span are known to
+//! models over HTTP (`tool_core::http::HttpModel`, feature `http`), which record
+//! them; a scripted or custom model's step is named `chat`. Streamed, an HTTP model's step
+//! gets a `first chunk` event (`tool_core.time_to_first_chunk_s`) when the first bytes of the
+//! response arrive. The finish reason is `tool_calls` when the turn proposed calls and `stop`
+//! otherwise. The OpenTelemetry span of a step is renamed `chat {model}` once the HTTP model
+//! knows the model only with the `otel` feature (the layer takes `otel.name` only before a
+//! span is first entered); without it the span keeps the name `chat`.
 //!
 //! None of them carries an argument value, a result, a violation's pointer (it names a key the
 //! model chose) or the name of a tool that is not registered, unless the application turns
@@ -32,6 +39,13 @@
 //! operator (a refusal's pointers, a failure's detail) have the target
 //! [`CONTENT_TARGET`]: a layer exporting `tool_core` at `DEBUG` leaves them out with a
 //! filter such as `tool_core=debug,tool_core::content=off`.
+//!
+//! # Trace context across processes
+//!
+//! With the `otel` feature and a propagator installed in `opentelemetry::global` (W3C
+//! `TraceContextPropagator`), models over HTTP send the current step's `traceparent` (and
+//! `tracestate`) with each request, and the MCP server continues the trace a client names in a
+//! `tools/call` request's `_meta.traceparent`. Without the feature nothing is sent or read.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -453,7 +453,7 @@ impl HttpModel {
             };
             if received == 0 {
                 tracing::debug!(
-                    gen_ai.response.time_to_first_chunk = started.elapsed().as_secs_f64(),
+                    tool_core.time_to_first_chunk_s = started.elapsed().as_secs_f64(),
                     "first chunk"
                 );
             }
@@ -536,7 +536,11 @@ impl HttpModel {
             }
         }
         let started = Instant::now();
-        let result = work.instrument(span.clone()).await;
+        let result = if own {
+            work.instrument(span.clone()).await
+        } else {
+            work.await
+        };
         crate::metrics::emit_chat(&crate::metrics::ChatRecord {
             provider,
             model: &self.model,
