@@ -2,7 +2,7 @@
 //! standard environment variables (feature `otel`).
 //!
 //! ```no_run
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # fn main() -> Result<(), examples::otel::Error> {
 //! // OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:6006 OTEL_SERVICE_NAME=weather-agent
 //! let otel = examples::otel::init()?;
 //! // ... run agents: every run, model step and tool call is a span ...
