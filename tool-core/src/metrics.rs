@@ -141,9 +141,12 @@ impl Metrics {
 }
 
 /// Updates the `metrics` facade's counters for one call of the repair loop (with or without a
-/// [`Metrics`] handle attached).
-pub(crate) fn emit(call: &CallRecord<'_>) {
-    let tool = call.tool.unwrap_or(Metrics::UNREGISTERED).to_owned();
+/// [`Metrics`] handle attached); `name` is the registered tool's name, shared by every label.
+pub(crate) fn emit(call: &CallRecord<'_>, name: Option<&std::sync::Arc<str>>) {
+    let tool = match name {
+        Some(name) => ::metrics::SharedString::from_shared(Arc::clone(name)),
+        None => ::metrics::SharedString::const_str(Metrics::UNREGISTERED),
+    };
     ::metrics::counter!("tool_calls_total", "tool" => tool.clone()).increment(1);
     ::metrics::counter!("tool_call_attempts_total", "tool" => tool.clone())
         .increment(u64::from(call.attempts));
