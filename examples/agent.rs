@@ -17,6 +17,14 @@
 //!
 //! `--provider` is `openai`, `openai-responses`, `anthropic` or `gemini`; `--base-url` points
 //! it at another server (an OpenAI-compatible one, or the test suite's replay server).
+//!
+//! With the `otel` feature, the runs are exported as OpenTelemetry spans over OTLP
+//! (`examples::otel`):
+//!
+//! ```sh
+//! OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:6006 OTEL_SERVICE_NAME=weather-agent \
+//!     cargo run --example agent --features otel
+//! ```
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -32,12 +40,27 @@ use tool_core::{
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    // With the `otel` feature, every run, model step and call is exported over OTLP to
+    // OTEL_EXPORTER_OTLP_ENDPOINT, under OTEL_SERVICE_NAME.
+    #[cfg(feature = "otel")]
+    let otel = match examples::otel::init() {
+        Ok(otel) => otel,
+        Err(error) => {
+            eprintln!("error: cannot set up the OTLP export: {error}");
+            std::process::exit(1);
+        }
+    };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = if args.is_empty() {
         run().await
     } else {
         run_http(&args).await
     };
+    #[cfg(feature = "otel")]
+    if let Err(error) = otel.shutdown() {
+        eprintln!("error: the spans could not all be exported: {error}");
+        std::process::exit(1);
+    }
     if let Err(error) = result {
         eprintln!("error: {error}");
         std::process::exit(1);

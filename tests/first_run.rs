@@ -96,10 +96,17 @@ fn quickstart_builds_without_the_mcp_stack() {
         crates.contains("tool_core"),
         "the build lists no tool_core: {crates:?}"
     );
-    let unused: Vec<&str> = ["rmcp", "schemars", "chrono", "uuid", "tracing_subscriber"]
-        .into_iter()
-        .filter(|name| crates.contains(*name))
-        .collect();
+    let unused: Vec<&str> = [
+        "rmcp",
+        "schemars",
+        "chrono",
+        "uuid",
+        "tracing_subscriber",
+        "opentelemetry",
+    ]
+    .into_iter()
+    .filter(|name| crates.contains(*name))
+    .collect();
     assert_eq!(unused, Vec::<&str>::new(), "{} crates built", crates.len());
 }
 

@@ -59,13 +59,15 @@ fn a_call_is_traced_without_its_argument_values() {
     });
     let log = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
     assert!(
-        log.contains("tool_call{tool=get_weather call_id=call_9"),
+        log.contains(
+            "execute_tool{gen_ai.tool.name=\"get_weather\" gen_ai.tool.call.id=\"call_9\""
+        ),
         "{log}"
     );
     assert!(log.contains(r#"code="invalid_arguments""#), "{log}");
     assert!(log.contains(r#"keywords=["enum"]"#), "{log}");
     assert!(log.contains(r#"violations=["/units enum"]"#), "{log}");
-    assert!(log.contains("call_id=call_10"), "{log}");
+    assert!(log.contains("gen_ai.tool.call.id=\"call_10\""), "{log}");
     assert!(log.contains("tool call succeeded"), "{log}");
     assert!(!log.contains("SECRET-CITY"), "{log}");
     assert!(!log.contains("kelvin"), "{log}");
@@ -250,7 +252,10 @@ fn a_failures_detail_quoting_an_argument_is_logged_at_debug_only() {
     for (line, (code, id)) in above_debug.iter().zip(&codes) {
         assert!(line.contains(&format!("code=\"{code}\"")), "{line}");
         assert!(line.contains(&format!("id={id}")), "{line}");
-        assert!(line.contains("tool=look_up_account"), "{line}");
+        assert!(
+            line.contains("gen_ai.tool.name=\"look_up_account\""),
+            "{line}"
+        );
         assert!(!line.contains("SECRET"), "{line}");
     }
     assert!(above_debug[0].contains(" WARN "), "{log}");

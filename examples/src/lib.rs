@@ -3,6 +3,9 @@
 //! Each type is the whole contract of its tool: `#[derive(Tool)]` turns the doc comments,
 //! field types and attributes into the advertised JSON Schema and the checked parser.
 
+#[cfg(feature = "otel")]
+pub mod otel;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 

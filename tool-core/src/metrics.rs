@@ -11,10 +11,16 @@ use std::sync::{Arc, Mutex};
 /// [`Observer`](crate::observe::Observer) sees every outcome). Cheap to clone: the clones share the
 /// counts.
 ///
-/// Each recorded call also updates these `metrics` counters, labelled with `tool`:
-/// `tool_calls_total`, `tool_calls_first_pass_total`, `tool_calls_repaired_total`,
+/// Every call of a repair loop (and so of an [`Agent`](crate::agent::Agent)), whether or not a
+/// `Metrics` is attached, also updates these counters of the `metrics` facade, labelled with
+/// `tool`: `tool_calls_total`, `tool_calls_first_pass_total`, `tool_calls_repaired_total`,
 /// `tool_call_attempts_total`, and `tool_calls_failed_total` (also labelled with `reason`, the
-/// outcome code); and the histogram `tool_call_attempts`.
+/// outcome code: refusals and failures by code); and the histogram `tool_call_attempts`. The
+/// first-pass, repair and failure rates per tool are the ratios of these counters to
+/// `tool_calls_total`. Models over HTTP (feature `http`) add the GenAI conventions'
+/// `gen_ai.client.operation.duration` (seconds) and `gen_ai.client.token.usage` (by
+/// `gen_ai.token.type`) histograms, labelled with the operation, the provider and the model
+/// the application configured.
 ///
 /// Only the names of registered tools become `tool` labels and snapshot entries. A call to any
 /// other name (a model may invent a new one on every call) is counted under the one shared
@@ -125,29 +131,87 @@ impl Metrics {
 
     pub(crate) fn record(&self, call: &CallRecord<'_>) {
         let tool = call.tool.unwrap_or(Metrics::UNREGISTERED);
-        {
-            let mut state = crate::sync::lock(&self.state);
-            state.overall.add(call);
-            match state.tools.get_mut(tool) {
-                Some(counts) => counts.add(call),
-                None => state.tools.entry(tool.to_owned()).or_default().add(call),
-            }
+        let mut state = crate::sync::lock(&self.state);
+        state.overall.add(call);
+        match state.tools.get_mut(tool) {
+            Some(counts) => counts.add(call),
+            None => state.tools.entry(tool.to_owned()).or_default().add(call),
         }
-        let tool = tool.to_owned();
-        ::metrics::counter!("tool_calls_total", "tool" => tool.clone()).increment(1);
-        ::metrics::counter!("tool_call_attempts_total", "tool" => tool.clone())
-            .increment(u64::from(call.attempts));
-        ::metrics::histogram!("tool_call_attempts", "tool" => tool.clone())
-            .record(f64::from(call.attempts));
-        if call.first_pass {
-            ::metrics::counter!("tool_calls_first_pass_total", "tool" => tool.clone()).increment(1);
-        }
-        if call.repaired {
-            ::metrics::counter!("tool_calls_repaired_total", "tool" => tool.clone()).increment(1);
-        }
-        if let Some(reason) = call.failed {
-            ::metrics::counter!("tool_calls_failed_total", "tool" => tool, "reason" => reason)
-                .increment(1);
+    }
+}
+
+/// Updates the `metrics` facade's counters for one call of the repair loop (with or without a
+/// [`Metrics`] handle attached); `name` is the registered tool's name, shared by every label.
+pub(crate) fn emit(call: &CallRecord<'_>, name: Option<&std::sync::Arc<str>>) {
+    let tool = match name {
+        Some(name) => ::metrics::SharedString::from_shared(Arc::clone(name)),
+        None => ::metrics::SharedString::const_str(Metrics::UNREGISTERED),
+    };
+    ::metrics::counter!("tool_calls_total", "tool" => tool.clone()).increment(1);
+    ::metrics::counter!("tool_call_attempts_total", "tool" => tool.clone())
+        .increment(u64::from(call.attempts));
+    ::metrics::histogram!("tool_call_attempts", "tool" => tool.clone())
+        .record(f64::from(call.attempts));
+    if call.first_pass {
+        ::metrics::counter!("tool_calls_first_pass_total", "tool" => tool.clone()).increment(1);
+    }
+    if call.repaired {
+        ::metrics::counter!("tool_calls_repaired_total", "tool" => tool.clone()).increment(1);
+    }
+    if let Some(reason) = call.failed {
+        ::metrics::counter!("tool_calls_failed_total", "tool" => tool, "reason" => reason)
+            .increment(1);
+    }
+}
+
+/// What one model call (a `chat` operation) reports to the `metrics` facade, by the GenAI
+/// conventions.
+#[cfg(feature = "http")]
+pub(crate) struct ChatRecord<'a> {
+    pub(crate) provider: &'static str,
+    pub(crate) model: &'a str,
+    pub(crate) seconds: f64,
+    /// The tokens, when the call succeeded.
+    pub(crate) usage: Option<crate::model::Usage>,
+    /// The `error.type` when it failed.
+    pub(crate) error: Option<&'static str>,
+}
+
+/// Records `gen_ai.client.operation.duration` and, for a call that answered,
+/// `gen_ai.client.token.usage` (once per token type).
+#[cfg(feature = "http")]
+pub(crate) fn emit_chat(chat: &ChatRecord<'_>) {
+    let model = chat.model.to_owned();
+    match chat.error {
+        None => ::metrics::histogram!(
+            "gen_ai.client.operation.duration",
+            "gen_ai.operation.name" => "chat",
+            "gen_ai.provider.name" => chat.provider,
+            "gen_ai.request.model" => model.clone(),
+        )
+        .record(chat.seconds),
+        Some(error) => ::metrics::histogram!(
+            "gen_ai.client.operation.duration",
+            "gen_ai.operation.name" => "chat",
+            "gen_ai.provider.name" => chat.provider,
+            "gen_ai.request.model" => model.clone(),
+            "error.type" => error,
+        )
+        .record(chat.seconds),
+    }
+    if let Some(usage) = chat.usage {
+        for (kind, tokens) in [
+            ("input", usage.input_tokens),
+            ("output", usage.output_tokens),
+        ] {
+            ::metrics::histogram!(
+                "gen_ai.client.token.usage",
+                "gen_ai.operation.name" => "chat",
+                "gen_ai.provider.name" => chat.provider,
+                "gen_ai.request.model" => model.clone(),
+                "gen_ai.token.type" => kind,
+            )
+            .record(tokens as f64);
         }
     }
 }

@@ -13,13 +13,15 @@ mod stored;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use tracing::Instrument as _;
+
 pub use cost::Prices;
 pub use stored::{load_run, remove_run, store_run};
 
 use crate::approval::{Approvals, PendingApproval};
 use crate::call::ToolCall;
 use crate::context::{Context, Stopped};
-use crate::model::{Message, Model, ModelError, ModelRequest, ToolResult, Usage};
+use crate::model::{Message, Model, ModelError, ModelRequest, ToolResult, Turn, Usage};
 use crate::outcome::{Code, Outcome};
 use crate::repair::{RepairLoop, RepairModel, RepairPolicy, RepairRequest};
 use crate::runtime::Runtime;
@@ -342,7 +344,70 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
     /// Runs from `transcript` until the model answers or a guard fires. A transcript that
     /// ends with calls that have no result yet (a paused run) resumes with those calls;
     /// calls that already have a result are never run again.
+    ///
+    /// The run is an `invoke_agent` span, each model step a `chat` span inside it and each
+    /// call an `execute_tool` span (see [Spans and events](crate::observe#spans-and-events)).
     pub async fn run(&self, transcript: Vec<Message>, cx: &Context) -> RunReport {
+        let span = tracing::info_span!(
+            "invoke_agent",
+            gen_ai.operation.name = "invoke_agent",
+            otel.name = "invoke_agent",
+            otel.kind = "internal",
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            tool_core.agent.steps = tracing::field::Empty,
+            tool_core.agent.tool_calls = tracing::field::Empty,
+            tool_core.agent.end = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let report = self
+            .run_traced(transcript, cx)
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            span.record("gen_ai.usage.input_tokens", int(report.usage.input_tokens));
+            span.record(
+                "gen_ai.usage.output_tokens",
+                int(report.usage.output_tokens),
+            );
+            span.record("tool_core.agent.steps", i64::from(report.steps));
+            span.record("tool_core.agent.tool_calls", i64::from(report.tool_calls));
+            span.record("tool_core.agent.end", end_name(&report.end));
+            if let RunEnd::ModelFailed(_) = report.end {
+                span.record("error.type", "model_failed");
+                span.record("otel.status_code", "error");
+            }
+        }
+        report
+    }
+
+    /// One model call, as a `chat` span.
+    async fn step(
+        &self,
+        request: &ModelRequest<'_>,
+        cx: &Context,
+    ) -> Result<Result<Turn, ModelError>, Stopped> {
+        let span = crate::observe::chat_span(request.step);
+        let result = cx
+            .bounded(self.model.respond(request))
+            .instrument(span.clone())
+            .await;
+        let recorded = match &result {
+            Ok(Ok(turn)) => Ok(crate::observe::ChatEnd {
+                input_tokens: turn.usage.input_tokens,
+                output_tokens: turn.usage.output_tokens,
+                calls: turn.calls.len(),
+            }),
+            Ok(Err(_)) => Err("model_error"),
+            Err(Stopped::Cancelled) => Err("cancelled"),
+            Err(Stopped::Deadline) => Err("deadline"),
+        };
+        crate::observe::record_chat(&span, recorded);
+        result
+    }
+
+    async fn run_traced(&self, transcript: Vec<Message>, cx: &Context) -> RunReport {
         let mut run = Run::from_transcript(transcript);
         let end = loop {
             let pending = run.unanswered();
@@ -366,7 +431,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                     step,
                     context: Some(cx),
                 };
-                cx.bounded(self.model.respond(&request)).await
+                self.step(&request, cx).await
             };
             let turn = match turn {
                 Ok(Ok(turn)) => turn,
@@ -447,7 +512,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             context: Some(cx),
         };
         // Bounded by the run like every model call: a stopped run gets no wrap-up text.
-        if let Ok(Ok(turn)) = cx.bounded(self.model.respond(&request)).await {
+        if let Ok(Ok(turn)) = self.step(&request, cx).await {
             run.usage += turn.usage;
             // Calls proposed without tools on offer are dropped: the run is over.
             run.transcript.push(Message::Assistant {
@@ -462,6 +527,28 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
                 },
             });
         }
+    }
+}
+
+/// A count as a signed attribute: the OpenTelemetry attribute type for integers.
+fn int(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
+/// How a run ended, as the `tool_core.agent.end` attribute of its span.
+fn end_name(end: &RunEnd) -> &'static str {
+    match end {
+        RunEnd::Answered => "answered",
+        RunEnd::Guard(Guard::MaxSteps(_)) => "max_steps",
+        RunEnd::Guard(Guard::MaxToolCalls(_)) => "max_tool_calls",
+        RunEnd::Guard(Guard::Deadline) => "deadline",
+        RunEnd::Guard(Guard::Cancelled) => "cancelled",
+        RunEnd::Guard(Guard::TokenBudget { .. }) => "token_budget",
+        RunEnd::Guard(Guard::CostBudget { .. }) => "cost_budget",
+        RunEnd::Guard(Guard::RepeatedCall { .. }) => "repeated_call",
+        RunEnd::Guard(Guard::TerminalTool(_)) => "terminal_tool",
+        RunEnd::ModelFailed(_) => "model_failed",
+        RunEnd::AwaitingApproval(_) => "awaiting_approval",
     }
 }
 

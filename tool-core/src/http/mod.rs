@@ -49,6 +49,7 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use crate::model::Provider;
 pub use key::ApiKey;
@@ -338,11 +339,17 @@ impl HttpModel {
     }
 
     async fn exchange(&self, body: &[u8], names: &NameMap) -> Result<Turn, Failure> {
+        let started = Instant::now();
         let mut builder = self
             .client
             .post(self.endpoint())
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
+        // The W3C trace context of this step's span, for a provider or gateway that traces.
+        #[cfg(feature = "otel")]
+        for (name, value) in crate::observe::trace_headers() {
+            builder = builder.header(name, value);
+        }
         for (name, value) in self.format.headers(self.key.as_ref().map(ApiKey::expose)) {
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 Failure::Fatal(self.error("the API key is not a valid HTTP header value"))
@@ -401,7 +408,7 @@ impl HttpModel {
             ))));
         }
         if self.stream {
-            self.read_stream(response, names).await
+            self.read_stream(response, names, started).await
         } else {
             let text = read_capped(&mut response, self.max_response_bytes)
                 .await
@@ -419,6 +426,7 @@ impl HttpModel {
         &self,
         mut response: reqwest::Response,
         names: &NameMap,
+        started: Instant,
     ) -> Result<Turn, Failure> {
         let mut decoder = SseDecoder::new();
         let mut turn = self.format.stream(names, self.max_call_bytes);
@@ -443,6 +451,12 @@ impl HttpModel {
                     ));
                 }
             };
+            if received == 0 {
+                tracing::debug!(
+                    tool_core.time_to_first_chunk_s = started.elapsed().as_secs_f64(),
+                    "first chunk"
+                );
+            }
             received += chunk.len();
             if received > self.max_response_bytes {
                 return Err(self.body_failure(BodyError::TooLarge(self.max_response_bytes)));
@@ -494,16 +508,88 @@ impl HttpModel {
     }
 }
 
+impl HttpModel {
+    /// Runs one model call in a `chat` span (the agent's step's, or one of its own) naming the
+    /// provider and the model, and reports its duration and tokens to the `metrics` facade.
+    async fn traced(
+        &self,
+        step: u32,
+        work: impl Future<Output = Result<Turn, ModelError>>,
+    ) -> Result<Turn, ModelError> {
+        let (span, own) = match crate::observe::current_chat_span() {
+            Some(span) => (span, false),
+            None => (crate::observe::chat_span(step), true),
+        };
+        let provider = provider_name(self.format.name());
+        if !span.is_disabled() {
+            span.record("gen_ai.provider.name", provider);
+            span.record("gen_ai.request.model", self.model.as_str());
+            let name = format!("chat {}", self.model);
+            span.record("otel.name", name.as_str());
+            // The OpenTelemetry layer takes `otel.name` only until the span is first entered,
+            // which the agent's step span was; rename the OpenTelemetry span itself.
+            #[cfg(feature = "otel")]
+            {
+                use opentelemetry::trace::TraceContextExt as _;
+                use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+                span.context().span().update_name(name);
+            }
+        }
+        let started = Instant::now();
+        let result = if own {
+            work.instrument(span.clone()).await
+        } else {
+            work.await
+        };
+        crate::metrics::emit_chat(&crate::metrics::ChatRecord {
+            provider,
+            model: &self.model,
+            seconds: started.elapsed().as_secs_f64(),
+            usage: result.as_ref().ok().map(|turn| turn.usage),
+            error: result.as_ref().err().map(|_| "model_error"),
+        });
+        if own {
+            let end = match &result {
+                Ok(turn) => Ok(crate::observe::ChatEnd {
+                    input_tokens: turn.usage.input_tokens,
+                    output_tokens: turn.usage.output_tokens,
+                    calls: turn.calls.len(),
+                }),
+                Err(_) => Err("model_error"),
+            };
+            crate::observe::record_chat(&span, end);
+        }
+        result
+    }
+}
+
+/// The `gen_ai.provider.name` of a wire format, by the conventions' well-known values; a
+/// format of the application's own is `"other"`.
+fn provider_name(format: &str) -> &'static str {
+    if format.starts_with("OpenAI") {
+        "openai"
+    } else if format == "Anthropic" {
+        "anthropic"
+    } else if format == "Gemini" {
+        "gcp.gemini"
+    } else {
+        "other"
+    }
+}
+
 impl Model for HttpModel {
     async fn respond(&self, request: &ModelRequest<'_>) -> Result<Turn, ModelError> {
-        match request.context() {
-            Some(cx) => match cx.bounded(self.respond_inner(request)).await {
-                Ok(result) => result,
-                Err(Stopped::Cancelled) => Err(self.error("the run was cancelled")),
-                Err(Stopped::Deadline) => Err(self.error("the run's deadline passed")),
-            },
-            None => self.respond_inner(request).await,
-        }
+        let work = async {
+            match request.context() {
+                Some(cx) => match cx.bounded(self.respond_inner(request)).await {
+                    Ok(result) => result,
+                    Err(Stopped::Cancelled) => Err(self.error("the run was cancelled")),
+                    Err(Stopped::Deadline) => Err(self.error("the run's deadline passed")),
+                },
+                None => self.respond_inner(request).await,
+            }
+        };
+        self.traced(request.step(), work).await
     }
 }
 
@@ -535,7 +621,9 @@ impl RepairModel for HttpModel {
             step: request.attempt(),
             context: None,
         };
-        let turn = self.respond_inner(&model_request).await?;
+        let turn = self
+            .traced(request.attempt(), self.respond_inner(&model_request))
+            .await?;
         *lock(&self.repair_usage) += turn.usage;
         let answer = turn.text.unwrap_or_default();
         Ok(match crate::extract::extract_json_object(&answer) {

@@ -241,10 +241,26 @@ impl McpServer {
         }
         let token = base.cancellation().child_token();
         let cx = base.with_cancellation(token.clone());
-        let mut invoke = pin!(
-            self.runtime
-                .invoke(&call_id, &request.name, &arguments, &cx)
-        );
+        let invoke = self
+            .runtime
+            .invoke(&call_id, &request.name, &arguments, &cx);
+        // The client's trace continues here when it sent its `traceparent` in `_meta`.
+        #[cfg(feature = "otel")]
+        let invoke = {
+            use tracing::Instrument as _;
+            let span = tracing::info_span!(
+                "tools/call",
+                otel.name = "tools/call",
+                otel.kind = "server",
+                mcp.method.name = "tools/call",
+            );
+            let meta = request.meta.as_deref().unwrap_or(&context.meta);
+            if let Some(traceparent) = meta.get_traceparent() {
+                crate::observe::continue_trace(&span, traceparent, meta.get_tracestate());
+            }
+            invoke.instrument(span)
+        };
+        let mut invoke = pin!(invoke);
         let outcome = tokio::select! {
             outcome = &mut invoke => outcome,
             () = context.ct.cancelled() => {

@@ -338,16 +338,27 @@ impl<M: RepairModel> RepairLoop<M> {
     }
 
     fn finish(&self, tool: &str, outcome: Outcome, attempts: u32, end: RepairEnd) -> Repaired {
+        // Only registered names become labels: invented names would each add series.
+        let registered = self.runtime.registry().get(tool).map(|info| &info.name);
+        let call = CallRecord {
+            tool: registered.is_some().then_some(tool),
+            attempts,
+            first_pass: end == RepairEnd::FirstPass,
+            repaired: end == RepairEnd::Repaired,
+            failed: outcome.failure().map(|failure| failure.code().as_str()),
+        };
+        crate::metrics::emit(&call, registered);
         if let Some(metrics) = &self.metrics {
-            // Only registered names become labels: invented names would each add series.
-            let registered = self.runtime.registry().get(tool).is_some();
-            metrics.record(&CallRecord {
-                tool: registered.then_some(tool),
-                attempts,
-                first_pass: end == RepairEnd::FirstPass,
-                repaired: end == RepairEnd::Repaired,
-                failed: outcome.failure().map(|failure| failure.code().as_str()),
-            });
+            metrics.record(&call);
+        }
+        if end == RepairEnd::Repaired {
+            tracing::debug!(
+                gen_ai.tool.name = outcome.tool(),
+                gen_ai.tool.call.id = outcome.call_id(),
+                gen_ai.tool.stage = "repaired",
+                attempt = attempts,
+                "repaired on attempt {attempts}"
+            );
         }
         Repaired {
             outcome,

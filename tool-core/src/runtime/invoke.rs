@@ -151,27 +151,19 @@ impl Runtime {
                 .seed
                 .wrapping_add(shared.counter.fetch_add(1, Ordering::Relaxed)),
         );
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %tool,
-            call_id = %resolve::truncate(call_id, shared.max_call_id_bytes),
-            id = %id,
-            outcome = tracing::field::Empty,
-            elapsed_us = tracing::field::Empty,
-        );
-        let call_id: Arc<str> = Arc::from(call_id);
         let index = shared.registry.index(tool);
+        let span = record::span(
+            index.map(|index| &*shared.registry.at(index).info().name),
+            tool,
+            resolve::truncate(call_id, shared.max_call_id_bytes),
+            id,
+        );
+        let arguments = arguments.into();
+        record::arguments(&span, arguments);
+        let call_id: Arc<str> = Arc::from(call_id);
         let mut replayed = false;
         let result = self
-            .run(
-                id,
-                &call_id,
-                index,
-                tool,
-                arguments.into(),
-                cx,
-                &mut replayed,
-            )
+            .run(id, &call_id, index, tool, arguments, cx, &mut replayed)
             .instrument(span.clone())
             .await;
         let (tool, source) = match index {
@@ -311,8 +303,15 @@ impl Runtime {
                 output::limit(shared, info),
             )
             .map_err(|refusal| match refusal {
-                Refusal::Invalid(errors) => input::invalid(errors),
-                Refusal::Denied(denied) => authorize::unauthorized(denied, info, &call),
+                Refusal::Invalid(errors) => {
+                    record::refused(&errors);
+                    input::invalid(errors)
+                }
+                Refusal::Denied(denied) => {
+                    record::stage("validated");
+                    record::stage("denied");
+                    authorize::unauthorized(denied, info, &call)
+                }
                 Refusal::EffectPanicked(what) => Failure::new(
                     Code::ExecutionFailed,
                     format!(
@@ -328,11 +327,14 @@ impl Runtime {
                     decisions.push(cx, call_id, &info.name, kind, None);
                 }
             };
+        record::stage("validated");
+        record::stage("authorized");
         note(&mut ledger, AuditKind::Authorized);
 
         if info.settings.requires_approval {
             // Boxed so the rare wait does not enlarge every call's future.
             Box::pin(approve::approve(shared, info, &call, arguments, cx)).await?;
+            record::stage("approved");
             note(&mut ledger, AuditKind::Approved);
         }
 
@@ -357,8 +359,12 @@ impl Runtime {
         )
         .await?
         {
-            claim::Admission::Run(held) => held,
+            claim::Admission::Run(held) => {
+                record::stage("claimed");
+                held
+            }
             claim::Admission::Replay(result) => {
+                record::stage("replayed");
                 *replayed = true;
                 return result;
             }
