@@ -222,7 +222,7 @@ impl ToolInfo {
 type Build<A> = Box<
     dyn FnOnce(
             ToolInfo,
-            Option<AuthorizeFn<A>>,
+            Vec<AuthorizeFn<A>>,
             Option<EffectFn<A>>,
         ) -> Result<Box<dyn Erased>, RegistryError>
         + Send,
@@ -271,7 +271,7 @@ type Build<A> = Box<
 /// ```
 pub struct ToolDef<A> {
     pub(super) info: ToolInfo,
-    pub(super) authorize: Option<AuthorizeFn<A>>,
+    pub(super) authorize: Vec<AuthorizeFn<A>>,
     pub(super) effect_of: Option<EffectFn<A>>,
     pub(super) build: Build<A>,
 }
@@ -294,7 +294,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
         };
         ToolDef {
             info,
-            authorize: None,
+            authorize: Vec::new(),
             effect_of: None,
             build: Box::new(move |info, authorize, effect| {
                 if let Some(reason) = A::contract_errors().first() {
@@ -333,7 +333,7 @@ impl ToolDef<Value> {
         };
         ToolDef {
             info,
-            authorize: None,
+            authorize: Vec::new(),
             effect_of: None,
             build: Box::new(move |info, authorize, effect| {
                 let kind = super::dynamic::Dynamic::compile(&tool, handler)?;
@@ -432,13 +432,13 @@ impl<A> ToolDef<A> {
     }
 
     /// A tool-specific authorization check on the typed arguments, run after the runtime's
-    /// policy. Replaces an earlier one. A check that panics refuses the call as
-    /// `unauthorized`.
+    /// policies (see [the order](crate::authz#order)). Each call adds a check; all must allow,
+    /// in the order they were added. A check that panics refuses the call as `unauthorized`.
     pub fn authorize<F>(mut self, check: F) -> Self
     where
         F: Fn(&A, &Context) -> Result<(), Denied> + Send + Sync + 'static,
     {
-        self.authorize = Some(Box::new(check));
+        self.authorize.push(Box::new(check));
         self
     }
 
@@ -486,7 +486,7 @@ impl<A> fmt::Debug for ToolDef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolDef")
             .field("info", &self.info)
-            .field("authorize", &self.authorize.is_some())
+            .field("authorize", &self.authorize.len())
             .field("effect_from", &self.effect_of.is_some())
             .finish_non_exhaustive()
     }
