@@ -417,18 +417,17 @@ fn check_resource(input: &Input<'_>, errors: &Errors) {
     };
     match &input.body {
         Body::Struct(fields) if input.mode == Mode::Tool => {
-            let mut marked = fields
-                .iter()
-                .filter_map(|field| field.attrs.resource.as_ref());
-            let first = marked.next();
-            for again in marked {
-                errors.at(
-                    again.span,
-                    format!(
-                        "only one field may be the resource of a call; `{}` already is",
-                        first.map(|first| first.value.as_str()).unwrap_or_default()
-                    ),
-                );
+            let mut marked = fields.iter().filter(|field| field.attrs.resource.is_some());
+            if let Some(first) = marked.next() {
+                for again in marked.filter_map(|field| field.attrs.resource.as_ref()) {
+                    errors.at(
+                        again.span,
+                        format!(
+                            "only one field may be the resource of a call; `{}` already is",
+                            first.member
+                        ),
+                    );
+                }
             }
             for field in fields {
                 if field.attrs.resource.is_some()
