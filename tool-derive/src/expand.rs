@@ -1205,6 +1205,8 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
             let span = ty_span(ty);
             let check = quote_spanned!(span=> #p::resource_of::<#ty>);
             Some(quote! {
+                const RESOURCE: #p::Option<&'static str> = #p::Some(#kind);
+
                 fn resource(&self) -> #p::Option<#krate::contract::ResourceRef> {
                     #check(#kind, &self.#member)
                 }

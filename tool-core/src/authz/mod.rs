@@ -465,3 +465,7 @@ pub(crate) async fn ask(policy: &dyn Authorize, request: &Request<'_>, whose: &s
             )))
         })
 }
+
+#[cfg(feature = "cedar")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cedar")))]
+pub mod cedar;

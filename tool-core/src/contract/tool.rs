@@ -89,6 +89,10 @@ pub trait Tool: Argument {
         crate::contract::validate::parse_value(value)
     }
 
+    /// The entity type of [`resource`](Self::resource): the `Type` of the field marked
+    /// `#[tool(resource = "Type")]`.
+    const RESOURCE: Option<&'static str> = None;
+
     /// What this call acts on, for authorization: the field marked
     /// `#[tool(resource = "Type")]`, as that type and the field's value (`None` without such
     /// a field, or when the field is an absent `Option`). Policies that see no resource take

@@ -147,6 +147,8 @@ pub struct ToolInfo {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) settings: Settings,
+    /// The entity type its calls act on (`#[tool(resource = "...")]`).
+    pub(crate) resource: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -176,6 +178,12 @@ impl ToolInfo {
     /// The JSON Schema the arguments are checked against.
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
+    }
+
+    /// The entity type its calls act on, when one of its fields names it
+    /// (`#[tool(resource = "...")]`); see [`Tool::resource`](crate::Tool::resource).
+    pub fn resource_kind(&self) -> Option<&'static str> {
+        self.resource
     }
 
     /// The JSON Schema the output is checked against, when the tool has one.
@@ -291,6 +299,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
             input_schema: A::input_schema().clone(),
             output_schema: Some(crate::contract::schema::root_schema::<O>()),
             settings: Settings::default(),
+            resource: A::RESOURCE,
         };
         ToolDef {
             info,
@@ -330,6 +339,7 @@ impl ToolDef<Value> {
             input_schema: tool.input_schema.clone(),
             output_schema: tool.output_schema.clone(),
             settings: Settings::default(),
+            resource: None,
         };
         ToolDef {
             info,
