@@ -410,3 +410,124 @@ async fn hostile_ids_are_ids_not_policy_text() {
             .is_ok()
     );
 }
+
+mod properties {
+    use futures_util::FutureExt as _;
+    use proptest::prelude::*;
+    use tool_core::authz::{Authorize, Request};
+
+    use super::*;
+
+    /// One generated rule: its effect, the principal it names (if any), the tool it names (if
+    /// any) and a bound on `context.limit` (if any).
+    #[derive(Debug, Clone)]
+    struct Rule {
+        permit: bool,
+        principal: Option<&'static str>,
+        tool: Option<&'static str>,
+        below: Option<u32>,
+    }
+
+    fn rule() -> impl Strategy<Value = Rule> {
+        let principal = prop::option::of(prop::sample::select(vec!["alice", "bob", "ivan"]));
+        let tool = prop::option::of(prop::sample::select(vec!["refund", "balance", "set_limit"]));
+        (any::<bool>(), principal, tool, prop::option::of(0u32..2000)).prop_map(
+            |(permit, principal, tool, below)| Rule {
+                permit,
+                principal,
+                tool,
+                // Only `set_limit` has a `limit`.
+                below: below.filter(|_| tool == Some("set_limit")),
+            },
+        )
+    }
+
+    fn text(rule: &Rule) -> String {
+        let effect = if rule.permit { "permit" } else { "forbid" };
+        let principal = rule.principal.map_or("principal".to_owned(), |p| {
+            format!("principal == User::{p:?}")
+        });
+        let action = rule
+            .tool
+            .map_or("action".to_owned(), |t| format!("action == Action::{t:?}"));
+        let when = rule.below.map_or(String::new(), |n| {
+            format!(" when {{ context.limit < {n} }}")
+        });
+        format!("{effect}({principal}, {action}, resource){when};\n")
+    }
+
+    /// A call: principal, tool and arguments.
+    fn call() -> impl Strategy<Value = (&'static str, &'static str, String)> {
+        (
+            prop::sample::select(vec!["alice", "bob", "ivan", "mallory"]),
+            prop::sample::select(vec!["refund", "balance", "set_limit"]),
+            0u32..3000,
+        )
+            .prop_map(|(principal, tool, limit)| {
+                let arguments = match tool {
+                    "refund" => r#"{"account":"acc_alice","amount":1.5}"#.to_owned(),
+                    "balance" => r#"{"account":"acc_alice"}"#.to_owned(),
+                    _ => format!(r#"{{"limit":{limit},"big":1,"tags":[]}}"#),
+                };
+                (principal, tool, arguments)
+            })
+    }
+
+    fn decide(
+        policies: &CedarPolicies,
+        (principal, tool, arguments): &(&str, &str, String),
+    ) -> bool {
+        let registry = registry();
+        let info = registry.get(tool).unwrap();
+        let cx = Context::builder(*principal).build();
+        let args = match *tool {
+            "refund" => Refund::parse_arguments(arguments).unwrap().resource(),
+            "balance" => Balance::parse_arguments(arguments).unwrap().resource(),
+            _ => None,
+        };
+        let request = Request::new(info, &cx, arguments.as_str().into(), args.as_ref());
+        policies
+            .decide(&request)
+            .now_or_never()
+            .expect("a policy set without a loader decides at once")
+            .is_allowed()
+    }
+
+    fn build(rules: &[Rule]) -> CedarPolicies {
+        let text: String = rules.iter().map(text).collect();
+        CedarPolicies::builder(&registry())
+            .policies(text)
+            .build()
+            .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn without_a_permit_everything_is_denied(
+            rules in prop::collection::vec(rule(), 0..8),
+            calls in prop::collection::vec(call(), 1..6),
+        ) {
+            let forbids: Vec<Rule> = rules.into_iter().map(|r| Rule { permit: false, ..r }).collect();
+            let policies = build(&forbids);
+            for call in &calls {
+                prop_assert!(!decide(&policies, call), "{call:?} allowed by {forbids:?}");
+            }
+        }
+
+        #[test]
+        fn a_matching_forbid_always_wins(
+            rules in prop::collection::vec(rule(), 0..8),
+            call in call(),
+        ) {
+            // Whatever the permits, a forbid naming this principal and tool denies it.
+            let mut rules: Vec<Rule> = rules.into_iter().map(|r| Rule { permit: true, ..r }).collect();
+            rules.push(Rule { permit: true, principal: None, tool: None, below: None });
+            let allowed_before = decide(&build(&rules), &call);
+            prop_assert!(allowed_before, "an unconditional permit with no forbid of this call");
+            rules.push(Rule { permit: false, principal: Some(call.0), tool: Some(call.1), below: None });
+            prop_assert!(!decide(&build(&rules), &call));
+        }
+    }
+}
