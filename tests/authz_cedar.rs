@@ -272,6 +272,11 @@ fn policies_that_do_not_fit_the_tools_are_build_errors_with_id_and_position() {
         CedarError::Invalid(_)
     ));
 
+    // A typo behind `has` validates in Cedar, but the policy could never apply.
+    let guarded = "@id(\"guarded\") permit(principal, action == Action::\"refund\", resource)\n  when { context has amont && context.amont.lessThan(decimal(\"10.0\")) };";
+    let found = problems(policies(guarded).unwrap_err());
+    assert_eq!(found[0].0, "guarded", "{found:?}");
+
     // The error message carries it all.
     let text = policies(typo).unwrap_err().to_string();
     assert!(text.contains("policy `typo` at 3:"), "{text}");

@@ -85,7 +85,7 @@ use std::sync::Arc;
 use cedar_policy::{
     Authorizer, Context as CedarContext, Decision as CedarDecision, Entities, EntityId,
     EntityTypeName, EntityUid, PolicyId, PolicySet, Request as CedarRequest, Schema,
-    ValidationMode, Validator,
+    ValidationMode, ValidationWarning, Validator,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -313,7 +313,9 @@ impl CedarBuilder {
 
     /// Generates the schema, parses the policies and validates them against it in strict
     /// mode: a policy naming an attribute a tool does not have, comparing one at the wrong
-    /// type, or naming an action of no tool is an error here, with its id and position.
+    /// type, or naming an action of no tool is an error here, with its id and position. So is
+    /// a policy that can never apply (Cedar's validator only warns of it), such as one that
+    /// tests `context has amont` with a typo.
     pub fn build(self) -> Result<CedarPolicies, CedarError> {
         for name in [&self.principal_type, &self.tenant_type] {
             EntityTypeName::from_str(name)
@@ -349,18 +351,29 @@ impl CedarBuilder {
         }
         let validator = Validator::new(schema.clone());
         let result = validator.validate(&policies, ValidationMode::Strict);
-        let problems: Vec<PolicyProblem> = result
+        let problem = |id: &PolicyId, error: &dyn miette::Diagnostic| {
+            let (line, column) = position(&self.policies, error);
+            PolicyProblem {
+                policy_id: id.to_string(),
+                line,
+                column,
+                message: error.to_string(),
+            }
+        };
+        let mut problems: Vec<PolicyProblem> = result
             .validation_errors()
-            .map(|error| {
-                let (line, column) = position(&self.policies, error);
-                PolicyProblem {
-                    policy_id: error.policy_id().to_string(),
-                    line,
-                    column,
-                    message: error.to_string(),
-                }
-            })
+            .map(|error| problem(error.policy_id(), error))
             .collect();
+        // A policy that can never apply is a mistake too: `context has amont && ...` with a
+        // typo validates, and would silently never match.
+        problems.extend(result.validation_warnings().filter_map(|warning| {
+            matches!(
+                warning,
+                ValidationWarning::ImpossiblePolicy(_)
+                    | ValidationWarning::InvalidActionApplication(_)
+            )
+            .then(|| problem(warning.policy_id(), warning))
+        }));
         if !problems.is_empty() {
             return Err(CedarError::Invalid(problems));
         }
