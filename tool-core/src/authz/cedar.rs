@@ -366,14 +366,18 @@ impl CedarBuilder {
             .collect();
         // A policy that can never apply is a mistake too: `context has amont && ...` with a
         // typo validates, and would silently never match.
-        problems.extend(result.validation_warnings().filter_map(|warning| {
-            matches!(
-                warning,
-                ValidationWarning::ImpossiblePolicy(_)
-                    | ValidationWarning::InvalidActionApplication(_)
-            )
-            .then(|| problem(warning.policy_id(), warning))
-        }));
+        problems.extend(
+            result
+                .validation_warnings()
+                .filter(|warning| {
+                    matches!(
+                        warning,
+                        ValidationWarning::ImpossiblePolicy(_)
+                            | ValidationWarning::InvalidActionApplication(_)
+                    )
+                })
+                .map(|warning| problem(warning.policy_id(), warning)),
+        );
         if !problems.is_empty() {
             return Err(CedarError::Invalid(problems));
         }
