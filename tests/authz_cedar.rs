@@ -3,6 +3,7 @@
 //! the policy id and position), decisions naming their policies, effect groups, resources,
 //! tenants, entities loaded while deciding, the arguments as the context, hostile ids.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -312,7 +313,7 @@ fn the_schema_comes_from_the_contracts() {
     );
     assert_eq!(
         actions["refund"]["appliesTo"]["resourceTypes"],
-        json!(["Account", "Tool"])
+        json!(["Account"])
     );
     assert_eq!(
         actions["refund"]["appliesTo"]["context"]["attributes"],
@@ -533,6 +534,257 @@ mod properties {
             prop_assert!(allowed_before, "an unconditional permit with no forbid of this call");
             rules.push(Rule { permit: false, principal: Some(call.0), tool: Some(call.1), below: None });
             prop_assert!(!decide(&build(&rules), &call));
+        }
+    }
+}
+
+/// The policies of the Cedar project's TinyTodo example application, ported to tools: each
+/// TinyTodo action is a tool, a task list is the resource named by its `list` field, and the
+/// application entity is the tool itself. The decisions below are the ones its policies
+/// document (policy numbers as in its policy file).
+mod tinytodo {
+    use super::*;
+
+    macro_rules! list_tool {
+        ($name:ident, $doc:literal $(, $field:ident : $ty:ty)*) => {
+            #[doc = $doc]
+            #[derive(Tool, Debug)]
+            struct $name {
+                #[tool(resource = "List")]
+                list: String,
+                $($field: $ty,)*
+            }
+        };
+    }
+
+    /// Creates a task list.
+    #[derive(Tool, Debug)]
+    struct CreateList {
+        name: String,
+    }
+
+    /// Lists the principal's task lists.
+    #[derive(Tool, Debug)]
+    struct GetLists {}
+
+    list_tool!(GetList, "Reads a task list.");
+    list_tool!(UpdateList, "Renames a task list.", name: String);
+    list_tool!(DeleteList, "Deletes a task list.");
+    list_tool!(CreateTask, "Adds a task to a list.", name: String);
+    list_tool!(UpdateTask, "Updates a task of a list.", task: u32, done: bool);
+    list_tool!(DeleteTask, "Deletes a task of a list.", task: u32);
+
+    fn tools() -> Registry {
+        async fn done() -> Result<Done, ToolError> {
+            Ok(Done { ok: true })
+        }
+        let mut registry = Registry::new();
+        registry
+            .register(ToolDef::new(|_: CreateList, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: GetLists, _: &Context| done()).effect(Effect::ReadOnly))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: GetList, _: &Context| done()).effect(Effect::ReadOnly))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: UpdateList, _: &Context| done()).effect(Effect::Idempotent))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: DeleteList, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: CreateTask, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: UpdateTask, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: DeleteTask, _: &Context| done()))
+            .unwrap();
+        registry
+    }
+
+    const POLICIES: &str = r#"
+        // Policy 0: any user can create a list and see the lists they own.
+        @id("policy0")
+        permit(principal, action in [Action::"create_list", Action::"get_lists"], resource);
+
+        // Policy 1: a user can perform any action on a list they own.
+        @id("policy1")
+        permit(principal, action, resource) when { resource is List && resource.owner == principal };
+
+        // Policy 2: a user can see a list if they are a reader or an editor.
+        @id("policy2")
+        permit(principal, action == Action::"get_list", resource)
+        when { principal in resource.readers || principal in resource.editors };
+
+        // Policy 3: a user can update a list and its tasks if they are an editor.
+        @id("policy3")
+        permit(principal, action in [Action::"update_list", Action::"create_task",
+                                     Action::"update_task", Action::"delete_task"], resource)
+        when { principal in resource.editors };
+
+        // Policy 4: admins can perform any action on any resource.
+        @id("admin-omnipotence")
+        permit(principal in Team::"admin", action, resource);
+
+        // Policy 5: interns may not create new task lists.
+        @id("interns-no-lists")
+        forbid(principal in Team::"interns", action == Action::"create_list", resource);
+    "#;
+
+    fn entity_types() -> Value {
+        json!({
+            "User": { "memberOfTypes": ["Team"], "shape": { "type": "Record", "attributes": {
+                "joblevel": { "type": "Long" }, "location": { "type": "String" } } } },
+            "Team": { "memberOfTypes": ["Team", "Application"] },
+            "Application": {},
+            "List": { "shape": { "type": "Record", "attributes": {
+                "name": { "type": "String" },
+                "owner": { "type": "Entity", "name": "User" },
+                "readers": { "type": "Entity", "name": "Team" },
+                "editors": { "type": "Entity", "name": "Team" } } } },
+        })
+    }
+
+    /// TinyTodo's users, teams and one list of emina's, as its entity store holds them.
+    fn store() -> Vec<Value> {
+        let user = |id: &str, level: i64, teams: &[&str]| {
+            json!({
+                "uid": { "type": "User", "id": id },
+                "attrs": { "joblevel": level, "location": "ABC17" },
+                "parents": teams.iter().map(|t| json!({ "type": "Team", "id": t })).collect::<Vec<_>>(),
+            })
+        };
+        let team =
+            |id: &str| json!({ "uid": { "type": "Team", "id": id }, "attrs": {}, "parents": [] });
+        vec![
+            user("emina", 9, &[]),
+            user("andrew", 5, &["list0-readers"]),
+            user("kesha", 5, &["list0-editors"]),
+            user("aaron", 3, &["interns"]),
+            user("ada", 8, &["admin"]),
+            team("admin"),
+            team("interns"),
+            team("list0-readers"),
+            team("list0-editors"),
+            json!({
+                "uid": { "type": "List", "id": "0" },
+                "attrs": {
+                    "name": "Cedar blog post",
+                    "owner": { "__entity": { "type": "User", "id": "emina" } },
+                    "readers": { "__entity": { "type": "Team", "id": "list0-readers" } },
+                    "editors": { "__entity": { "type": "Team", "id": "list0-editors" } },
+                },
+                "parents": [],
+            }),
+        ]
+    }
+
+    #[tokio::test]
+    async fn the_ported_policies_give_tinytodos_decisions() {
+        let policies = CedarPolicies::builder(&tools())
+            .entity_types(entity_types())
+            .entities(|_: OwnedRequest| async { Ok(store()) })
+            .policies(POLICIES)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ledger = Arc::new(MemoryLedger::new());
+        let runtime = Runtime::builder(tools())
+            .authorize(policies)
+            .ledger(Arc::clone(&ledger))
+            .build();
+        let cases: &[(&str, &str, &str, Result<&str, &str>)] = &[
+            (
+                "andrew",
+                "create_list",
+                r#"{"name":"groceries"}"#,
+                Ok("policy0"),
+            ),
+            ("andrew", "get_lists", "{}", Ok("policy0")),
+            (
+                "aaron",
+                "create_list",
+                r#"{"name":"mine"}"#,
+                Err("forbidden by interns-no-lists"),
+            ),
+            ("aaron", "get_lists", "{}", Ok("policy0")),
+            ("emina", "delete_list", r#"{"list":"0"}"#, Ok("policy1")),
+            (
+                "emina",
+                "update_task",
+                r#"{"list":"0","task":1,"done":true}"#,
+                Ok("policy1"),
+            ),
+            ("andrew", "get_list", r#"{"list":"0"}"#, Ok("policy2")),
+            (
+                "andrew",
+                "update_list",
+                r#"{"list":"0","name":"x"}"#,
+                Err("no permit policy matched"),
+            ),
+            ("kesha", "get_list", r#"{"list":"0"}"#, Ok("policy2")),
+            (
+                "kesha",
+                "create_task",
+                r#"{"list":"0","name":"review"}"#,
+                Ok("policy3"),
+            ),
+            (
+                "kesha",
+                "delete_list",
+                r#"{"list":"0"}"#,
+                Err("no permit policy matched"),
+            ),
+            (
+                "aaron",
+                "get_list",
+                r#"{"list":"0"}"#,
+                Err("no permit policy matched"),
+            ),
+            (
+                "ada",
+                "delete_list",
+                r#"{"list":"0"}"#,
+                Ok("admin-omnipotence"),
+            ),
+        ];
+        for (i, (principal, tool, arguments, expected)) in cases.iter().enumerate() {
+            let cx = Context::builder(*principal).scope("todo").build();
+            let outcome = runtime
+                .invoke(&format!("c{i}"), tool, *arguments, &cx)
+                .await;
+            let got = match outcome.failure() {
+                None => Ok(()),
+                Some(failure) => Err(failure.detail().unwrap_or_default().to_owned()),
+            };
+            match (expected, got) {
+                (Ok(_), Ok(())) => {}
+                (Err(why), Err(detail)) => {
+                    assert!(detail.starts_with(why), "{principal} {tool}: {detail}")
+                }
+                (expected, got) => panic!("{principal} {tool}: expected {expected:?}, got {got:?}"),
+            }
+        }
+        // The policy that allowed each call, from the audit trail.
+        let allowed: HashMap<String, String> = ledger
+            .trail("todo")
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.event.kind == AuditKind::Authorized)
+            .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
+            .collect();
+        for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
+            if let Ok(policy) = expected {
+                assert_eq!(
+                    allowed.get(&format!("c{i}")).map(String::as_str),
+                    Some(format!("policies: {policy}").as_str()),
+                    "{principal} {tool}"
+                );
+            }
         }
     }
 }

@@ -1204,8 +1204,15 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
             let ty = field.ty;
             let span = ty_span(ty);
             let check = quote_spanned!(span=> #p::resource_of::<#ty>);
+            let optional = matches!(
+                ty,
+                syn::Type::Path(path)
+                    if path.path.segments.last().is_some_and(|last| last.ident == "Option")
+            );
             Some(quote! {
                 const RESOURCE: #p::Option<&'static str> = #p::Some(#kind);
+
+                const RESOURCE_OPTIONAL: bool = #optional;
 
                 fn resource(&self) -> #p::Option<#krate::contract::ResourceRef> {
                     #check(#kind, &self.#member)

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `principal` | `User::"<principal>"` ([`Context::principal`](crate::Context::principal)); its parent is `Tenant::"<tenant>"` when the context has a [tenant](crate::Context::tenant) |
 //! | `action` | `Action::"<tool name>"`, a member of the group of the tool's [`Effect`]: `Action::"read_only"`, `Action::"idempotent"` or `Action::"side_effects"` |
-//! | `resource` | the call's [resource](crate::Tool::resource) (`Account::"acc_17"` from a `#[tool(resource = "Account")]` field), else `Tool::"<tool name>"` |
+//! | `resource` | the call's [resource](crate::Tool::resource) (`Account::"acc_17"` from a `#[tool(resource = "Account")]` field), else `Tool::"<tool name>"` (a tool whose resource field is an `Option` may have either) |
 //! | `context` | the validated arguments, as a record typed by the tool's contract |
 //!
 //! The entity type names `User` and `Tenant` can be changed ([`CedarBuilder::principal_type`],
@@ -187,6 +187,8 @@ struct ToolSpec {
     name: String,
     effect: Effect,
     resource: Option<&'static str>,
+    /// Whether a call may name no resource (its resource is then the tool).
+    tool_resource: bool,
     context: Map<String, Value>,
 }
 
@@ -295,7 +297,9 @@ impl CedarBuilder {
             if let Some(kind) = tool.resource {
                 resources.push(kind);
             }
-            resources.push(TOOL_TYPE);
+            if tool.tool_resource {
+                resources.push(TOOL_TYPE);
+            }
             actions.insert(
                 tool.name.clone(),
                 json!({
@@ -595,6 +599,7 @@ fn spec(info: &ToolInfo) -> ToolSpec {
         name: info.name().to_owned(),
         effect: info.effect(),
         resource: info.resource_kind(),
+        tool_resource: info.resource_optional(),
         context,
     }
 }

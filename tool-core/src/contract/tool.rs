@@ -93,6 +93,10 @@ pub trait Tool: Argument {
     /// `#[tool(resource = "Type")]`.
     const RESOURCE: Option<&'static str> = None;
 
+    /// Whether the resource field is an `Option`, so a call may name no resource.
+    #[doc(hidden)]
+    const RESOURCE_OPTIONAL: bool = false;
+
     /// What this call acts on, for authorization: the field marked
     /// `#[tool(resource = "Type")]`, as that type and the field's value (`None` without such
     /// a field, or when the field is an absent `Option`). Policies that see no resource take

@@ -147,8 +147,9 @@ pub struct ToolInfo {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) settings: Settings,
-    /// The entity type its calls act on (`#[tool(resource = "...")]`).
-    pub(crate) resource: Option<&'static str>,
+    /// The entity type its calls act on (`#[tool(resource = "...")]`), and whether a call may
+    /// name none.
+    pub(crate) resource: Option<(&'static str, bool)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -183,7 +184,12 @@ impl ToolInfo {
     /// The entity type its calls act on, when one of its fields names it
     /// (`#[tool(resource = "...")]`); see [`Tool::resource`](crate::Tool::resource).
     pub fn resource_kind(&self) -> Option<&'static str> {
-        self.resource
+        self.resource.map(|(kind, _)| kind)
+    }
+
+    /// Whether a call may name no resource (the resource field is an `Option`).
+    pub(crate) fn resource_optional(&self) -> bool {
+        self.resource.is_none_or(|(_, optional)| optional)
     }
 
     /// The JSON Schema the output is checked against, when the tool has one.
@@ -299,7 +305,7 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
             input_schema: A::input_schema().clone(),
             output_schema: Some(crate::contract::schema::root_schema::<O>()),
             settings: Settings::default(),
-            resource: A::RESOURCE,
+            resource: A::RESOURCE.map(|kind| (kind, A::RESOURCE_OPTIONAL)),
         };
         ToolDef {
             info,
