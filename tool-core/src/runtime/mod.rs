@@ -29,8 +29,9 @@
 //! Each stage sees only calls every earlier stage let through: an invalid call is never
 //! authorized, an unauthorized one never approved or run. Stages 3 and 4 run inside the
 //! registry's typed code, so the typed value goes from the parser to the tool's own check and to
-//! the handler without leaving it; the runtime's policy (stage 4) sees the tool and the
-//! [`Context`](crate::Context), and the approver (stage 5) sees the arguments as JSON (read again from the
+//! the handler without leaving it; the runtime's policies (stage 4) see the tool, the
+//! [`Context`](crate::Context), the validated arguments and the call's resource
+//! ([`authz::Request`](crate::authz::Request)), and the approver (stage 5) sees the arguments as JSON (read again from the
 //! validated text, or a copy of the value when they arrived parsed). Stage 8 is the last step of
 //! the call's work (the registry's typed code serializes and checks the output), so it runs
 //! under stage 7's panic catching; `output.rs` turns its errors into failures.
