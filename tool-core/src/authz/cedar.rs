@@ -599,7 +599,8 @@ fn spec(info: &ToolInfo) -> ToolSpec {
         name: info.name().to_owned(),
         effect: info.effect(),
         resource: info.resource_kind(),
-        tool_resource: info.resource_optional(),
+        // Without a resource field, or with an `Option` one, a call's resource may be the tool.
+        tool_resource: info.resource.is_none_or(|(_, optional)| optional),
         context,
     }
 }

@@ -187,11 +187,6 @@ impl ToolInfo {
         self.resource.map(|(kind, _)| kind)
     }
 
-    /// Whether a call may name no resource (the resource field is an `Option`).
-    pub(crate) fn resource_optional(&self) -> bool {
-        self.resource.is_none_or(|(_, optional)| optional)
-    }
-
     /// The JSON Schema the output is checked against, when the tool has one.
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_ref()
