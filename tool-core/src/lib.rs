@@ -100,6 +100,7 @@ pub mod registry;
 pub mod ledger;
 
 // One call through its stages.
+pub mod authz;
 pub mod runtime;
 
 // What a model is asked and what it answers: the vocabulary of the loops, the wire formats
@@ -175,6 +176,7 @@ pub mod __private {
     pub use crate::contract::format::Format;
     pub use crate::contract::maps::{ArgumentKey, HasKeys, has_keys};
     pub use crate::contract::path::Path;
+    pub use crate::contract::resource::resource_of;
     pub use crate::contract::schema::{
         Contract, SchemaGen, advertise_default, annotate_field, enum_schema, field_schema,
         object_schema, root_contract, root_schema,

@@ -405,6 +405,7 @@ impl Outcome {
 pub struct Denied {
     detail: String,
     message: Option<Cow<'static, str>>,
+    policy_ids: Vec<String>,
 }
 
 impl Denied {
@@ -413,7 +414,24 @@ impl Denied {
         Denied {
             detail: detail.into(),
             message: None,
+            policy_ids: Vec::new(),
         }
+    }
+
+    /// The ids of the rules that refused (a `forbid`'s id, or those of a policy set in which
+    /// no `permit` matched), for the operator's detail and the audit trail.
+    pub fn with_policy_ids<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.policy_ids = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The ids of the rules that refused, if the policy named them.
+    pub fn policy_ids(&self) -> &[String] {
+        &self.policy_ids
     }
 
     /// A message the model may see instead of the generic one, e.g. "amounts over 10000

@@ -137,6 +137,9 @@ pub(crate) struct Field {
     /// `#[tool(with = Marker)]`: the field's contract is `Marker`'s `ArgumentWith` for the
     /// field's type.
     pub(crate) with: Option<syn::Type>,
+    /// `#[tool(resource = "Type")]`: this field's value is the id of the entity of type
+    /// `Type` that the call acts on.
+    pub(crate) resource: Option<Spanned<String>>,
 }
 
 impl std::default::Default for Field {
@@ -157,6 +160,7 @@ impl std::default::Default for Field {
             flatten: None,
             schemars: None,
             with: None,
+            resource: None,
         }
     }
 }
@@ -623,11 +627,33 @@ fn field_tool(keyword: &Keyword<'_>, out: &mut Field, errors: &Errors) -> syn::R
         out.with = Some(keyword.parse_value::<syn::Type>()?);
     } else if keyword.is("description") {
         out.description = Some(keyword.parse_value::<LitStr>()?.value());
+    } else if keyword.is("resource") {
+        let lit: LitStr = keyword.parse_value()?;
+        let kind = lit.value();
+        let ident = |part: &str| {
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        if !kind.split("::").all(ident) {
+            return Err(syn::Error::new_spanned(
+                &lit,
+                format!(
+                    "a resource type is an entity type name such as \"Account\" or \
+                     \"Bank::Account\"; got {kind:?}"
+                ),
+            ));
+        }
+        out.resource = Some(Spanned {
+            value: kind,
+            span: lit.span(),
+        });
     } else {
         return Err(keyword.error(format!(
             "unknown tool attribute `{}`; on a field, #[tool(...)] takes `length`, `range`, \
-             `pattern`, `regex`, `format`, `inner`, `keys`, `example`, `schemars`, `with` \
-             and `description`",
+             `pattern`, `regex`, `format`, `inner`, `keys`, `example`, `schemars`, `with`, \
+             `description` and `resource`",
             keyword.name()
         )));
     }

@@ -9,6 +9,7 @@ use crate::errors::Errors;
 
 pub(crate) fn check(input: &Input<'_>, errors: &Errors) {
     check_generics(input, errors);
+    check_resource(input, errors);
     match input.mode {
         Mode::Tool => check_tool(input, errors),
         Mode::Argument => {
@@ -402,6 +403,53 @@ fn check_tool(input: &Input<'_>, errors: &Errors) {
 }
 
 /// Tool names that every provider accepts: `^[a-zA-Z0-9_-]{1,64}$`.
+/// `#[tool(resource = "...")]` names the resource of a tool's call: on at most one field of a
+/// `#[derive(Tool)]` struct, nowhere else.
+fn check_resource(input: &Input<'_>, errors: &Errors) {
+    let misplaced = |attrs: &crate::attr::Field| {
+        if let Some(resource) = &attrs.resource {
+            errors.at(
+                resource.span,
+                "`resource` applies to a field of a #[derive(Tool)] struct: the field whose \
+                 value is the id of what the call acts on",
+            );
+        }
+    };
+    match &input.body {
+        Body::Struct(fields) if input.mode == Mode::Tool => {
+            let mut marked = fields.iter().filter(|field| field.attrs.resource.is_some());
+            if let Some(first) = marked.next() {
+                for again in marked.filter_map(|field| field.attrs.resource.as_ref()) {
+                    errors.at(
+                        again.span,
+                        format!(
+                            "only one field may be the resource of a call; `{}` already is",
+                            first.member
+                        ),
+                    );
+                }
+            }
+            for field in fields {
+                if field.attrs.resource.is_some()
+                    && let Some(span) = field.attrs.flatten
+                {
+                    errors.at(span, "a `flatten` field cannot be the resource of a call");
+                }
+            }
+        }
+        Body::Struct(fields) => fields.iter().for_each(|field| misplaced(&field.attrs)),
+        Body::Newtype(newtype) => misplaced(&newtype.attrs),
+        Body::Enum(variants) => {
+            for variant in variants {
+                if let Shape::Struct(fields) = &variant.shape {
+                    fields.iter().for_each(|field| misplaced(&field.attrs));
+                }
+            }
+        }
+        Body::Schemars | Body::Unsupported => {}
+    }
+}
+
 fn check_tool_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 64 {
         return Err(format!(

@@ -1197,6 +1197,30 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
         Some(text) => quote!(#p::Some(#text)),
         None => quote!(#p::None),
     };
+    let resource = match &input.body {
+        Body::Struct(fields) => fields.iter().find_map(|field| {
+            let kind = &field.attrs.resource.as_ref()?.value;
+            let member = field.member;
+            let ty = field.ty;
+            let span = ty_span(ty);
+            let check = quote_spanned!(span=> #p::resource_of::<#ty>);
+            let optional = matches!(
+                ty,
+                syn::Type::Path(path)
+                    if path.path.segments.last().is_some_and(|last| last.ident == "Option")
+            );
+            Some(quote! {
+                const RESOURCE: #p::Option<&'static str> = #p::Some(#kind);
+
+                const RESOURCE_OPTIONAL: bool = #optional;
+
+                fn resource(&self) -> #p::Option<#krate::contract::ResourceRef> {
+                    #check(#kind, &self.#member)
+                }
+            })
+        }),
+        _ => None,
+    };
     quote! {
         #[doc = #table]
         #[automatically_derived]
@@ -1216,6 +1240,8 @@ fn tool_impl(input: &Input<'_>) -> TokenStream {
             fn contract_errors() -> &'static [::std::string::String] {
                 &__tool_contract().problems
             }
+
+            #resource
         }
 
         fn __tool_contract() -> &'static #p::Contract {

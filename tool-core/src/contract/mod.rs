@@ -15,6 +15,7 @@ pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod maps;
 pub(crate) mod path;
+pub(crate) mod resource;
 pub(crate) mod schema;
 #[cfg(feature = "schemars")]
 pub(crate) mod schemars;
@@ -33,6 +34,7 @@ pub(crate) mod with;
 pub use arguments::Arguments;
 pub use error::{Keyword, Violation};
 pub use format::Format;
+pub use resource::{ResourceId, ResourceRef};
 pub use schema::DRAFT_2020_12;
 #[cfg(feature = "schemars")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]

@@ -88,6 +88,22 @@ pub trait Tool: Argument {
         }
         crate::contract::validate::parse_value(value)
     }
+
+    /// The entity type of [`resource`](Self::resource): the `Type` of the field marked
+    /// `#[tool(resource = "Type")]`.
+    const RESOURCE: Option<&'static str> = None;
+
+    /// Whether the resource field is an `Option`, so a call may name no resource.
+    #[doc(hidden)]
+    const RESOURCE_OPTIONAL: bool = false;
+
+    /// What this call acts on, for authorization: the field marked
+    /// `#[tool(resource = "Type")]`, as that type and the field's value (`None` without such
+    /// a field, or when the field is an absent `Option`). Policies that see no resource take
+    /// the tool itself as what the call acts on.
+    fn resource(&self) -> Option<crate::contract::ResourceRef> {
+        None
+    }
 }
 
 /// A type a tool's handler returns: the tool's output, advertised with the schema of its

@@ -170,6 +170,9 @@ pub struct ToolInfo {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) settings: Settings,
+    /// The entity type its calls act on (`#[tool(resource = "...")]`), and whether a call may
+    /// name none.
+    pub(crate) resource: Option<(&'static str, bool)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -201,6 +204,12 @@ impl ToolInfo {
     /// The JSON Schema the arguments are checked against.
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
+    }
+
+    /// The entity type its calls act on, when one of its fields names it
+    /// (`#[tool(resource = "...")]`); see [`Tool::resource`](crate::Tool::resource).
+    pub fn resource_kind(&self) -> Option<&'static str> {
+        self.resource.map(|(kind, _)| kind)
     }
 
     /// The JSON Schema the output is checked against, when the tool has one.
@@ -255,7 +264,7 @@ impl ToolInfo {
 type Build<A> = Box<
     dyn FnOnce(
             ToolInfo,
-            Option<AuthorizeFn<A>>,
+            Vec<AuthorizeFn<A>>,
             Option<EffectFn<A>>,
         ) -> Result<Box<dyn Erased>, RegistryError>
         + Send,
@@ -304,7 +313,7 @@ type Build<A> = Box<
 /// ```
 pub struct ToolDef<A> {
     pub(super) info: ToolInfo,
-    pub(super) authorize: Option<AuthorizeFn<A>>,
+    pub(super) authorize: Vec<AuthorizeFn<A>>,
     pub(super) effect_of: Option<EffectFn<A>>,
     pub(super) build: Build<A>,
 }
@@ -324,10 +333,11 @@ impl<A: Tool + Send + 'static> ToolDef<A> {
             input_schema: A::input_schema().clone(),
             output_schema: Some(crate::contract::schema::root_schema::<O>()),
             settings: Settings::default(),
+            resource: A::RESOURCE.map(|kind| (kind, A::RESOURCE_OPTIONAL)),
         };
         ToolDef {
             info,
-            authorize: None,
+            authorize: Vec::new(),
             effect_of: None,
             build: Box::new(move |info, authorize, effect| {
                 if let Some(reason) = A::contract_errors().first() {
@@ -363,10 +373,11 @@ impl ToolDef<Value> {
             input_schema: tool.input_schema.clone(),
             output_schema: tool.output_schema.clone(),
             settings: Settings::default(),
+            resource: None,
         };
         ToolDef {
             info,
-            authorize: None,
+            authorize: Vec::new(),
             effect_of: None,
             build: Box::new(move |info, authorize, effect| {
                 let kind = super::dynamic::Dynamic::compile(&tool, handler)?;
@@ -465,13 +476,13 @@ impl<A> ToolDef<A> {
     }
 
     /// A tool-specific authorization check on the typed arguments, run after the runtime's
-    /// policy. Replaces an earlier one. A check that panics refuses the call as
-    /// `unauthorized`.
+    /// policies (see [the order](crate::authz#order)). Each call adds a check; all must allow,
+    /// in the order they were added. A check that panics refuses the call as `unauthorized`.
     pub fn authorize<F>(mut self, check: F) -> Self
     where
         F: Fn(&A, &Context) -> Result<(), Denied> + Send + Sync + 'static,
     {
-        self.authorize = Some(Box::new(check));
+        self.authorize.push(Box::new(check));
         self
     }
 
@@ -530,7 +541,7 @@ impl<A> fmt::Debug for ToolDef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolDef")
             .field("info", &self.info)
-            .field("authorize", &self.authorize.is_some())
+            .field("authorize", &self.authorize.len())
             .field("effect_from", &self.effect_of.is_some())
             .finish_non_exhaustive()
     }

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::def::Effect;
 use super::{Handler, ToolError, ToolInfo};
 use crate::context::Context;
+use crate::contract::ResourceRef;
 use crate::contract::arguments::Arguments;
 use crate::outcome::Denied;
 use crate::{Argument, ArgumentErrors, Tool};
@@ -26,11 +27,20 @@ use crate::{Argument, ArgumentErrors, Tool};
 /// A tool's own authorization check on its typed arguments.
 pub(crate) type AuthorizeFn<A> = Box<dyn Fn(&A, &Context) -> Result<(), Denied> + Send + Sync>;
 
-/// The runtime's policy, asked between parsing and the tool's own check.
-pub(crate) type Policy<'p> = &'p (dyn Fn(&ToolInfo, &Context) -> Result<(), Denied> + Sync);
-
 /// A tool's effect as a function of its typed arguments.
 pub(crate) type EffectFn<A> = Box<dyn Fn(&A) -> Effect + Send + Sync>;
+
+/// A call whose arguments are parsed and valid, waiting for the runtime's policies (which
+/// may take a while, and see its [`resource`](Prepared::resource)); [`finish`](Prepared::finish)
+/// then runs the tool's own checks and hands back its work.
+pub(crate) trait Prepared<'a>: Send {
+    /// What the call acts on, from its typed arguments.
+    fn resource(&self) -> Option<&ResourceRef>;
+
+    /// Stage 4's end: the tool's own checks on the typed arguments, then the call's effect and
+    /// its work.
+    fn finish(self: Box<Self>, cx: &Context) -> Result<Work<'a>, Refusal>;
+}
 
 /// A call's work once its arguments are accepted: the handler, then the output as checked JSON
 /// text, and the effect of this call. Nothing runs until `future` is polled.
@@ -87,17 +97,16 @@ pub(crate) trait Erased: Send + Sync + 'static {
     /// Stage 3 alone: parse and validate, nothing else.
     fn check(&self, arguments: Arguments<'_>) -> Result<(), ArgumentErrors>;
 
-    /// Stages 3 and 4: parse and validate, then `policy`, then the tool's own check on the
-    /// typed arguments; `Ok` holds the work, which runs the handler with `call_cx` and ends with
-    /// the output as JSON text of at most `max_output_bytes`, checked against the output schema.
+    /// Stage 3 with what stage 4 needs: parse and validate; `Ok` holds the typed call, whose
+    /// [`finish`](Prepared::finish) runs the tool's own checks and gives the work, which runs
+    /// the handler with `call_cx` and ends with the output as JSON text of at most
+    /// `max_output_bytes`, checked against the output schema.
     fn prepare<'a>(
         &'a self,
         arguments: Arguments<'_>,
-        cx: &Context,
-        policy: Option<Policy<'_>>,
         call_cx: Context,
         max_output_bytes: usize,
-    ) -> Result<Work<'a>, Refusal>;
+    ) -> Result<Box<dyn Prepared<'a> + 'a>, Refusal>;
 }
 
 /// How one kind of tool parses, executes and checks output: typed tools and dynamic ones.
@@ -106,6 +115,11 @@ pub(crate) trait Kind: Send + Sync + 'static {
     type Out: Send + 'static;
 
     fn parse(&self, arguments: Arguments<'_>) -> Result<Self::Args, ArgumentErrors>;
+
+    /// What a call with these arguments acts on.
+    fn resource(&self, _args: &Self::Args) -> Option<ResourceRef> {
+        None
+    }
 
     fn execute<'a>(
         &'a self,
@@ -138,7 +152,7 @@ pub(crate) fn to_text<T: Serialize + ?Sized>(
 pub(crate) struct Entry<K: Kind> {
     pub(crate) info: ToolInfo,
     pub(crate) kind: K,
-    pub(crate) authorize: Option<AuthorizeFn<K::Args>>,
+    pub(crate) authorize: Vec<AuthorizeFn<K::Args>>,
     pub(crate) effect: Option<EffectFn<K::Args>>,
 }
 
@@ -154,23 +168,51 @@ impl<K: Kind> Erased for Entry<K> {
     fn prepare<'a>(
         &'a self,
         arguments: Arguments<'_>,
-        cx: &Context,
-        policy: Option<Policy<'_>>,
         call_cx: Context,
         max_output_bytes: usize,
-    ) -> Result<Work<'a>, Refusal> {
+    ) -> Result<Box<dyn Prepared<'a> + 'a>, Refusal> {
         let args = self.kind.parse(arguments).map_err(Refusal::Invalid)?;
-        if let Some(policy) = policy {
-            guarded(
-                || policy(&self.info, cx).map_err(Refusal::Denied),
-                |what| {
-                    Refusal::Denied(Denied::new(format!(
-                        "the runtime's authorization policy panicked: {what}"
-                    )))
-                },
-            )?;
-        }
-        if let Some(check) = &self.authorize {
+        let resource = guarded(
+            || Ok(self.kind.resource(&args)),
+            |what| {
+                Refusal::Denied(Denied::new(format!(
+                    "the tool's resource could not be read: {what}"
+                )))
+            },
+        )?;
+        Ok(Box::new(Parsed {
+            entry: self,
+            args,
+            resource,
+            call_cx,
+            max_output_bytes,
+        }))
+    }
+}
+
+/// A typed call between parsing and the end of authorization.
+struct Parsed<'a, K: Kind> {
+    entry: &'a Entry<K>,
+    args: K::Args,
+    resource: Option<ResourceRef>,
+    call_cx: Context,
+    max_output_bytes: usize,
+}
+
+impl<'a, K: Kind> Prepared<'a> for Parsed<'a, K> {
+    fn resource(&self) -> Option<&ResourceRef> {
+        self.resource.as_ref()
+    }
+
+    fn finish(self: Box<Self>, cx: &Context) -> Result<Work<'a>, Refusal> {
+        let Parsed {
+            entry,
+            args,
+            call_cx,
+            max_output_bytes,
+            ..
+        } = *self;
+        for check in &entry.authorize {
             guarded(
                 || check(&args, cx).map_err(Refusal::Denied),
                 |what| {
@@ -180,17 +222,18 @@ impl<K: Kind> Erased for Entry<K> {
                 },
             )?;
         }
-        let effect = match &self.effect {
+        let effect = match &entry.effect {
             Some(effect_of) => guarded(|| Ok(effect_of(&args)), Refusal::EffectPanicked)?,
-            None => self.info.settings.effect,
+            None => entry.info.settings.effect,
         };
         let future = Box::pin(async move {
-            let out = self
+            let out = entry
                 .kind
                 .execute(args, &call_cx)
                 .await
                 .map_err(WorkError::Tool)?;
-            self.kind
+            entry
+                .kind
                 .output(out, max_output_bytes)
                 .map_err(WorkError::Output)
         });
@@ -242,6 +285,10 @@ where
             Arguments::Text(raw) => A::parse_arguments(raw),
             Arguments::Json(value) => A::parse_value(value),
         }
+    }
+
+    fn resource(&self, args: &A) -> Option<ResourceRef> {
+        args.resource()
     }
 
     fn execute<'a>(

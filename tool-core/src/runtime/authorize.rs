@@ -1,35 +1,114 @@
-//! Stage 4: may this principal make this call. The runtime's [`Authorize`] policy sees the
-//! tool and the trusted [`Context`]; then the tool's own check
-//! ([`ToolDef::authorize`](crate::ToolDef::authorize)) sees the typed arguments. Both run inside
-//! the registry's `prepare`, right after validation, so an invalid call is never authorized.
+//! Stage 4: may this principal make this call. The runtime's [`Authorize`] policies see the
+//! tool, the trusted [`Context`], the validated arguments and the call's resource; then the
+//! tool's own checks ([`ToolDef::authorize`](crate::ToolDef::authorize)) see the typed
+//! arguments. The order is documented in [`authz`](crate::authz#order). Policies may wait;
+//! the wait is bounded by the run's deadline and cancellation.
+
+use std::collections::HashMap;
+use std::pin::pin;
+
+use futures_util::FutureExt as _;
 
 use super::CallRef;
-use crate::context::Context;
+use crate::authz::{Authorize, Decision, Request, ResourceRef, ask};
+use crate::context::{Context, Stopped};
+use crate::contract::Arguments;
 use crate::outcome::{Code, Denied, Failure};
 use crate::registry::ToolInfo;
 
-/// A runtime-wide authorization policy, consulted for every valid call before any approval or
-/// execution. Any `Fn(&ToolInfo, &Context) -> Result<(), Denied>` closure is one.
-///
-/// It sees the tool and the trusted [`Context`], never the model's text. Decisions that need
-/// the typed arguments belong on the tool ([`ToolDef::authorize`](crate::ToolDef::authorize)).
-/// The check is synchronous: load what it needs (roles, grants) into the context first.
-pub trait Authorize: Send + Sync + 'static {
-    /// `Ok` lets the call proceed; `Err` ends it as `unauthorized`, and so does a panic.
-    fn authorize(&self, tool: &ToolInfo, cx: &Context) -> Result<(), Denied>;
+/// The runtime's policies: runtime-wide ones, then per tenant, each in the order added.
+#[derive(Default)]
+pub(super) struct Policies {
+    pub(super) global: Vec<Box<dyn Authorize>>,
+    pub(super) tenants: HashMap<String, Vec<Box<dyn Authorize>>>,
 }
 
-impl<F> Authorize for F
-where
-    F: Fn(&ToolInfo, &Context) -> Result<(), Denied> + Send + Sync + 'static,
-{
-    fn authorize(&self, tool: &ToolInfo, cx: &Context) -> Result<(), Denied> {
-        self(tool, cx)
+impl Policies {
+    /// The policies of a call in `cx`, in the order they are asked, with whose they are.
+    fn of<'p>(&'p self, cx: &Context) -> impl Iterator<Item = (&'p dyn Authorize, &'static str)> {
+        let tenant = cx
+            .tenant()
+            .and_then(|tenant| self.tenants.get(tenant))
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let global = self.global.iter().map(|p| (&**p, "the runtime's"));
+        global.chain(tenant.iter().map(|p| (&**p, "the tenant's")))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.global.is_empty() && self.tenants.is_empty()
+    }
+}
+
+/// Asks the runtime's policies about a valid call: `Ok` with the ids of the rules that
+/// allowed it; a refusal puts the ids of the rules that refused in `denied_by`. A decision
+/// made at once is taken at once; a wait ends with the run.
+pub(super) async fn authorize(
+    policies: &Policies,
+    info: &ToolInfo,
+    call: &CallRef<'_>,
+    arguments: Arguments<'_>,
+    resource: Option<&ResourceRef>,
+    cx: &Context,
+    denied_by: &mut Vec<String>,
+) -> Result<Vec<String>, Failure> {
+    if policies.is_empty() {
+        return Ok(Vec::new());
+    }
+    let request = Request::new(info, cx, arguments, resource);
+    let decide = async {
+        let mut ids = Vec::new();
+        for (policy, whose) in policies.of(cx) {
+            match ask(policy, &request, whose).await {
+                Decision::Allow { policy_ids } => ids.extend(policy_ids),
+                Decision::Deny(denied) => return Err(denied),
+            }
+        }
+        Ok(ids)
+    };
+    let mut decide = pin!(decide);
+    // Policies that answer at once are not raced against the run's end, so a cancelled run
+    // is refused by the stage that waits (admission), as without policies.
+    let decided = match decide.as_mut().now_or_never() {
+        Some(decided) => decided,
+        None => cx.bounded(decide).await.map_err(|stop| {
+            let what = match stop {
+                Stopped::Cancelled => "the run was cancelled",
+                Stopped::Deadline => "the run's deadline passed",
+            };
+            let code = match stop {
+                Stopped::Cancelled => Code::Cancelled,
+                Stopped::Deadline => Code::Timeout,
+            };
+            Failure::new(
+                code,
+                format!(
+                    "{what} while the call was being authorized (reference {})",
+                    call.id
+                ),
+            )
+            .with_detail(format!(
+                "{what} before the authorization policies of `{}` decided",
+                info.name
+            ))
+        })?,
+    };
+    decided.map_err(|denied| {
+        denied_by.extend(denied.policy_ids().iter().cloned());
+        unauthorized(denied, info, call)
+    })
+}
+
+/// The audit note naming the rules that decided (their ids only, never argument values).
+pub(super) fn audit_note(ids: &[String]) -> Option<String> {
+    match ids {
+        [] => None,
+        ids => Some(format!("policies: {}", ids.join(", "))),
     }
 }
 
 /// The failure for a refusal: the policy's message for the model if it set one, its reason for
-/// the operator.
+/// the operator, with the ids of the rules that refused.
 pub(super) fn unauthorized(denied: Denied, info: &ToolInfo, call: &CallRef<'_>) -> Failure {
     let message = match denied.message() {
         Some(message) => format!("{message} (reference {})", call.id),
@@ -38,5 +117,9 @@ pub(super) fn unauthorized(denied: Denied, info: &ToolInfo, call: &CallRef<'_>) 
             info.name, call.id
         ),
     };
-    Failure::new(Code::Unauthorized, message).with_detail(denied.detail())
+    let detail = match denied.policy_ids() {
+        [] => denied.detail().to_owned(),
+        ids => format!("{} (policies: {})", denied.detail(), ids.join(", ")),
+    };
+    Failure::new(Code::Unauthorized, message).with_detail(detail)
 }

@@ -35,11 +35,16 @@ pub(super) enum Admission {
 /// The decisions of one call before its claim, kept to be appended with it.
 pub(super) struct Decisions {
     pub(super) events: Vec<AuditEvent>,
+    /// The note of a refusal by authorization: the ids of the rules that refused.
+    pub(super) denial: Option<String>,
 }
 
 impl Decisions {
     pub(super) fn new() -> Self {
-        Decisions { events: Vec::new() }
+        Decisions {
+            events: Vec::new(),
+            denial: None,
+        }
     }
 
     pub(super) fn push(
@@ -76,6 +81,11 @@ impl Decisions {
             _ => AuditKind::Refused,
         };
         self.push(cx, call_id, tool, kind, Some(failure.code()));
+        if kind == AuditKind::Denied
+            && let Some(event) = self.events.last_mut()
+        {
+            event.note = self.denial.take();
+        }
         if let Err(error) = ledger.append(cx.scope(), &self.events).await {
             tracing::warn!(%error, code = failure.code().as_str(), "the refusal of a call could not be audited");
         }

@@ -13,11 +13,7 @@ use crate::ledger::{AuditKind, Ledger};
 use crate::observe::Event;
 use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::provenance::Provenance;
-use crate::registry::kind::Policy;
-use crate::{
-    Registry,
-    registry::{Refusal, ToolInfo},
-};
+use crate::{Registry, registry::Refusal};
 
 use super::{CallRef, RuntimeBuilder, Shared};
 use super::{admit, approve, authorize, claim, correlate, execute, input, output, record, resolve};
@@ -110,7 +106,7 @@ impl Runtime {
             max_calls: None,
             max_call_id_bytes: Runtime::DEFAULT_MAX_CALL_ID_BYTES,
             call_id_retention: Runtime::DEFAULT_CALL_ID_RETENTION,
-            authorize: None,
+            policies: Default::default(),
             approver: None,
             observer: None,
             ledger: None,
@@ -290,37 +286,59 @@ impl Runtime {
             shared.observer.clone(),
         ));
         let call_cx = cx.for_call(Arc::clone(&scope));
-        let policy = shared
-            .authorize
-            .as_deref()
-            .map(|policy| move |info: &ToolInfo, cx: &Context| policy.authorize(info, cx));
-        let work = tool
-            .prepare(
-                arguments,
-                cx,
-                policy.as_ref().map(|policy| policy as Policy<'_>),
-                call_cx,
-                output::limit(shared, info),
+        let refused = |refusal| match refusal {
+            Refusal::Invalid(errors) => {
+                record::refused(&errors);
+                input::invalid(errors)
+            }
+            Refusal::Denied(denied) => {
+                record::stage("validated");
+                record::stage("denied");
+                authorize::unauthorized(denied, info, &call)
+            }
+            Refusal::EffectPanicked(what) => Failure::new(
+                Code::ExecutionFailed,
+                format!(
+                    "`{}` failed before it ran (reference {})",
+                    info.name, call.id
+                ),
             )
-            .map_err(|refusal| match refusal {
-                Refusal::Invalid(errors) => {
-                    record::refused(&errors);
-                    input::invalid(errors)
+            .with_detail(format!("its effect_from function panicked: {what}")),
+        };
+        let prepared = tool
+            .prepare(arguments, call_cx, output::limit(shared, info))
+            .map_err(refused)?;
+        let resource = prepared.resource().cloned();
+        let mut denied_by = Vec::new();
+        let allowed_by = authorize::authorize(
+            &shared.policies,
+            info,
+            &call,
+            arguments,
+            resource.as_ref(),
+            cx,
+            &mut denied_by,
+        )
+        .await;
+        let allowed_by = match allowed_by {
+            Ok(ids) => ids,
+            Err(failure) => {
+                record::stage("validated");
+                record::stage("denied");
+                if let Some((_, Some(decisions), _)) = &mut ledger {
+                    decisions.denial = authorize::audit_note(&denied_by);
                 }
-                Refusal::Denied(denied) => {
-                    record::stage("validated");
-                    record::stage("denied");
-                    authorize::unauthorized(denied, info, &call)
-                }
-                Refusal::EffectPanicked(what) => Failure::new(
-                    Code::ExecutionFailed,
-                    format!(
-                        "`{}` failed before it ran (reference {})",
-                        info.name, call.id
-                    ),
-                )
-                .with_detail(format!("its effect_from function panicked: {what}")),
-            })?;
+                return Err(failure);
+            }
+        };
+        let work = prepared.finish(cx).map_err(|refusal| {
+            if let (Refusal::Denied(denied), Some((_, Some(decisions), _))) =
+                (&refusal, &mut ledger)
+            {
+                decisions.denial = authorize::audit_note(denied.policy_ids());
+            }
+            refused(refusal)
+        })?;
         let note =
             |ledger: &mut Option<(&dyn Ledger, &mut Option<claim::Decisions>, &mut bool)>, kind| {
                 if let Some((_, Some(decisions), _)) = ledger {
@@ -330,6 +348,11 @@ impl Runtime {
         record::stage("validated");
         record::stage("authorized");
         note(&mut ledger, AuditKind::Authorized);
+        if let Some((_, Some(decisions), _)) = &mut ledger
+            && let Some(event) = decisions.events.last_mut()
+        {
+            event.note = authorize::audit_note(&allowed_by);
+        }
 
         if info.settings.requires_approval {
             // Boxed so the rare wait does not enlarge every call's future.

@@ -7,7 +7,7 @@
 //! | 1 | resolve the name in the [`Registry`] (the allow-list) | `resolve.rs` | `unknown_tool` |
 //! | 2 | input byte cap (and nesting depth, for arguments that arrive parsed) | `input.rs` | `input_too_large`, `invalid_arguments` |
 //! | 3 | parse and validate into the tool's argument type, every violation | `input.rs` | `invalid_arguments` |
-//! | 4 | authorize: the runtime's [`Authorize`] policy, then the tool's typed check | `authorize.rs` | `unauthorized` |
+//! | 4 | authorize: the runtime's [`Authorize`] policies (runtime-wide, then the tenant's), then the tool's typed checks, in [this order](crate::authz#order); a policy's wait is bounded by the run | `authorize.rs` | `unauthorized`, `cancelled`, `timeout` |
 //! | 5 | approve, for tools that require it | `approve.rs` | `approval_denied`, `approval_expired` |
 //! | 6 | admit: cancellation, deadline, concurrency caps (waiting), then call quotas | `admit.rs` | `cancelled`, `timeout`, `budget_exhausted` |
 //! | 6b | with a [ledger](crate::ledger): claim the call (scope and call id, or idempotency key), taking the quotas in the same step; a call claimed before is replayed (nothing runs) or refused | `claim.rs` | `call_id_conflict`, `idempotency_conflict`, `call_in_flight`, `outcome_unknown`, `budget_exhausted`, `ledger_unavailable` |
@@ -29,8 +29,9 @@
 //! Each stage sees only calls every earlier stage let through: an invalid call is never
 //! authorized, an unauthorized one never approved or run. Stages 3 and 4 run inside the
 //! registry's typed code, so the typed value goes from the parser to the tool's own check and to
-//! the handler without leaving it; the runtime's policy (stage 4) sees the tool and the
-//! [`Context`](crate::Context), and the approver (stage 5) sees the arguments as JSON (read again from the
+//! the handler without leaving it; the runtime's policies (stage 4) see the tool, the
+//! [`Context`](crate::Context), the validated arguments and the call's resource
+//! ([`authz::Request`](crate::authz::Request)), and the approver (stage 5) sees the arguments as JSON (read again from the
 //! validated text, or a copy of the value when they arrived parsed). Stage 8 is the last step of
 //! the call's work (the registry's typed code serializes and checks the output), so it runs
 //! under stage 7's panic catching; `output.rs` turns its errors into failures.
@@ -83,8 +84,8 @@ mod output;
 mod record;
 mod resolve;
 
+pub use crate::authz::Authorize;
 pub use approve::{Approval, ApprovalFuture, ApprovalRequest, Approver};
-pub use authorize::Authorize;
 pub(crate) use invoke::Runtime;
 
 pub(crate) struct Shared {
@@ -98,7 +99,7 @@ pub(crate) struct Shared {
     calls: AtomicU64,
     max_call_id_bytes: usize,
     seen: Mutex<Recent<()>>,
-    authorize: Option<Box<dyn Authorize>>,
+    policies: authorize::Policies,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
     ledger: Option<Arc<dyn Ledger>>,
@@ -132,7 +133,7 @@ pub struct RuntimeBuilder {
     max_calls: Option<u64>,
     max_call_id_bytes: usize,
     call_id_retention: usize,
-    authorize: Option<Box<dyn Authorize>>,
+    policies: authorize::Policies,
     approver: Option<Box<dyn Approver>>,
     observer: Option<Arc<dyn Observer>>,
     ledger: Option<Arc<dyn Ledger>>,
@@ -191,9 +192,24 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The authorization policy consulted for every valid call (default: allow).
+    /// Adds an authorization policy consulted for every valid call (default: none, so every
+    /// valid call is authorized). Each call adds one, never replacing an earlier one: all must
+    /// allow, in the order they were added, before the tenant's policies and the tool's own
+    /// checks (see [the order](crate::authz#order)).
     pub fn authorize(mut self, policy: impl Authorize) -> Self {
-        self.authorize = Some(Box::new(policy));
+        self.policies.global.push(Box::new(policy));
+        self
+    }
+
+    /// Adds an authorization policy for the calls whose [`Context::tenant`](crate::Context::tenant)
+    /// is `tenant`, asked after the runtime-wide ones; each call adds one, never replacing an
+    /// earlier one. Calls of other tenants, or without one, are not asked to it.
+    pub fn authorize_tenant(mut self, tenant: impl Into<String>, policy: impl Authorize) -> Self {
+        self.policies
+            .tenants
+            .entry(tenant.into())
+            .or_default()
+            .push(Box::new(policy));
         self
     }
 
@@ -274,7 +290,7 @@ impl RuntimeBuilder {
                 calls: AtomicU64::new(0),
                 max_call_id_bytes: self.max_call_id_bytes,
                 seen: Mutex::new(Recent::new(self.call_id_retention)),
-                authorize: self.authorize,
+                policies: self.policies,
                 approver: self.approver,
                 observer: self.observer,
                 contracts,

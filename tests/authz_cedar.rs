@@ -1,0 +1,790 @@
+//! Cedar policies over tool calls: the schema generated from the tools' contracts, strict
+//! validation when the policies are built (typos, wrong types, missing tools are errors with
+//! the policy id and position), decisions naming their policies, effect groups, resources,
+//! tenants, entities loaded while deciding, the arguments as the context, hostile ids.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_core::authz::OwnedRequest;
+use tool_core::authz::cedar::{CedarError, CedarPolicies, decimal};
+use tool_core::ledger::{AuditKind, Ledger, MemoryLedger};
+use tool_core::registry::ToolError;
+use tool_core::{Argument, Code, Context, Effect, Outcome, Registry, Runtime, Tool, ToolDef};
+
+/// Refunds a payment of an account.
+#[derive(Tool, Debug)]
+struct Refund {
+    #[tool(resource = "Account")]
+    account: String,
+    amount: f64,
+    reason: Option<String>,
+}
+
+/// Reads an account's balance.
+#[derive(Tool, Debug)]
+struct Balance {
+    #[tool(resource = "Account")]
+    account: String,
+}
+
+/// Sets a limit, idempotently.
+#[derive(Tool, Debug)]
+struct SetLimit {
+    limit: u32,
+    big: u64,
+    tags: Vec<String>,
+}
+
+#[derive(Argument, serde::Serialize)]
+struct Done {
+    ok: bool,
+}
+
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(|_: Refund, _: &Context| async {
+            Ok::<_, ToolError>(Done { ok: true })
+        }))
+        .unwrap();
+    registry
+        .register(
+            ToolDef::new(|_: Balance, _: &Context| async { Ok::<_, ToolError>(Done { ok: true }) })
+                .effect(Effect::ReadOnly),
+        )
+        .unwrap();
+    registry
+        .register(
+            ToolDef::new(|_: SetLimit, _: &Context| async {
+                Ok::<_, ToolError>(Done { ok: true })
+            })
+            .effect(Effect::Idempotent),
+        )
+        .unwrap();
+    registry
+}
+
+const POLICIES: &str = r#"
+@id("read-anything")
+permit(principal, action in Action::"read_only", resource);
+
+@id("refund-own-accounts")
+permit(principal, action == Action::"refund", resource is Account)
+when { resource.owner == principal && context has amount && context.amount.lessThanOrEqual(decimal("500.0")) };
+
+@id("no-refunds-for-interns")
+forbid(principal, action == Action::"refund", resource)
+when { principal.role == "intern" };
+
+@id("acme-limits")
+permit(principal in Tenant::"acme", action == Action::"set_limit", resource)
+when { context.limit <= 1000 };
+"#;
+
+/// Users with a role; accounts with an owner: loaded while deciding, as a directory would.
+async fn directory(request: OwnedRequest) -> Result<Vec<Value>, String> {
+    tokio::task::yield_now().await;
+    let principal = request.context.principal().to_owned();
+    let role = if principal == "ivan" {
+        "intern"
+    } else {
+        "staff"
+    };
+    let mut parents = Vec::new();
+    if let Some(tenant) = request.context.tenant() {
+        parents.push(json!({ "type": "Tenant", "id": tenant }));
+    }
+    let mut entities = vec![json!({
+        "uid": { "type": "User", "id": principal },
+        "attrs": { "role": role },
+        "parents": parents,
+    })];
+    if let Some(resource) = &request.resource {
+        let owner = if resource.id() == "acc_ivan" {
+            "ivan"
+        } else {
+            "alice"
+        };
+        entities.push(json!({
+            "uid": { "type": resource.kind(), "id": resource.id() },
+            "attrs": { "owner": { "__entity": { "type": "User", "id": owner } } },
+            "parents": [],
+        }));
+    }
+    Ok(entities)
+}
+
+fn entity_types() -> Value {
+    json!({
+        "User": { "shape": { "type": "Record", "attributes": { "role": { "type": "String" } } } },
+        "Account": { "shape": { "type": "Record", "attributes": {
+            "owner": { "type": "Entity", "name": "User" } } } },
+    })
+}
+
+fn policies(text: &str) -> Result<CedarPolicies, CedarError> {
+    CedarPolicies::builder(&registry())
+        .entity_types(entity_types())
+        .entities(directory)
+        .policies(text)
+        .build()
+}
+
+fn runtime(ledger: &Arc<MemoryLedger>) -> Runtime {
+    Runtime::builder(registry())
+        .authorize(policies(POLICIES).unwrap())
+        .ledger(Arc::clone(ledger))
+        .build()
+}
+
+fn who(principal: &str, tenant: Option<&str>) -> Context {
+    let builder = Context::builder(principal).scope("run");
+    match tenant {
+        Some(tenant) => builder.tenant(tenant).build(),
+        None => builder.build(),
+    }
+}
+
+fn detail(outcome: &Outcome) -> String {
+    let failure = outcome
+        .failure()
+        .unwrap_or_else(|| panic!("expected a refusal: {outcome:?}"));
+    assert_eq!(failure.code(), Code::Unauthorized, "{failure:?}");
+    failure.detail().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn decisions_follow_the_policies_and_name_them() {
+    let ledger = Arc::new(MemoryLedger::new());
+    let runtime = runtime(&ledger);
+    let alice = who("alice", Some("acme"));
+
+    // The resource-scoped rule: alice's own account, under the limit.
+    let own = r#"{"account":"acc_alice","amount":120.5}"#;
+    assert!(runtime.invoke("c1", "refund", own, &alice).await.is_ok());
+    let other = r#"{"account":"acc_ivan","amount":120.5}"#;
+    assert_eq!(
+        detail(&runtime.invoke("c2", "refund", other, &alice).await),
+        "no permit policy matched"
+    );
+    let big = r#"{"account":"acc_alice","amount":900}"#;
+    assert_eq!(
+        detail(&runtime.invoke("c3", "refund", big, &alice).await),
+        "no permit policy matched"
+    );
+
+    // A forbid wins over the permit that matches.
+    let ivan = who("ivan", Some("acme"));
+    let his = r#"{"account":"acc_ivan","amount":10}"#;
+    assert_eq!(
+        detail(&runtime.invoke("c4", "refund", his, &ivan).await),
+        "forbidden by no-refunds-for-interns (policies: no-refunds-for-interns)"
+    );
+
+    // Effect groups: reading is allowed to all, interns included.
+    let read = r#"{"account":"acc_alice"}"#;
+    assert!(runtime.invoke("c5", "balance", read, &ivan).await.is_ok());
+
+    // The tenant is the principal's parent.
+    let limit = r#"{"limit":10,"big":1,"tags":["a"]}"#;
+    assert!(
+        runtime
+            .invoke("c6", "set_limit", limit, &alice)
+            .await
+            .is_ok()
+    );
+    let globex = who("bob", Some("globex"));
+    assert_eq!(
+        detail(&runtime.invoke("c7", "set_limit", limit, &globex).await),
+        "no permit policy matched"
+    );
+    let over = r#"{"limit":5000,"big":1,"tags":[]}"#;
+    assert!(
+        !runtime
+            .invoke("c8", "set_limit", over, &alice)
+            .await
+            .is_ok()
+    );
+
+    // The audit trail names the deciding policies and no argument values.
+    let trail = ledger.trail("run").await.unwrap();
+    let decisions: Vec<_> = trail
+        .iter()
+        .filter(|r| matches!(r.event.kind, AuditKind::Authorized | AuditKind::Denied))
+        .map(|r| (r.event.call_id.as_str(), r.event.note.as_deref()))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ("c1", Some("policies: refund-own-accounts")),
+            ("c2", None),
+            ("c3", None),
+            ("c4", Some("policies: no-refunds-for-interns")),
+            ("c5", Some("policies: read-anything")),
+            ("c6", Some("policies: acme-limits")),
+            ("c7", None),
+            ("c8", None),
+        ]
+    );
+    for record in &trail {
+        let text = serde_json::to_string(&record.event).unwrap();
+        assert!(!text.contains("acc_"), "{text}");
+    }
+}
+
+fn problems(error: CedarError) -> Vec<(String, Option<usize>, String)> {
+    match error {
+        CedarError::Invalid(problems) => problems
+            .into_iter()
+            .map(|p| (p.policy_id, p.line, p.message))
+            .collect(),
+        other => panic!("expected validation errors: {other}"),
+    }
+}
+
+#[test]
+fn policies_that_do_not_fit_the_tools_are_build_errors_with_id_and_position() {
+    // An attribute the tool does not have.
+    let typo = "@id(\"typo\")\npermit(principal, action == Action::\"refund\", resource)\n  when { context.amont == decimal(\"1.0\") };";
+    let found = problems(policies(typo).unwrap_err());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "typo");
+    assert_eq!(found[0].1, Some(3));
+    assert!(found[0].2.contains("amont"), "{found:?}");
+
+    // A comparison at the wrong type: `account` is a string.
+    let wrong =
+        "permit(principal, action == Action::\"balance\", resource)\nwhen { context.account > 5 };";
+    let found = problems(policies(wrong).unwrap_err());
+    assert_eq!(found[0].0, "policy0");
+    assert_eq!(found[0].1, Some(2));
+
+    // An action of a tool that does not exist.
+    let missing = "permit(principal, action == Action::\"delete_account\", resource);";
+    let found = problems(policies(missing).unwrap_err());
+    assert!(found[0].2.contains("delete_account"), "{found:?}");
+
+    // An optional attribute read without `has`: `reason` is an `Option`, `amount` a float.
+    let unguarded = "permit(principal, action == Action::\"refund\", resource) when { context.reason == \"x\" };";
+    assert!(matches!(
+        policies(unguarded).unwrap_err(),
+        CedarError::Invalid(_)
+    ));
+
+    // A typo behind `has` validates in Cedar, but the policy could never apply.
+    let guarded = "@id(\"guarded\") permit(principal, action == Action::\"refund\", resource)\n  when { context has amont && context.amont.lessThan(decimal(\"10.0\")) };";
+    let found = problems(policies(guarded).unwrap_err());
+    assert_eq!(found[0].0, "guarded", "{found:?}");
+
+    // The error message carries it all.
+    let text = policies(typo).unwrap_err().to_string();
+    assert!(text.contains("policy `typo` at 3:"), "{text}");
+
+    // Syntax errors and duplicate ids.
+    assert!(matches!(
+        policies("permit(principal, action, resource").unwrap_err(),
+        CedarError::Parse(_)
+    ));
+    let twice = "@id(\"a\") permit(principal, action, resource);\n@id(\"a\") forbid(principal, action, resource);";
+    assert_eq!(
+        policies(twice).unwrap_err(),
+        CedarError::DuplicateId("a".into())
+    );
+}
+
+#[test]
+fn the_schema_comes_from_the_contracts() {
+    let builder = CedarPolicies::builder(&registry()).entity_types(entity_types());
+    let schema = builder.schema_json();
+    let actions = &schema[""]["actions"];
+    assert_eq!(
+        actions["refund"]["memberOf"],
+        json!([{ "id": "side_effects" }])
+    );
+    assert_eq!(
+        actions["balance"]["memberOf"],
+        json!([{ "id": "read_only" }])
+    );
+    assert_eq!(
+        actions["set_limit"]["memberOf"],
+        json!([{ "id": "idempotent" }])
+    );
+    assert_eq!(
+        actions["refund"]["appliesTo"]["resourceTypes"],
+        json!(["Account"])
+    );
+    assert_eq!(
+        actions["refund"]["appliesTo"]["context"]["attributes"],
+        json!({
+            "account": { "type": "String" },
+            "amount": { "type": "Extension", "name": "decimal", "required": false },
+            "reason": { "type": "String", "required": false },
+        })
+    );
+    assert_eq!(
+        actions["set_limit"]["appliesTo"]["context"]["attributes"],
+        json!({
+            "limit": { "type": "Long" },
+            "big": { "type": "Long", "required": false },
+            "tags": { "type": "Set", "element": { "type": "String" } },
+        })
+    );
+    assert_eq!(
+        schema[""]["entityTypes"]["User"]["memberOfTypes"],
+        json!(["Tenant"])
+    );
+}
+
+#[test]
+fn numbers_become_decimals_only_when_exact() {
+    let n = |text: &str| serde_json::from_str::<serde_json::Number>(text).unwrap();
+    assert_eq!(decimal(&n("120.5")).as_deref(), Some("120.5000"));
+    assert_eq!(decimal(&n("0.1")).as_deref(), Some("0.1000"));
+    assert_eq!(decimal(&n("-3")).as_deref(), Some("-3.0"));
+    assert_eq!(decimal(&n("1.23456")), None);
+    assert_eq!(decimal(&n("1e-7")), None);
+    assert_eq!(decimal(&n("1e300")), None);
+    assert_eq!(decimal(&n("18446744073709551615")), None);
+}
+
+#[tokio::test]
+async fn values_cedar_cannot_hold_are_left_out_not_changed() {
+    let ledger = Arc::new(MemoryLedger::new());
+    // Allowed only when the amount is absent from the context.
+    let text = r#"
+        @id("no-amount")
+        permit(principal, action == Action::"refund", resource) unless { context has amount };
+        @id("big-absent")
+        permit(principal, action == Action::"set_limit", resource) unless { context has big };
+    "#;
+    let runtime = Runtime::builder(registry())
+        .authorize(policies(text).unwrap())
+        .ledger(Arc::clone(&ledger))
+        .build();
+    let cx = who("alice", None);
+    let precise = r#"{"account":"acc_alice","amount":1.23456}"#;
+    assert!(runtime.invoke("c1", "refund", precise, &cx).await.is_ok());
+    let plain = r#"{"account":"acc_alice","amount":1.5}"#;
+    assert!(!runtime.invoke("c2", "refund", plain, &cx).await.is_ok());
+    let huge = r#"{"limit":1,"big":18446744073709551615,"tags":[]}"#;
+    assert!(runtime.invoke("c3", "set_limit", huge, &cx).await.is_ok());
+    let small = r#"{"limit":1,"big":7,"tags":[]}"#;
+    assert!(!runtime.invoke("c4", "set_limit", small, &cx).await.is_ok());
+}
+
+#[tokio::test]
+async fn hostile_ids_are_ids_not_policy_text() {
+    let ledger = Arc::new(MemoryLedger::new());
+    let text = r#"permit(principal == User::"alice", action, resource);"#;
+    let runtime = Runtime::builder(registry())
+        .authorize(
+            CedarPolicies::builder(&registry())
+                .policies(text)
+                .build()
+                .unwrap(),
+        )
+        .ledger(Arc::clone(&ledger))
+        .build();
+    for (i, principal) in [
+        r#"alice", action, resource); permit(principal"#,
+        "User::\"alice\"",
+        "alice\u{0}",
+        "",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let cx = Context::builder(principal).scope("run").build();
+        let account = r#"{"account":"x\"::Account::\"y"}"#;
+        let outcome = runtime
+            .invoke(&format!("c{i}"), "balance", account, &cx)
+            .await;
+        assert_eq!(
+            detail(&outcome),
+            "no permit policy matched",
+            "{principal:?}"
+        );
+    }
+    let alice = Context::builder("alice").scope("run").build();
+    let deep = format!(r#"{{"account":"{}"}}"#, "a".repeat(100_000));
+    assert!(
+        runtime
+            .invoke("ok", "balance", deep.as_str(), &alice)
+            .await
+            .is_ok()
+    );
+}
+
+mod properties {
+    use futures_util::FutureExt as _;
+    use proptest::prelude::*;
+    use tool_core::authz::{Authorize, Request};
+
+    use super::*;
+
+    /// One generated rule: its effect, the principal it names (if any), the tool it names (if
+    /// any) and a bound on `context.limit` (if any).
+    #[derive(Debug, Clone)]
+    struct Rule {
+        permit: bool,
+        principal: Option<&'static str>,
+        tool: Option<&'static str>,
+        below: Option<u32>,
+    }
+
+    fn rule() -> impl Strategy<Value = Rule> {
+        let principal = prop::option::of(prop::sample::select(vec!["alice", "bob", "ivan"]));
+        let tool = prop::option::of(prop::sample::select(vec!["refund", "balance", "set_limit"]));
+        (any::<bool>(), principal, tool, prop::option::of(0u32..2000)).prop_map(
+            |(permit, principal, tool, below)| Rule {
+                permit,
+                principal,
+                tool,
+                // Only `set_limit` has a `limit`.
+                below: below.filter(|_| tool == Some("set_limit")),
+            },
+        )
+    }
+
+    fn text(rule: &Rule) -> String {
+        let effect = if rule.permit { "permit" } else { "forbid" };
+        let principal = rule.principal.map_or("principal".to_owned(), |p| {
+            format!("principal == User::{p:?}")
+        });
+        let action = rule
+            .tool
+            .map_or("action".to_owned(), |t| format!("action == Action::{t:?}"));
+        let when = rule.below.map_or(String::new(), |n| {
+            format!(" when {{ context.limit < {n} }}")
+        });
+        format!("{effect}({principal}, {action}, resource){when};\n")
+    }
+
+    /// A call: principal, tool and arguments.
+    fn call() -> impl Strategy<Value = (&'static str, &'static str, String)> {
+        (
+            prop::sample::select(vec!["alice", "bob", "ivan", "mallory"]),
+            prop::sample::select(vec!["refund", "balance", "set_limit"]),
+            0u32..3000,
+        )
+            .prop_map(|(principal, tool, limit)| {
+                let arguments = match tool {
+                    "refund" => r#"{"account":"acc_alice","amount":1.5}"#.to_owned(),
+                    "balance" => r#"{"account":"acc_alice"}"#.to_owned(),
+                    _ => format!(r#"{{"limit":{limit},"big":1,"tags":[]}}"#),
+                };
+                (principal, tool, arguments)
+            })
+    }
+
+    fn decide(
+        policies: &CedarPolicies,
+        (principal, tool, arguments): &(&str, &str, String),
+    ) -> bool {
+        let registry = registry();
+        let info = registry.get(tool).unwrap();
+        let cx = Context::builder(*principal).build();
+        let args = match *tool {
+            "refund" => Refund::parse_arguments(arguments).unwrap().resource(),
+            "balance" => Balance::parse_arguments(arguments).unwrap().resource(),
+            _ => None,
+        };
+        let request = Request::new(info, &cx, arguments.as_str().into(), args.as_ref());
+        policies
+            .decide(&request)
+            .now_or_never()
+            .expect("a policy set without a loader decides at once")
+            .is_allowed()
+    }
+
+    fn build(rules: &[Rule]) -> CedarPolicies {
+        let text: String = rules.iter().map(text).collect();
+        CedarPolicies::builder(&registry())
+            .policies(text)
+            .build()
+            .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn without_a_permit_everything_is_denied(
+            rules in prop::collection::vec(rule(), 0..8),
+            calls in prop::collection::vec(call(), 1..6),
+        ) {
+            let forbids: Vec<Rule> = rules.into_iter().map(|r| Rule { permit: false, ..r }).collect();
+            let policies = build(&forbids);
+            for call in &calls {
+                prop_assert!(!decide(&policies, call), "{call:?} allowed by {forbids:?}");
+            }
+        }
+
+        #[test]
+        fn a_matching_forbid_always_wins(
+            rules in prop::collection::vec(rule(), 0..8),
+            call in call(),
+        ) {
+            // Whatever the permits, a forbid naming this principal and tool denies it.
+            let mut rules: Vec<Rule> = rules.into_iter().map(|r| Rule { permit: true, ..r }).collect();
+            rules.push(Rule { permit: true, principal: None, tool: None, below: None });
+            let allowed_before = decide(&build(&rules), &call);
+            prop_assert!(allowed_before, "an unconditional permit with no forbid of this call");
+            rules.push(Rule { permit: false, principal: Some(call.0), tool: Some(call.1), below: None });
+            prop_assert!(!decide(&build(&rules), &call));
+        }
+    }
+}
+
+/// The policies of the Cedar project's TinyTodo example application, ported to tools: each
+/// TinyTodo action is a tool, a task list is the resource named by its `list` field, and the
+/// application entity is the tool itself. The decisions below are the ones its policies
+/// document (policy numbers as in its policy file).
+mod tinytodo {
+    use super::*;
+
+    macro_rules! list_tool {
+        ($name:ident, $doc:literal $(, $field:ident : $ty:ty)*) => {
+            #[doc = $doc]
+            #[derive(Tool, Debug)]
+            struct $name {
+                #[tool(resource = "List")]
+                list: String,
+                $($field: $ty,)*
+            }
+        };
+    }
+
+    /// Creates a task list.
+    #[derive(Tool, Debug)]
+    struct CreateList {
+        name: String,
+    }
+
+    /// Lists the principal's task lists.
+    #[derive(Tool, Debug)]
+    struct GetLists {}
+
+    list_tool!(GetList, "Reads a task list.");
+    list_tool!(UpdateList, "Renames a task list.", name: String);
+    list_tool!(DeleteList, "Deletes a task list.");
+    list_tool!(CreateTask, "Adds a task to a list.", name: String);
+    list_tool!(UpdateTask, "Updates a task of a list.", task: u32, done: bool);
+    list_tool!(DeleteTask, "Deletes a task of a list.", task: u32);
+
+    fn tools() -> Registry {
+        async fn done() -> Result<Done, ToolError> {
+            Ok(Done { ok: true })
+        }
+        let mut registry = Registry::new();
+        registry
+            .register(ToolDef::new(|_: CreateList, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: GetLists, _: &Context| done()).effect(Effect::ReadOnly))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: GetList, _: &Context| done()).effect(Effect::ReadOnly))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: UpdateList, _: &Context| done()).effect(Effect::Idempotent))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: DeleteList, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: CreateTask, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: UpdateTask, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: DeleteTask, _: &Context| done()))
+            .unwrap();
+        registry
+    }
+
+    const POLICIES: &str = r#"
+        // Policy 0: any user can create a list and see the lists they own.
+        @id("policy0")
+        permit(principal, action in [Action::"create_list", Action::"get_lists"], resource);
+
+        // Policy 1: a user can perform any action on a list they own.
+        @id("policy1")
+        permit(principal, action, resource) when { resource is List && resource.owner == principal };
+
+        // Policy 2: a user can see a list if they are a reader or an editor.
+        @id("policy2")
+        permit(principal, action == Action::"get_list", resource)
+        when { principal in resource.readers || principal in resource.editors };
+
+        // Policy 3: a user can update a list and its tasks if they are an editor.
+        @id("policy3")
+        permit(principal, action in [Action::"update_list", Action::"create_task",
+                                     Action::"update_task", Action::"delete_task"], resource)
+        when { principal in resource.editors };
+
+        // Policy 4: admins can perform any action on any resource.
+        @id("admin-omnipotence")
+        permit(principal in Team::"admin", action, resource);
+
+        // Policy 5: interns may not create new task lists.
+        @id("interns-no-lists")
+        forbid(principal in Team::"interns", action == Action::"create_list", resource);
+    "#;
+
+    fn entity_types() -> Value {
+        json!({
+            "User": { "memberOfTypes": ["Team"], "shape": { "type": "Record", "attributes": {
+                "joblevel": { "type": "Long" }, "location": { "type": "String" } } } },
+            "Team": { "memberOfTypes": ["Team", "Application"] },
+            "Application": {},
+            "List": { "shape": { "type": "Record", "attributes": {
+                "name": { "type": "String" },
+                "owner": { "type": "Entity", "name": "User" },
+                "readers": { "type": "Entity", "name": "Team" },
+                "editors": { "type": "Entity", "name": "Team" } } } },
+        })
+    }
+
+    /// TinyTodo's users, teams and one list of emina's, as its entity store holds them.
+    fn store() -> Vec<Value> {
+        let user = |id: &str, level: i64, teams: &[&str]| {
+            json!({
+                "uid": { "type": "User", "id": id },
+                "attrs": { "joblevel": level, "location": "ABC17" },
+                "parents": teams.iter().map(|t| json!({ "type": "Team", "id": t })).collect::<Vec<_>>(),
+            })
+        };
+        let team =
+            |id: &str| json!({ "uid": { "type": "Team", "id": id }, "attrs": {}, "parents": [] });
+        vec![
+            user("emina", 9, &[]),
+            user("andrew", 5, &["list0-readers"]),
+            user("kesha", 5, &["list0-editors"]),
+            user("aaron", 3, &["interns"]),
+            user("ada", 8, &["admin"]),
+            team("admin"),
+            team("interns"),
+            team("list0-readers"),
+            team("list0-editors"),
+            json!({
+                "uid": { "type": "List", "id": "0" },
+                "attrs": {
+                    "name": "Cedar blog post",
+                    "owner": { "__entity": { "type": "User", "id": "emina" } },
+                    "readers": { "__entity": { "type": "Team", "id": "list0-readers" } },
+                    "editors": { "__entity": { "type": "Team", "id": "list0-editors" } },
+                },
+                "parents": [],
+            }),
+        ]
+    }
+
+    #[tokio::test]
+    async fn the_ported_policies_give_tinytodos_decisions() {
+        let policies = CedarPolicies::builder(&tools())
+            .entity_types(entity_types())
+            .entities(|_: OwnedRequest| async { Ok(store()) })
+            .policies(POLICIES)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ledger = Arc::new(MemoryLedger::new());
+        let runtime = Runtime::builder(tools())
+            .authorize(policies)
+            .ledger(Arc::clone(&ledger))
+            .build();
+        let cases: &[(&str, &str, &str, Result<&str, &str>)] = &[
+            (
+                "andrew",
+                "create_list",
+                r#"{"name":"groceries"}"#,
+                Ok("policy0"),
+            ),
+            ("andrew", "get_lists", "{}", Ok("policy0")),
+            (
+                "aaron",
+                "create_list",
+                r#"{"name":"mine"}"#,
+                Err("forbidden by interns-no-lists"),
+            ),
+            ("aaron", "get_lists", "{}", Ok("policy0")),
+            ("emina", "delete_list", r#"{"list":"0"}"#, Ok("policy1")),
+            (
+                "emina",
+                "update_task",
+                r#"{"list":"0","task":1,"done":true}"#,
+                Ok("policy1"),
+            ),
+            ("andrew", "get_list", r#"{"list":"0"}"#, Ok("policy2")),
+            (
+                "andrew",
+                "update_list",
+                r#"{"list":"0","name":"x"}"#,
+                Err("no permit policy matched"),
+            ),
+            ("kesha", "get_list", r#"{"list":"0"}"#, Ok("policy2")),
+            (
+                "kesha",
+                "create_task",
+                r#"{"list":"0","name":"review"}"#,
+                Ok("policy3"),
+            ),
+            (
+                "kesha",
+                "delete_list",
+                r#"{"list":"0"}"#,
+                Err("no permit policy matched"),
+            ),
+            (
+                "aaron",
+                "get_list",
+                r#"{"list":"0"}"#,
+                Err("no permit policy matched"),
+            ),
+            (
+                "ada",
+                "delete_list",
+                r#"{"list":"0"}"#,
+                Ok("admin-omnipotence"),
+            ),
+        ];
+        for (i, (principal, tool, arguments, expected)) in cases.iter().enumerate() {
+            let cx = Context::builder(*principal).scope("todo").build();
+            let outcome = runtime
+                .invoke(&format!("c{i}"), tool, *arguments, &cx)
+                .await;
+            let got = match outcome.failure() {
+                None => Ok(()),
+                Some(failure) => Err(failure.detail().unwrap_or_default().to_owned()),
+            };
+            match (expected, got) {
+                (Ok(_), Ok(())) => {}
+                (Err(why), Err(detail)) => {
+                    assert!(detail.starts_with(why), "{principal} {tool}: {detail}")
+                }
+                (expected, got) => panic!("{principal} {tool}: expected {expected:?}, got {got:?}"),
+            }
+        }
+        // The policy that allowed each call, from the audit trail.
+        let allowed: HashMap<String, String> = ledger
+            .trail("todo")
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.event.kind == AuditKind::Authorized)
+            .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
+            .collect();
+        for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
+            if let Ok(policy) = expected {
+                assert_eq!(
+                    allowed.get(&format!("c{i}")).map(String::as_str),
+                    Some(format!("policies: {policy}").as_str()),
+                    "{principal} {tool}"
+                );
+            }
+        }
+    }
+}
