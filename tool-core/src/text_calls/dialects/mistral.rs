@@ -2,10 +2,13 @@
 
 use std::ops::Range;
 
+use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
+use crate::text_calls::dialect::{Read, Reader};
 use crate::text_calls::read::{arguments_text, json_calls, json_value, tool_name};
 use crate::text_calls::scan::Table;
+use crate::text_calls::stream::{BlockStream, JsonEnd, Opened, Step, back_off, skip_space};
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 
 pub(crate) const TOOL_CALLS: &str = "[TOOL_CALLS]";
@@ -86,4 +89,120 @@ pub(crate) fn mistral_call(
         positional: Vec::new(),
         span: start..end,
     })
+}
+
+/// The dialect, registered in [`super::BUILT_IN`].
+pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
+    dialect: Dialect::Mistral,
+    name: "mistral",
+    markers: MARKERS,
+    reader: &Mistral,
+};
+
+struct Mistral;
+
+impl Reader for Mistral {
+    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
+        read(table, text, detecting).map(Some)
+    }
+
+    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
+        let body = at + marker.text().len();
+        Opened::Block(Box::new(Stream::Head {
+            start: at,
+            body,
+            scan: body,
+        }))
+    }
+
+    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
+        render(out, calls)
+    }
+}
+
+/// A `[TOOL_CALLS]` block as it streams in.
+#[derive(Debug)]
+enum Stream {
+    /// After `[TOOL_CALLS]` at `start` (ending at `body`; whitespace read up to `scan`), a
+    /// list of calls or `name[ARGS]`.
+    Head {
+        start: usize,
+        body: usize,
+        scan: usize,
+    },
+    /// A tool name from `body` up to `[ARGS]`, looked for from `scan`.
+    Name {
+        start: usize,
+        body: usize,
+        scan: usize,
+    },
+    /// A list of call objects.
+    List { start: usize, json: JsonEnd },
+    /// The arguments of a `name[ARGS]` call.
+    Args {
+        start: usize,
+        json: JsonEnd,
+        name: String,
+    },
+}
+
+impl BlockStream for Stream {
+    fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
+        match self {
+            Stream::Head { start, body, scan } => {
+                let at = skip_space(text, (*scan).max(*body));
+                match text.as_bytes().get(at) {
+                    None => {
+                        *scan = at;
+                        Ok(Step::Wait(None))
+                    }
+                    Some(b'[' | b'{') => {
+                        *self = Stream::List {
+                            start: *start,
+                            json: JsonEnd::new(*body),
+                        };
+                        Ok(Step::Again)
+                    }
+                    Some(_) => {
+                        *self = Stream::Name {
+                            start: *start,
+                            body: *body,
+                            scan: at,
+                        };
+                        Ok(Step::Again)
+                    }
+                }
+            }
+            Stream::Name { start, body, scan } => {
+                let from = (*scan).max(*body);
+                let Some(found) = text[from..].find(ARGS) else {
+                    *scan = back_off(text, ARGS.len()).max(*body);
+                    return Ok(Step::Wait(Some(*start)));
+                };
+                let args = from + found;
+                let name = mistral_name(text, *body, args)?;
+                *self = Stream::Args {
+                    start: *start,
+                    json: JsonEnd::new(args + ARGS.len()),
+                    name,
+                };
+                Ok(Step::Again)
+            }
+            Stream::List { start, json } => {
+                if json.advance(text)?.is_none() {
+                    return Ok(Step::Wait(Some(*start)));
+                }
+                let (calls, end) = json_calls(text, json.from)?;
+                out.extend(calls);
+                Ok(Step::Done(end))
+            }
+            Stream::Args { start, json, name } => {
+                let Some(end) = json.advance(text)? else {
+                    return Ok(Step::Wait(Some(*start)));
+                };
+                out.push(mistral_call(text, *start, std::mem::take(name), json.from)?);
+                Ok(Step::Done(end))
+            }
+        }
+    }
 }
