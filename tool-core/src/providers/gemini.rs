@@ -27,12 +27,11 @@ use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
-use super::encode::{EncodeError, outcome_envelope, pair};
+use super::encode::{EncodeError, WireResult, pair};
 use super::format::{ProviderStream, WireFormat, error_event};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, entries,
-    untrusted_envelope,
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
@@ -176,11 +175,7 @@ pub fn function_responses(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Va
     let parts: Vec<Value> = pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let response = match outcome.result() {
-                _ if !outcome.provenance().trusted => outcome_envelope(outcome).unwrap_or_default(),
-                Ok(output) => json!({ "output": output.to_value() }),
-                Err(failure) => json!({ "error": { "code": failure.code().as_str(), "message": failure.message() } }),
-            };
+            let response = WireResult::outcome(outcome).value();
             let mut function_response = Map::new();
             if let Some(id) = call.provider_call_id() {
                 function_response.insert("id".to_owned(), Value::from(id));
@@ -305,12 +300,7 @@ pub fn request(
                 let parts: Vec<Value> = pairs
                     .into_iter()
                     .map(|(call, result)| {
-                        let response = match result.code {
-                            _ if !result.provenance.trusted => untrusted_envelope(result).unwrap_or_default(),
-                            None => json!({ "output": serde_json::from_str::<Value>(&result.content)
-                                .unwrap_or_else(|_| Value::from(result.content.as_str())) }),
-                            Some(code) => json!({ "error": { "code": code.as_str(), "message": result.content } }),
-                        };
+                        let response = WireResult::transcript(result).value();
                         let mut function_response = Map::new();
                         if let Some(id) = call.provider_call_id() {
                             function_response.insert("id".into(), Value::from(id));
