@@ -793,8 +793,10 @@ async fn racing_claims<L: Ledger>(ledger: Arc<L>, scope: &str) {
 }
 
 /// A change to a stored claim made behind the ledger's back, by someone with access to its
-/// store. Each names the claim by its call id.
+/// store. Each names the claim by its call id. More kinds of edit may be added: a store that
+/// cannot make one should fail the test that asks for it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Edit {
     /// Sets the outcome's body (the output text, or the failure's message).
     Body(&'static str, &'static str),
