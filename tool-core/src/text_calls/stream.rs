@@ -1,10 +1,11 @@
 //! Calls read from a reply as it streams in, each one as soon as it is complete.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::scan::{Scanner, Seen};
 use super::{Dialect, Dialects, ParsedCalls, TextCall, TextError, parse_in, scan, stray_marker};
+use crate::providers::stream::{Caps, Limits};
 
 /// The default cap on the whole reply: 8 MiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
@@ -66,10 +67,8 @@ pub struct TextCallStream {
     strays: Vec<(usize, Seen)>,
     /// The dialects of every marker read outside calls before a dialect was known.
     seen: Vec<Dialect>,
-    max_call_bytes: usize,
-    max_text_bytes: usize,
-    max_duration: Option<Duration>,
-    started: Option<Instant>,
+    /// Each call's bytes, the reply's, and its time.
+    caps: Caps,
     failed: Option<TextError>,
 }
 
@@ -140,10 +139,11 @@ impl TextCallStream {
             yielded: Vec::new(),
             strays: Vec::new(),
             seen: Vec::new(),
-            max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
-            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
-            max_duration: None,
-            started: None,
+            caps: {
+                let mut limits = Limits::default();
+                limits.set_max_total_bytes(DEFAULT_MAX_TEXT_BYTES);
+                Caps::new(limits)
+            },
             failed: None,
         }
     }
@@ -151,19 +151,19 @@ impl TextCallStream {
     /// Caps each call at `bytes`, counted from its opening marker (default
     /// [`DEFAULT_MAX_CALL_BYTES`](crate::providers::DEFAULT_MAX_CALL_BYTES)).
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Caps the whole reply at `bytes` (default [`DEFAULT_MAX_TEXT_BYTES`]).
     pub fn max_text_bytes(mut self, bytes: usize) -> Self {
-        self.max_text_bytes = bytes;
+        self.caps.set_max_total_bytes(bytes);
         self
     }
 
     /// Fails a chunk that arrives more than `limit` after the first one.
     pub fn max_duration(mut self, limit: Duration) -> Self {
-        self.max_duration = Some(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -218,15 +218,13 @@ impl TextCallStream {
 
     /// Appends `chunk` to the text, keeping an unfinished UTF-8 character for the next one.
     fn accept(&mut self, chunk: &[u8]) -> Result<(), TextError> {
-        if let Some(limit) = self.max_duration {
-            let started = *self.started.get_or_insert_with(Instant::now);
-            if started.elapsed() > limit {
-                return Err(TextError::TimedOut { limit });
-            }
+        if let Some(limit) = self.caps.time_over() {
+            return Err(TextError::TimedOut { limit });
         }
-        if self.text.len() + self.partial.len() + chunk.len() > self.max_text_bytes {
+        let total = self.text.len() + self.partial.len() + chunk.len();
+        if let Some(limit) = self.caps.limits().total_over(total) {
             return Err(TextError::TooLarge {
-                limit: self.max_text_bytes,
+                limit,
                 what: "the reply",
             });
         }
@@ -363,9 +361,9 @@ impl TextCallStream {
     }
 
     fn check_call_size(&self, start: usize) -> Result<(), TextError> {
-        if self.text.len() - start > self.max_call_bytes {
+        if let Some(limit) = self.caps.limits().call_over(self.text.len() - start) {
             return Err(TextError::TooLarge {
-                limit: self.max_call_bytes,
+                limit,
                 what: "a call",
             });
         }
