@@ -265,7 +265,7 @@ impl Dialects {
     /// The reader of `dialect`, built in or added; the refusal of a name not added.
     pub(crate) fn reader(&self, dialect: Dialect) -> Result<&dyn Reader, TextError> {
         if let Some(built_in) = dialects::BUILT_IN.iter().find(|b| b.dialect == dialect) {
-            return Ok(built_in.reader);
+            return Ok(built_in);
         }
         self.added
             .iter()
@@ -290,12 +290,6 @@ pub(crate) trait Reader: Send + Sync {
     /// the dialect was detected, not named. `Ok(None)`: the reply, guessed to be in this
     /// dialect, is prose after all.
     fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError>;
-
-    /// Whether a reply with no markers, `text` (out of its fence, leading whitespace
-    /// trimmed), is wholly written in this dialect.
-    fn claims_whole(&self, _text: &str) -> bool {
-        false
-    }
 
     /// Whether the calls are only known when the reply ends (a stream named this dialect
     /// reads nothing before then).

@@ -497,7 +497,7 @@ fn whole_dialect(text: &str) -> Option<Dialect> {
     let trimmed = unfenced(text).0.trim_start();
     dialects::BUILT_IN
         .iter()
-        .find(|built_in| built_in.reader.claims_whole(trimmed))
+        .find(|built_in| (built_in.claims_whole)(trimmed))
         .map(|built_in| built_in.dialect)
 }
 

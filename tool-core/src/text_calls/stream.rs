@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::read::json_calls;
 use super::scan::{Scanner, Seen};
 use super::{Dialect, Dialects, ParsedCalls, TextCall, TextError, parse_in, scan, stray_marker};
 use crate::providers::stream::{Caps, Limits};
@@ -393,6 +394,31 @@ pub(crate) fn skip_space(text: &str, at: usize) -> usize {
 /// found: `len - 1` bytes back from the end, on a character boundary.
 pub(crate) fn back_off(text: &str, len: usize) -> usize {
     text.floor_char_boundary(text.len().saturating_sub(len - 1))
+}
+
+/// Call objects (or a list of them) streaming in, in a block opened at `start`.
+#[derive(Debug)]
+pub(crate) struct CallObjects {
+    pub(crate) start: usize,
+    json: JsonEnd,
+}
+
+impl CallObjects {
+    /// The call objects from `from` (after whitespace), in the block opened at `start`.
+    pub(crate) fn new(start: usize, from: usize) -> Self {
+        CallObjects {
+            start,
+            json: JsonEnd::new(from),
+        }
+    }
+
+    /// The calls and where they end, once all of them has arrived.
+    pub(crate) fn read(&mut self, text: &str) -> Result<Option<(Vec<TextCall>, usize)>, TextError> {
+        if self.json.advance(text)?.is_none() {
+            return Ok(None);
+        }
+        json_calls(text, self.json.from).map(Some)
+    }
 }
 
 /// Finds where a JSON object, array or string ends, reading each byte once however the text

@@ -5,7 +5,6 @@ use std::ops::Range;
 use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
-use crate::text_calls::dialect::{Read, Reader};
 use crate::text_calls::read::{arguments_text, json_value, tool_name};
 use crate::text_calls::render::{object_text, refuse};
 use crate::text_calls::scan::Table;
@@ -231,30 +230,15 @@ pub(crate) fn deepseek_call(text: &str, start: usize) -> Result<TextCall, TextEr
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::DeepSeek,
-    name: "deepseek",
-    markers: MARKERS,
-    reader: &DeepSeek,
-};
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::DeepSeek, "deepseek", MARKERS, read, open, render);
 
-struct DeepSeek;
-
-impl Reader for DeepSeek {
-    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        read(table, text, detecting).map(Some)
-    }
-
-    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
-        match marker.text() {
-            DS_CALL_BEGIN => Opened::Block(Box::new(Stream::Head { start: at })),
-            DS_CALLS_BEGIN => Opened::Skip(at + DS_CALLS_BEGIN.len()),
-            _ => Opened::Rest,
-        }
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    match marker.text() {
+        DS_CALL_BEGIN => Opened::Block(Box::new(Stream::Head { start: at })),
+        DS_CALLS_BEGIN => Opened::Skip(at + DS_CALLS_BEGIN.len()),
+        _ => Opened::Rest,
     }
 }
 

@@ -5,11 +5,10 @@ use std::ops::Range;
 use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
-use crate::text_calls::dialect::{Read, Reader};
-use crate::text_calls::read::{json_calls, tagged};
+use crate::text_calls::read::tagged;
 use crate::text_calls::render::write_call_object;
 use crate::text_calls::scan::Table;
-use crate::text_calls::stream::{BlockStream, JsonEnd, Opened, Step};
+use crate::text_calls::stream::{BlockStream, CallObjects, Opened, Step};
 use crate::text_calls::{Dialect, TextCall, TextError};
 
 pub(crate) const FUNCTION_CALL: &str = "<function_call>";
@@ -48,45 +47,26 @@ pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextErr
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::Granite,
-    name: "granite",
-    markers: MARKERS,
-    reader: &Granite,
-};
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::Granite, "granite", MARKERS, read, open, render);
 
-struct Granite;
-
-impl Reader for Granite {
-    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        read(table, text, detecting).map(Some)
-    }
-
-    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
-        Opened::Block(Box::new(Stream {
-            start: at,
-            json: JsonEnd::new(at + marker.text().len()),
-        }))
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
-    }
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    Opened::Block(Box::new(Stream(CallObjects::new(
+        at,
+        at + marker.text().len(),
+    ))))
 }
 
 /// A block's call object (or list) as it streams in; the block ends with it.
 #[derive(Debug)]
-struct Stream {
-    start: usize,
-    json: JsonEnd,
-}
+struct Stream(CallObjects);
 
 impl BlockStream for Stream {
     fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
-        if self.json.advance(text)?.is_none() {
-            return Ok(Step::Wait(Some(self.start)));
-        }
-        let (calls, end) = json_calls(text, self.json.from)?;
+        let Some((calls, end)) = self.0.read(text)? else {
+            return Ok(Step::Wait(Some(self.0.start)));
+        };
         out.extend(calls);
         Ok(Step::Done(end))
     }

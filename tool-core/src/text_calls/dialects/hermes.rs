@@ -5,11 +5,10 @@ use std::ops::Range;
 use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
-use crate::text_calls::dialect::{Read, Reader};
-use crate::text_calls::read::{json_calls, tagged};
+use crate::text_calls::read::tagged;
 use crate::text_calls::render::write_call_object;
 use crate::text_calls::scan::Table;
-use crate::text_calls::stream::{BlockStream, JsonEnd, Opened, Step, skip_space};
+use crate::text_calls::stream::{BlockStream, CallObjects, Opened, Step, skip_space};
 use crate::text_calls::{Dialect, TextCall, TextError};
 
 pub(crate) const OPEN: &str = "<tool_call>";
@@ -50,37 +49,22 @@ pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextErr
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::Hermes,
-    name: "hermes",
-    markers: MARKERS,
-    reader: &Hermes,
-};
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::Hermes, "hermes", MARKERS, read, open, render);
 
-struct Hermes;
-
-impl Reader for Hermes {
-    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        read(table, text, detecting).map(Some)
-    }
-
-    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
-        Opened::Block(Box::new(Stream::Value {
-            start: at,
-            json: JsonEnd::new(at + marker.text().len()),
-        }))
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
-    }
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    Opened::Block(Box::new(Stream::Value(CallObjects::new(
+        at,
+        at + marker.text().len(),
+    ))))
 }
 
 /// A `<tool_call>` block as it streams in.
 #[derive(Debug)]
 enum Stream {
-    /// The call object (or list) of the block opened at `start`.
-    Value { start: usize, json: JsonEnd },
+    /// The call object (or list) of the block.
+    Value(CallObjects),
     /// The block's calls are read; its `</tool_call>` is awaited from `at`.
     Close { at: usize, calls: Vec<TextCall> },
 }
@@ -88,11 +72,10 @@ enum Stream {
 impl BlockStream for Stream {
     fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
         match self {
-            Stream::Value { start, json } => {
-                if json.advance(text)?.is_none() {
-                    return Ok(Step::Wait(Some(*start)));
-                }
-                let (calls, end) = json_calls(text, json.from)?;
+            Stream::Value(objects) => {
+                let Some((calls, end)) = objects.read(text)? else {
+                    return Ok(Step::Wait(Some(objects.start)));
+                };
                 *self = Stream::Close { at: end, calls };
                 Ok(Step::Again)
             }

@@ -7,11 +7,8 @@ use serde_json::Value;
 
 use super::BuiltIn;
 use crate::call::ToolCall;
-use crate::text_calls::dialect::{Read, Reader};
 use crate::text_calls::read::{arguments_text, json_calls, json_value, tool_name, unfenced};
 use crate::text_calls::render::write_call_object;
-use crate::text_calls::scan::Table;
-use crate::text_calls::stream::Opened;
 use crate::text_calls::{Dialect, Marker, TextCall, TextError};
 
 /// The dialect has no markers: a reply that is wholly calls is read as it.
@@ -131,46 +128,24 @@ pub(crate) fn name_line_call(
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::Json,
-    name: "json",
-    markers: MARKERS,
-    reader: &Json,
-};
+pub(crate) const BUILT_IN: BuiltIn = BuiltIn::whole(
+    Dialect::Json,
+    "json",
+    MARKERS,
+    |_, text, _| read(text),
+    claims_whole,
+    render,
+)
+.meant_as_calls(call_shaped);
 
-struct Json;
-
-impl Reader for Json {
-    fn read(&self, _: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        match read(text) {
-            // A reply guessed to be JSON (no dialect named) whose first value is no call
-            // object at all, `{"summary": …}` say, is an answer in JSON: prose.
-            Err(TextError::Invalid { .. }) if detecting && !call_shaped(text) => Ok(None),
-            result => result.map(Some),
+/// A call object, or a list of them (or an empty list).
+fn claims_whole(text: &str) -> bool {
+    match text.as_bytes().first() {
+        Some(b'{') => true,
+        Some(b'[') => {
+            let inner = text[1..].trim_start();
+            inner.starts_with('{') || inner.starts_with(']')
         }
-    }
-
-    /// A call object, or a list of them (or an empty list).
-    fn claims_whole(&self, text: &str) -> bool {
-        match text.as_bytes().first() {
-            Some(b'{') => true,
-            Some(b'[') => {
-                let inner = text[1..].trim_start();
-                inner.starts_with('{') || inner.starts_with(']')
-            }
-            _ => false,
-        }
-    }
-
-    fn calls_at_end(&self) -> bool {
-        true
-    }
-
-    fn open(&self, _: usize, _: &'static Marker) -> Opened {
-        Opened::Rest
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
+        _ => false,
     }
 }

@@ -5,11 +5,10 @@ use std::ops::Range;
 use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
-use crate::text_calls::dialect::{Read, Reader};
 use crate::text_calls::read::json_calls;
 use crate::text_calls::render::write_call_object;
 use crate::text_calls::scan::Table;
-use crate::text_calls::stream::{BlockStream, JsonEnd, Opened, Step, skip_space};
+use crate::text_calls::stream::{BlockStream, CallObjects, Opened, Step, skip_space};
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
@@ -76,37 +75,22 @@ pub(crate) fn read(
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::Llama3,
-    name: "llama3",
-    markers: MARKERS,
-    reader: &Llama3,
-};
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::Llama3, "llama3", MARKERS, read, open, render);
 
-struct Llama3;
-
-impl Reader for Llama3 {
-    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        read(table, text, detecting).map(Some)
-    }
-
-    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
-        Opened::Block(Box::new(Stream::Value {
-            start: at,
-            json: JsonEnd::new(at + marker.text().len()),
-        }))
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
-    }
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    Opened::Block(Box::new(Stream::Value(CallObjects::new(
+        at,
+        at + marker.text().len(),
+    ))))
 }
 
 /// Calls after `<|python_tag|>` as they stream in.
 #[derive(Debug)]
 enum Stream {
-    /// A call object (or list) opened at `start`.
-    Value { start: usize, json: JsonEnd },
+    /// A call object (or list).
+    Value(CallObjects),
     /// After a call (whitespace read up to `at`), a `;` and another call, or the end of the
     /// calls.
     Separator { at: usize },
@@ -118,11 +102,10 @@ enum Stream {
 impl BlockStream for Stream {
     fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
         match self {
-            Stream::Value { start, json } => {
-                if json.advance(text)?.is_none() {
-                    return Ok(Step::Wait(Some(*start)));
-                }
-                let (calls, end) = json_calls(text, json.from)?;
+            Stream::Value(objects) => {
+                let Some((calls, end)) = objects.read(text)? else {
+                    return Ok(Step::Wait(Some(objects.start)));
+                };
                 out.extend(calls);
                 *self = Stream::Separator { at: end };
                 Ok(Step::Again)
@@ -146,10 +129,7 @@ impl BlockStream for Stream {
                     return Ok(Step::Wait(None));
                 }
                 let body = *body;
-                *self = Stream::Value {
-                    start: body,
-                    json: JsonEnd::new(body),
-                };
+                *self = Stream::Value(CallObjects::new(body, body));
                 Ok(Step::Again)
             }
         }

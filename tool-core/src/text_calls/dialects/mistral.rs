@@ -5,10 +5,11 @@ use std::ops::Range;
 use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
-use crate::text_calls::dialect::{Read, Reader};
 use crate::text_calls::read::{arguments_text, json_calls, json_value, tool_name};
 use crate::text_calls::scan::Table;
-use crate::text_calls::stream::{BlockStream, JsonEnd, Opened, Step, back_off, skip_space};
+use crate::text_calls::stream::{
+    BlockStream, CallObjects, JsonEnd, Opened, Step, back_off, skip_space,
+};
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 
 pub(crate) const TOOL_CALLS: &str = "[TOOL_CALLS]";
@@ -92,32 +93,17 @@ pub(crate) fn mistral_call(
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::Mistral,
-    name: "mistral",
-    markers: MARKERS,
-    reader: &Mistral,
-};
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::Mistral, "mistral", MARKERS, read, open, render);
 
-struct Mistral;
-
-impl Reader for Mistral {
-    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        read(table, text, detecting).map(Some)
-    }
-
-    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
-        let body = at + marker.text().len();
-        Opened::Block(Box::new(Stream::Head {
-            start: at,
-            body,
-            scan: body,
-        }))
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
-    }
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    let body = at + marker.text().len();
+    Opened::Block(Box::new(Stream::Head {
+        start: at,
+        body,
+        scan: body,
+    }))
 }
 
 /// A `[TOOL_CALLS]` block as it streams in.
@@ -137,7 +123,7 @@ enum Stream {
         scan: usize,
     },
     /// A list of call objects.
-    List { start: usize, json: JsonEnd },
+    List(CallObjects),
     /// The arguments of a `name[ARGS]` call.
     Args {
         start: usize,
@@ -157,10 +143,7 @@ impl BlockStream for Stream {
                         Ok(Step::Wait(None))
                     }
                     Some(b'[' | b'{') => {
-                        *self = Stream::List {
-                            start: *start,
-                            json: JsonEnd::new(*body),
-                        };
+                        *self = Stream::List(CallObjects::new(*start, *body));
                         Ok(Step::Again)
                     }
                     Some(_) => {
@@ -188,11 +171,10 @@ impl BlockStream for Stream {
                 };
                 Ok(Step::Again)
             }
-            Stream::List { start, json } => {
-                if json.advance(text)?.is_none() {
-                    return Ok(Step::Wait(Some(*start)));
-                }
-                let (calls, end) = json_calls(text, json.from)?;
+            Stream::List(objects) => {
+                let Some((calls, end)) = objects.read(text)? else {
+                    return Ok(Step::Wait(Some(objects.start)));
+                };
                 out.extend(calls);
                 Ok(Step::Done(end))
             }

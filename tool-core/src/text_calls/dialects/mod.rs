@@ -9,15 +9,120 @@ pub(crate) mod llama3;
 pub(crate) mod mistral;
 pub(crate) mod pythonic;
 
-use super::dialect::Reader;
-use super::{Dialect, Marker};
+use super::dialect::{Read, Reader};
+use super::scan::Table;
+use super::stream::Opened;
+use super::{Dialect, Marker, TextError};
+use crate::call::ToolCall;
 
-/// A built-in dialect: its variant, name, markers and reader.
+/// A built-in dialect: its variant, name and markers, and the functions of its file that read
+/// and write it. It is the dialect's [`Reader`].
 pub(crate) struct BuiltIn {
     pub(crate) dialect: Dialect,
     pub(crate) name: &'static str,
     pub(crate) markers: &'static [Marker],
-    pub(crate) reader: &'static dyn Reader,
+    /// Every call of a whole reply, and the ranges read (see [`Reader::read`]).
+    pub(crate) read: fn(&Table, &str, bool) -> Result<Read, TextError>,
+    /// When the dialect was detected and the reply is refused as invalid: whether it was
+    /// meant as calls at all (else it is prose). `None`: a refused reply stays refused.
+    pub(crate) meant_as_calls: Option<fn(&str) -> bool>,
+    /// Whether a reply with no markers, `text` (out of its fence, leading whitespace
+    /// trimmed), is wholly written in this dialect; detection asks each in turn.
+    pub(crate) claims_whole: fn(&str) -> bool,
+    /// See [`Reader::calls_at_end`].
+    pub(crate) calls_at_end: bool,
+    /// See [`Reader::open`].
+    pub(crate) open: fn(usize, &'static Marker) -> Opened,
+    /// See [`Reader::render`].
+    pub(crate) render: fn(&mut String, &[ToolCall]) -> Result<(), TextError>,
+}
+
+impl BuiltIn {
+    /// A dialect whose opening markers start blocks of calls, read as the reply streams in.
+    pub(crate) const fn blocks(
+        dialect: Dialect,
+        name: &'static str,
+        markers: &'static [Marker],
+        read: fn(&Table, &str, bool) -> Result<Read, TextError>,
+        open: fn(usize, &'static Marker) -> Opened,
+        render: fn(&mut String, &[ToolCall]) -> Result<(), TextError>,
+    ) -> BuiltIn {
+        BuiltIn {
+            dialect,
+            name,
+            markers,
+            read,
+            meant_as_calls: None,
+            claims_whole: never,
+            calls_at_end: false,
+            open,
+            render,
+        }
+    }
+
+    /// A dialect whose calls are the whole reply, read when it ends, and which detection
+    /// picks for a reply with no markers that `claims_whole`.
+    pub(crate) const fn whole(
+        dialect: Dialect,
+        name: &'static str,
+        markers: &'static [Marker],
+        read: fn(&Table, &str, bool) -> Result<Read, TextError>,
+        claims_whole: fn(&str) -> bool,
+        render: fn(&mut String, &[ToolCall]) -> Result<(), TextError>,
+    ) -> BuiltIn {
+        BuiltIn {
+            dialect,
+            name,
+            markers,
+            read,
+            meant_as_calls: None,
+            claims_whole,
+            calls_at_end: true,
+            open: at_end,
+            render,
+        }
+    }
+
+    /// With [`meant_as_calls`](Self::meant_as_calls).
+    pub(crate) const fn meant_as_calls(mut self, meant: fn(&str) -> bool) -> BuiltIn {
+        self.meant_as_calls = Some(meant);
+        self
+    }
+}
+
+impl Reader for BuiltIn {
+    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
+        match (self.read)(table, text, detecting) {
+            Err(TextError::Invalid { .. })
+                if detecting && self.meant_as_calls.is_some_and(|meant| !meant(text)) =>
+            {
+                Ok(None)
+            }
+            result => result.map(Some),
+        }
+    }
+
+    fn calls_at_end(&self) -> bool {
+        self.calls_at_end
+    }
+
+    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
+        (self.open)(at, marker)
+    }
+
+    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
+        (self.render)(out, calls)
+    }
+}
+
+/// For a dialect whose replies are never claimed without markers.
+fn never(_: &str) -> bool {
+    false
+}
+
+/// For a dialect whose calls are read when the reply ends.
+fn at_end(_: usize, _: &'static Marker) -> Opened {
+    Opened::Rest
 }
 
 /// Every built-in dialect, in the order detection lists them.

@@ -9,11 +9,9 @@ use serde_json::Value;
 use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
-use crate::text_calls::dialect::{Read, Reader};
 use crate::text_calls::read::unfenced;
 use crate::text_calls::render::refuse;
 use crate::text_calls::scan::Table;
-use crate::text_calls::stream::Opened;
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError, python};
 
 pub(crate) const PYTHON_START: &str = "<|python_start|>";
@@ -213,45 +211,26 @@ fn python_string(out: &mut String, s: &str) {
 }
 
 /// The dialect, registered in [`super::BUILT_IN`].
-pub(crate) const BUILT_IN: BuiltIn = BuiltIn {
-    dialect: Dialect::Pythonic,
-    name: "pythonic",
-    markers: MARKERS,
-    reader: &Pythonic,
-};
+pub(crate) const BUILT_IN: BuiltIn = BuiltIn::whole(
+    Dialect::Pythonic,
+    "pythonic",
+    MARKERS,
+    read,
+    claims_whole,
+    render,
+);
 
-struct Pythonic;
-
-impl Reader for Pythonic {
-    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
-        read(table, text, detecting).map(Some)
-    }
-
-    /// A Python call or a list of them (or of strings holding them), and nothing else.
-    fn claims_whole(&self, text: &str) -> bool {
-        match text.as_bytes().first() {
-            None | Some(b'{') => false,
-            Some(b'[') => {
-                let inner = text[1..].trim_start();
-                let quoted = inner
-                    .strip_prefix(['\'', '"'])
-                    .is_some_and(python_call_start);
-                python_call_start(inner) || quoted
-            }
-            Some(_) => python_call_start(text) && looks_whole_call(text),
+/// A Python call or a list of them (or of strings holding them), and nothing else.
+fn claims_whole(text: &str) -> bool {
+    match text.as_bytes().first() {
+        None | Some(b'{') => false,
+        Some(b'[') => {
+            let inner = text[1..].trim_start();
+            let quoted = inner
+                .strip_prefix(['\'', '"'])
+                .is_some_and(python_call_start);
+            python_call_start(inner) || quoted
         }
-    }
-
-    fn calls_at_end(&self) -> bool {
-        true
-    }
-
-    /// After `<|python_start|>`, the calls are read when the reply ends.
-    fn open(&self, _: usize, _: &'static Marker) -> Opened {
-        Opened::Rest
-    }
-
-    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
-        render(out, calls)
+        Some(_) => python_call_start(text) && looks_whole_call(text),
     }
 }
