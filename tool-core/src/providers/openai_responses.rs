@@ -166,18 +166,7 @@ impl Stream {
         }
     }
 
-    /// Caps each call's arguments at `bytes`.
-    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.caps.set_max_call_bytes(bytes);
-        self
-    }
-
-    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
-    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
-    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.caps.set_max_duration(limit);
-        self
-    }
+    stream::caps_builders!("arguments");
 
     /// The output text received so far.
     pub fn text(&self) -> &str {

@@ -276,6 +276,27 @@ impl Caps {
     }
 }
 
+/// The builder methods of an accumulator's [`Caps`] (held in its `caps` field), written once
+/// for every accumulator; `$what` says what a call's bytes are.
+macro_rules! caps_builders {
+    ($what:literal) => {
+        #[doc = concat!("Caps each call's ", $what, " at `bytes`.")]
+        pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+            self.caps.set_max_call_bytes(bytes);
+            self
+        }
+
+        /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more
+        /// than `limit` after the first one. Pair it with a read timeout for a stream that
+        /// stalls.
+        pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
+            self.caps.set_max_duration(limit);
+            self
+        }
+    };
+}
+pub(crate) use caps_builders;
+
 /// Every call of a whole stream: each event pushed in order, then the end checked. The
 /// `collect` of every accumulator.
 pub(crate) fn collect<'a, S>(

@@ -45,19 +45,7 @@ impl Stream {
         }
     }
 
-    /// Caps each call's streamed arguments (the values and paths of its `partialArgs`) at
-    /// `bytes`.
-    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.caps.set_max_call_bytes(bytes);
-        self
-    }
-
-    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
-    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
-    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.caps.set_max_duration(limit);
-        self
-    }
+    stream::caps_builders!("streamed arguments (the values and paths of its `partialArgs`)");
 
     /// The answer text so far (thought parts are not included).
     pub fn text(&self) -> &str {
