@@ -70,17 +70,10 @@ impl BuiltIn {
         claims_whole: fn(&str) -> bool,
         render: fn(&mut String, &[ToolCall]) -> Result<(), TextError>,
     ) -> BuiltIn {
-        BuiltIn {
-            dialect,
-            name,
-            markers,
-            read,
-            meant_as_calls: None,
-            claims_whole,
-            calls_at_end: true,
-            open: at_end,
-            render,
-        }
+        let mut built_in = BuiltIn::blocks(dialect, name, markers, read, at_end, render);
+        built_in.claims_whole = claims_whole;
+        built_in.calls_at_end = true;
+        built_in
     }
 
     /// With [`meant_as_calls`](Self::meant_as_calls).
