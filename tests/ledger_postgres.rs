@@ -249,6 +249,7 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
                 id,
                 seq.map_or_else(|| "NULL".to_owned(), |seq| seq.to_string()),
             ),
+            other => panic!("this store cannot make the edit {other:?}"),
         };
         let sql = format!(
             "UPDATE tool_ledger_claims SET {column} = {value} WHERE call_id = {}",

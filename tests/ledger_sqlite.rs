@@ -293,6 +293,7 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
                 id,
                 seq.map_or(rusqlite::types::Value::Null, Into::into),
             ),
+            other => panic!("this store cannot make the edit {other:?}"),
         };
         assert_eq!(store.execute(sql, rusqlite::params![id, value]).unwrap(), 1);
         std::future::ready(())

@@ -252,6 +252,7 @@ impl State {
     fn edit(&mut self, scope: &str, edit: Edit) {
         let call_id = match edit {
             Edit::Body(id, _) | Edit::Status(id, _) | Edit::SettledBy(id, _) => id,
+            other => panic!("this store cannot make the edit {other:?}"),
         };
         let held = self
             .claims
@@ -272,6 +273,7 @@ impl State {
                     held.settled_by = seq.map(|seq| u64::try_from(seq).expect("a sequence number"));
                     Ok(outcome)
                 }
+                other => panic!("this store cannot make the edit {other:?}"),
             }
             .expect("an outcome the crate can read"),
         );

@@ -6,6 +6,7 @@
 //! structured field are already one JSON text and go straight to
 //! [`parse_arguments`](crate::Tool::parse_arguments), which stays strict.
 
+pub(crate) mod fence;
 mod scan;
 
 use std::fmt;
@@ -13,7 +14,8 @@ use std::ops::Range;
 
 use serde::de::IgnoredAny;
 
-use self::scan::{FenceKind, Scan};
+use self::fence::FenceKind;
+use self::scan::Scan;
 
 /// Where [`extract_json`] found the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,7 +10,7 @@ use crate::contract::constraints::Constraints;
 use crate::contract::constraints::{ConstConstraints, Num};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
-use crate::contract::schema::{SchemaGen, nullable};
+use crate::contract::schema::{NullableRule, SchemaGen, nullable};
 use crate::contract::validate::{
     Cx, Got, Scalar, Seed, check_depth, drain_map, parse_scalar, reject_scalars,
 };
@@ -566,7 +566,7 @@ impl<T: Argument> Argument for Option<T> {
     const OPTIONAL: bool = true;
 
     fn schema(generator: &mut SchemaGen, c: &Constraints) -> Value {
-        nullable(T::schema(generator, c))
+        nullable(T::schema(generator, c), NullableRule::Contract)
     }
 
     #[inline]

@@ -454,34 +454,135 @@ pub fn field_schema<T: Argument>(
     schema
 }
 
-/// `schema` that also admits `null`: folded into `type` or `enum` where that keeps the same
-/// meaning, else `anyOf`.
-pub(crate) fn nullable(mut schema: Value) -> Value {
-    if let Value::Object(map) = &mut schema {
-        if let Some(ty) = map.get_mut("type") {
-            match ty {
-                Value::String(name) if name != "null" => {
-                    *ty = json!([name.as_str(), "null"]);
-                    return schema;
-                }
-                Value::Array(names) => {
-                    if !names.iter().any(|name| name == "null") {
-                        names.push(Value::from("null"));
-                    }
-                    return schema;
-                }
-                _ => {}
+/// What a schema handed to [`nullable`] may hold, which decides how `null` is added to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NullableRule {
+    /// A contract's schema, of any shape: `null` is folded into `type` or `enum` where that
+    /// keeps the same meaning, else the schema is wrapped whole (its description inside) in
+    /// `anyOf` with `{"type": "null"}`.
+    Contract,
+    /// A schema already lowered for a provider (no `oneOf` or `not`; a boolean stays as it
+    /// is): one that admits `null` already is kept; `null` is added in place to `type`, `enum`
+    /// and `anyOf` alike, and a `const`, `$ref` or `allOf` is wrapped in `anyOf` with its
+    /// description kept outside, where the provider shows it.
+    Lowered,
+}
+
+/// `schema` that also admits `null`, by `rule`.
+pub(crate) fn nullable(schema: Value, rule: NullableRule) -> Value {
+    match rule {
+        NullableRule::Contract => nullable_contract(schema),
+        NullableRule::Lowered => nullable_lowered(schema),
+    }
+}
+
+/// `null` added to a `type` (a name or a list of them), unless it is there; `false` when
+/// there is no such `type` to add it to.
+fn null_in_type(map: &mut Map<String, Value>) -> bool {
+    match map.get_mut("type") {
+        Some(ty @ Value::String(_)) => {
+            if ty != "null" {
+                let name = std::mem::take(ty);
+                *ty = json!([name, "null"]);
             }
-        } else if let Some(Value::Array(values)) = map.get_mut("enum") {
+            true
+        }
+        Some(Value::Array(names)) => {
+            if !names.iter().any(|name| name == "null") {
+                names.push(Value::from("null"));
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `null` added to an `enum`, unless it is there; `false` when there is no `enum`.
+fn null_in_enum(map: &mut Map<String, Value>) -> bool {
+    match map.get_mut("enum") {
+        Some(Value::Array(values)) => {
             if !values.contains(&Value::Null) {
                 values.push(Value::Null);
             }
-            return schema;
-        } else if map.is_empty() {
-            return schema;
+            true
+        }
+        _ => false,
+    }
+}
+
+fn nullable_contract(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        match map.get("type") {
+            Some(Value::String(name)) if name != "null" => {
+                null_in_type(map);
+                return schema;
+            }
+            Some(Value::Array(_)) => {
+                null_in_type(map);
+                return schema;
+            }
+            Some(_) => {}
+            None => {
+                if null_in_enum(map) || map.is_empty() {
+                    return schema;
+                }
+            }
         }
     }
     json!({ "anyOf": [schema, { "type": "null" }] })
+}
+
+fn nullable_lowered(schema: Value) -> Value {
+    let Value::Object(mut map) = schema else {
+        return schema;
+    };
+    if admits_null(&map) {
+        return Value::Object(map);
+    }
+    if map.contains_key("const") || map.contains_key("$ref") || map.contains_key("allOf") {
+        let description = map.remove("description");
+        let mut out = Map::new();
+        out.insert(
+            "anyOf".to_owned(),
+            json!([Value::Object(map), { "type": "null" }]),
+        );
+        if let Some(description) = description {
+            out.insert("description".to_owned(), description);
+        }
+        return Value::Object(out);
+    }
+    null_in_type(&mut map);
+    null_in_enum(&mut map);
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        branches.push(json!({ "type": "null" }));
+    }
+    Value::Object(map)
+}
+
+/// Whether a lowered schema admits `null` already (conservatively: `false` when unsure).
+fn admits_null(map: &Map<String, Value>) -> bool {
+    let typed = match map.get("type") {
+        Some(Value::String(name)) => name == "null",
+        Some(Value::Array(names)) => names.iter().any(|n| n == "null"),
+        _ => false,
+    };
+    let in_enum = match map.get("enum") {
+        Some(Value::Array(values)) => values.contains(&Value::Null),
+        _ => true,
+    };
+    let in_union = match map.get("anyOf") {
+        Some(Value::Array(branches)) => branches.iter().any(|b| match b {
+            Value::Object(b) => admits_null(b),
+            Value::Bool(admits) => *admits,
+            _ => false,
+        }),
+        _ => true,
+    };
+    let untyped = !map.contains_key("type")
+        && !map.contains_key("const")
+        && !map.contains_key("$ref")
+        && !map.contains_key("allOf");
+    (typed || untyped) && in_enum && in_union
 }
 
 /// The schema of a unit-variant enum.
@@ -500,6 +601,43 @@ pub fn enum_schema(description: Option<&str>, variants: &[&str]) -> Value {
 #[cfg(all(test, feature = "schemars"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_rules_fold_null_into_a_type_and_differ_on_unions_and_references() {
+        for rule in [NullableRule::Contract, NullableRule::Lowered] {
+            assert_eq!(
+                nullable(json!({"type": "string"}), rule),
+                json!({"type": ["string", "null"]})
+            );
+            assert_eq!(
+                nullable(json!({"type": ["string", "null"]}), rule),
+                json!({"type": ["string", "null"]})
+            );
+            assert_eq!(
+                nullable(json!({"enum": ["a"]}), rule),
+                json!({"enum": ["a", null]})
+            );
+        }
+        let union = json!({"anyOf": [{"type": "string"}, {"type": "integer"}]});
+        assert_eq!(
+            nullable(union.clone(), NullableRule::Contract),
+            json!({"anyOf": [union, {"type": "null"}]})
+        );
+        assert_eq!(
+            nullable(union, NullableRule::Lowered),
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]})
+        );
+        let reference = json!({"$ref": "#/$defs/a", "description": "d"});
+        assert_eq!(
+            nullable(reference.clone(), NullableRule::Contract),
+            json!({"anyOf": [reference, {"type": "null"}]})
+        );
+        assert_eq!(
+            nullable(reference, NullableRule::Lowered),
+            json!({"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}], "description": "d"})
+        );
+        assert_eq!(nullable(json!(true), NullableRule::Lowered), json!(true));
+    }
 
     struct A;
     struct B;

@@ -31,6 +31,13 @@ use crate::contract::untagged::{HeldMembers, HeldObject, HeldOne, HeldValue, tag
 use crate::contract::untyped::Untyped;
 use crate::contract::validate::{Cx, Got, KeySeed, MAX_DEPTH, check_depth, parse_enum};
 
+mod buffer;
+mod schema;
+
+pub use buffer::Buffer;
+use buffer::CowKey;
+pub use schema::{flatten_schema, union_branch, union_schema, union_value};
+
 /// An enum with data-carrying variants, as the derive describes it to the parsers here.
 #[doc(hidden)]
 pub trait Union: Sized + 'static {
@@ -92,125 +99,6 @@ fn quoted(names: impl Iterator<Item = &'static str>) -> String {
         .map(|name| Value::from(name).to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-// ---- schemas ----
-
-/// One branch of a union's schema: the variant `wire` with its content's schema (`None` for a
-/// unit variant) in the representation `repr`, described by the variant's doc comment.
-#[doc(hidden)]
-pub fn union_branch(
-    generator: &mut SchemaGen,
-    repr: Repr,
-    wire: &str,
-    content: Option<Value>,
-    description: Option<&str>,
-) -> Value {
-    let tag_const = |tag: &str| (tag.to_owned(), json!({ "const": wire }));
-    let mut branch = match (repr, content) {
-        (Repr::External, None) => json!({ "type": "string", "const": wire }),
-        (Repr::External, Some(content)) => closed_object(vec![(wire.to_owned(), content)], 1),
-        (Repr::Internal(tag), None) => closed_object(vec![tag_const(tag)], 1),
-        (Repr::Internal(tag), Some(content)) => match content {
-            Value::Object(mut object)
-                if object.get("type") == Some(&Value::from("object"))
-                    && object.get("properties").is_some_and(Value::is_object) =>
-            {
-                let mut properties = Map::new();
-                properties.insert(tag.to_owned(), json!({ "const": wire }));
-                if let Some(Value::Object(fields)) = object.remove("properties") {
-                    properties.extend(fields);
-                }
-                let mut required = vec![Value::from(tag)];
-                if let Some(Value::Array(names)) = object.remove("required") {
-                    required.extend(names);
-                }
-                let mut branch = Map::new();
-                branch.insert("type".to_owned(), Value::from("object"));
-                if let Some(description) = object.remove("description") {
-                    branch.insert("description".to_owned(), description);
-                }
-                branch.insert("properties".to_owned(), Value::Object(properties));
-                branch.insert("required".to_owned(), Value::Array(required));
-                branch.extend(object);
-                Value::Object(branch)
-            }
-            other => {
-                generator.problem(format!(
-                    "the variant `{wire}` is internally tagged, so its content must be an \
-                     object schema with properties; its type advertises {other}"
-                ));
-                other
-            }
-        },
-        (Repr::Adjacent(tag, _), None) => closed_object(vec![tag_const(tag)], 1),
-        (Repr::Adjacent(tag, content_key), Some(content)) => {
-            closed_object(vec![tag_const(tag), (content_key.to_owned(), content)], 2)
-        }
-        (Repr::Untagged, None) => json!({ "type": "null" }),
-        (Repr::Untagged, Some(content)) => content,
-    };
-    if let (Some(description), Value::Object(map)) = (description, &mut branch) {
-        map.insert("description".to_owned(), Value::from(description));
-    }
-    branch
-}
-
-/// `{"type": "object", "properties": ..., "required": [the first `required` names], closed}`.
-fn closed_object(properties: Vec<(String, Value)>, required: usize) -> Value {
-    let names: Vec<Value> = properties
-        .iter()
-        .take(required)
-        .map(|(name, _)| Value::from(name.as_str()))
-        .collect();
-    let mut map = Map::new();
-    map.insert("type".to_owned(), Value::from("object"));
-    map.insert(
-        "properties".to_owned(),
-        Value::Object(properties.into_iter().collect()),
-    );
-    map.insert("required".to_owned(), Value::Array(names));
-    map.insert("additionalProperties".to_owned(), Value::Bool(false));
-    Value::Object(map)
-}
-
-/// The schema of a union: `oneOf` its branches when tagged (they exclude each other), `anyOf`
-/// when untagged.
-#[doc(hidden)]
-pub fn union_schema(description: Option<&str>, repr: Repr, branches: Vec<Value>) -> Value {
-    let mut schema = Map::new();
-    if let Some(description) = description {
-        schema.insert("description".to_owned(), Value::from(description));
-    }
-    let keyword = match repr {
-        Repr::Untagged => "anyOf",
-        _ => "oneOf",
-    };
-    schema.insert(keyword.to_owned(), Value::Array(branches));
-    Value::Object(schema)
-}
-
-/// A variant's value as JSON, in the representation `repr` (`content` is `None` for a unit
-/// variant).
-#[doc(hidden)]
-pub fn union_value(repr: Repr, wire: &str, content: Option<Value>) -> Option<Value> {
-    Some(match (repr, content) {
-        (Repr::External, None) => Value::from(wire),
-        (Repr::External, Some(content)) => json!({ wire: content }),
-        (Repr::Internal(tag) | Repr::Adjacent(tag, _), None) => json!({ tag: wire }),
-        (Repr::Internal(tag), Some(Value::Object(fields))) => {
-            let mut object = Map::new();
-            object.insert(tag.to_owned(), Value::from(wire));
-            object.extend(fields);
-            Value::Object(object)
-        }
-        (Repr::Internal(_), Some(_)) => return None,
-        (Repr::Adjacent(tag, content_key), Some(content)) => {
-            json!({ tag: wire, content_key: content })
-        }
-        (Repr::Untagged, None) => Value::Null,
-        (Repr::Untagged, Some(content)) => content,
-    })
 }
 
 // ---- parsing ----
@@ -733,149 +621,6 @@ pub fn skip_value<'de, D: Deserializer<'de>>(de: D) -> Result<(), D::Error> {
 
 // ---- members held as values ----
 
-/// Reads one value into a [`Value`], refusing nesting beyond [`MAX_DEPTH`] the way the
-/// checked parsers do (`depth` containers enclose it).
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct Buffer {
-    depth: u32,
-}
-
-impl Buffer {
-    /// A buffer for a member of the object at `at`.
-    pub fn member_of(at: &Path<'_>) -> Buffer {
-        Buffer {
-            depth: at.depth() + 1,
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Buffer {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
-        crate::contract::untagged::work();
-        de.deserialize_any(self)
-    }
-}
-
-impl Buffer {
-    fn enter<E: de::Error>(&self) -> Result<Buffer, E> {
-        if self.depth >= MAX_DEPTH {
-            Err(E::custom(format_args!(
-                "nesting deeper than {MAX_DEPTH} levels"
-            )))
-        } else {
-            Ok(Buffer {
-                depth: self.depth + 1,
-            })
-        }
-    }
-}
-
-impl<'de> Visitor<'de> for Buffer {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("a number out of range"))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        crate::contract::untagged::bytes(v.len());
-        Ok(Value::from(v))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        crate::contract::untagged::bytes(v.len());
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
-        self.deserialize(de)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let inner = self.enter()?;
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(Buffer { depth: inner.depth })? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let inner = self.enter()?;
-        // Duplicate keys are refused where the buffered value is read, not here: a
-        // `Map` keeps the last, so an object with one is held as its members.
-        let mut object = Map::new();
-        while let Some(key) = map.next_key_seed(KeySeed(str::to_owned))? {
-            crate::contract::untagged::bytes(key.len());
-            let value = map.next_value_seed(Buffer { depth: inner.depth })?;
-            if object.contains_key(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "duplicate key {key:?} in an object held until its tag was read"
-                )));
-            }
-            object.insert(key, value);
-        }
-        Ok(Value::Object(object))
-    }
-}
-
-/// An object key, borrowed from the input whenever the input allows: most members held
-/// until their tag comes cost no allocation for their key.
-struct CowKey;
-
-impl<'de> DeserializeSeed<'de> for CowKey {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
-        de.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for CowKey {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-}
-
 /// The members of an object held as values, read back as a map.
 #[derive(Debug)]
 struct Buffered<'de> {
@@ -905,53 +650,6 @@ pub fn parse_flattened<T: crate::contract::validate::Object, E: de::Error>(
         value: None,
     };
     T::visit_members(held, cx, at).map_err(E::custom)
-}
-
-/// Merges the object schema `inner` of the flattened field `wire` of `owner` into the object
-/// schema `outer`: its properties after the outer ones, its `required` too.
-#[doc(hidden)]
-pub fn flatten_schema(
-    generator: &mut SchemaGen,
-    mut outer: Value,
-    inner: Value,
-    owner: &str,
-    wire: &str,
-) -> Value {
-    let (Value::Object(outer_map), Value::Object(mut inner_map)) = (&mut outer, inner) else {
-        return outer;
-    };
-    let Some(Value::Object(fields)) = inner_map.remove("properties") else {
-        generator.problem(format!(
-            "the flattened field `{owner}.{wire}` must be a struct whose schema lists its \
-             properties (a recursive type is not)"
-        ));
-        return outer;
-    };
-    if let Some(Value::Object(properties)) = outer_map.get_mut("properties") {
-        for (name, schema) in fields {
-            if properties.contains_key(&name) {
-                generator.problem(format!(
-                    "the flattened field `{owner}.{wire}` brings a field {name:?} that `{owner}` \
-                     already has"
-                ));
-            }
-            properties.insert(name, schema);
-        }
-    }
-    if let Some(Value::Array(names)) = inner_map.remove("required") {
-        match outer_map.get_mut("required") {
-            Some(Value::Array(required)) => required.extend(names),
-            _ => {
-                // `required` goes before `additionalProperties`, where object schemas have it.
-                let closed = outer_map.shift_remove("additionalProperties");
-                outer_map.insert("required".to_owned(), Value::Array(names));
-                if let Some(closed) = closed {
-                    outer_map.insert("additionalProperties".to_owned(), closed);
-                }
-            }
-        }
-    }
-    outer
 }
 
 impl<'de> MapAccess<'de> for Buffered<'de> {

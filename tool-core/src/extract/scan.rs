@@ -7,12 +7,12 @@
 
 use std::ops::Range;
 
+use super::fence::{self, FenceKind};
+
 /// Opens a Hermes/Qwen-style tool call.
 const OPEN_TAG: &[u8] = b"<tool_call>";
 /// Closes it.
 const CLOSE_TAG: &[u8] = b"</tool_call>";
-/// The shortest run of backticks that opens or closes a fence.
-const FENCE_RUN: usize = 3;
 
 /// What one pass found, each list in text order.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -36,17 +36,6 @@ pub(super) struct Scan {
 pub(super) struct Fence {
     pub(super) content: Range<usize>,
     pub(super) kind: FenceKind,
-}
-
-/// A fence's label, as far as JSON is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FenceKind {
-    /// ```` ```json ```` (in any case).
-    Json,
-    /// No label.
-    Unlabelled,
-    /// Another language: ```` ```python ````.
-    Other,
 }
 
 /// Scans `text` once.
@@ -182,13 +171,10 @@ impl Scanner<'_> {
     }
 
     fn backticks(&mut self, i: usize) -> usize {
-        let run = self.bytes[i..].iter().take_while(|&&b| b == b'`').count();
+        let run = fence::run_at(self.bytes, i);
         let end = i + run;
-        if run < FENCE_RUN {
-            return end;
-        }
         match &self.fence {
-            Some(open) if run >= open.run => {
+            Some(open) if fence::closes(run, open.run) => {
                 // The fence is still open while its brackets are closed off: a `json` fence
                 // marks them as parts of a value.
                 self.boundary();
@@ -202,14 +188,16 @@ impl Scanner<'_> {
             }
             Some(_) => end,
             None => {
+                let Some(opening) = fence::open(self.bytes, i, run) else {
+                    return end;
+                };
                 self.boundary();
-                let (kind, content_start) = label(self.bytes, end);
                 self.fence = Some(OpenFence {
                     run,
-                    content_start,
-                    kind,
+                    content_start: opening.content_start,
+                    kind: opening.kind(),
                 });
-                content_start
+                opening.content_start
             }
         }
     }
@@ -347,27 +335,6 @@ fn skip_string(bytes: &[u8], mut i: usize) -> usize {
             }
             _ => return i,
         }
-    }
-}
-
-/// A fence's label, the first word after its backticks (spaces before it allowed), and where
-/// its contents start: after the label, or right after the backticks when there is none.
-fn label(bytes: &[u8], after_run: usize) -> (FenceKind, usize) {
-    let is_label =
-        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'.' | b'#');
-    let rest = bytes.get(after_run..).unwrap_or_default();
-    let spaces = rest
-        .iter()
-        .take_while(|&&b| b == b' ' || b == b'\t')
-        .count();
-    let word_len = rest[spaces..].iter().take_while(|&&b| is_label(b)).count();
-    let word = &rest[spaces..spaces + word_len];
-    if word.is_empty() {
-        (FenceKind::Unlabelled, after_run)
-    } else if word.eq_ignore_ascii_case(b"json") {
-        (FenceKind::Json, after_run + spaces + word_len)
-    } else {
-        (FenceKind::Other, after_run + spaces + word_len)
     }
 }
 

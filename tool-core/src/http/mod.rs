@@ -58,6 +58,7 @@ pub use retry::RetryPolicy;
 use crate::context::Stopped;
 use crate::model::ModelError;
 use crate::model::{Message, Model, ModelRequest, Turn, Usage};
+use crate::providers::stream::Limits;
 use crate::providers::{
     NameMap, RequestOptions, SseDecoder, Target, TurnStream, WireFormat, advertise,
 };
@@ -110,8 +111,8 @@ pub struct HttpModel {
     timeout: Duration,
     idle_timeout: Duration,
     retry: RetryPolicy,
-    max_response_bytes: usize,
-    max_call_bytes: usize,
+    /// Each call's streamed bytes, and the response body's.
+    limits: Limits,
     client: reqwest::Client,
     /// Tokens spent on repairs, not yet taken by the agent loop (shared by clones).
     repair_usage: Arc<Mutex<Usage>>,
@@ -157,8 +158,11 @@ impl HttpModel {
             timeout: DEFAULT_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             retry: RetryPolicy::default(),
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
+            limits: {
+                let mut limits = Limits::default();
+                limits.set_max_total_bytes(DEFAULT_MAX_RESPONSE_BYTES);
+                limits
+            },
             client,
             repair_usage: Arc::default(),
         })
@@ -226,14 +230,14 @@ impl HttpModel {
 
     /// The most bytes a response body may have; a larger one fails the request.
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
-        self.max_response_bytes = bytes;
+        self.limits.set_max_total_bytes(bytes);
         self
     }
 
     /// The most bytes one call's streamed arguments may have (see
     /// [`StreamError::TooLarge`](crate::providers::StreamError::TooLarge)).
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.limits.set_max_call_bytes(bytes);
         self
     }
 
@@ -410,7 +414,7 @@ impl HttpModel {
         if self.stream {
             self.read_stream(response, names, started).await
         } else {
-            let text = read_capped(&mut response, self.max_response_bytes)
+            let text = read_capped(&mut response, self.limits.max_total_bytes())
                 .await
                 .map_err(|error| self.body_failure(error))?;
             let value: Value = serde_json::from_str(&text).map_err(|error| {
@@ -429,7 +433,7 @@ impl HttpModel {
         started: Instant,
     ) -> Result<Turn, Failure> {
         let mut decoder = SseDecoder::new();
-        let mut turn = self.format.stream(names, self.max_call_bytes);
+        let mut turn = self.format.stream(names, self.limits.max_call_bytes());
         let mut received = 0usize;
         loop {
             let Ok(read) = tokio::time::timeout(self.idle_timeout, response.chunk()).await else {
@@ -458,8 +462,8 @@ impl HttpModel {
                 );
             }
             received += chunk.len();
-            if received > self.max_response_bytes {
-                return Err(self.body_failure(BodyError::TooLarge(self.max_response_bytes)));
+            if let Some(limit) = self.limits.total_over(received) {
+                return Err(self.body_failure(BodyError::TooLarge(limit)));
             }
             for event in decoder.push(&chunk) {
                 self.take(&mut turn, &event)?;

@@ -29,6 +29,63 @@ pub struct ModelRequest<'a> {
 }
 
 impl<'a> ModelRequest<'a> {
+    /// A request for the turn after `transcript`, offering `tools` (declared too): step 1,
+    /// not the wrap-up turn, outside a run. For a model's own tests, or a wrapper that asks
+    /// another model on its own.
+    ///
+    /// ```
+    /// use tool_core::model::{Message, ModelRequest};
+    /// use tool_core::{Registry, Context};
+    ///
+    /// let registry = Registry::new();
+    /// let transcript = [Message::User { text: "Hello".into() }];
+    /// let cx = Context::builder("user-1").build();
+    /// let request = ModelRequest::new(&transcript, registry.tools().collect())
+    ///     .with_step(3)
+    ///     .with_context(&cx);
+    /// assert_eq!(request.transcript().len(), 1);
+    /// assert_eq!(request.step(), 3);
+    /// assert!(!request.answer_only());
+    /// assert!(request.tools().is_empty() && request.declared_tools().is_empty());
+    /// assert_eq!(request.context().map(Context::principal), Some("user-1"));
+    /// ```
+    pub fn new(transcript: &'a [Message], tools: Vec<&'a ToolInfo>) -> Self {
+        ModelRequest {
+            transcript,
+            declared: tools.clone(),
+            tools,
+            answer_only: false,
+            step: 1,
+            context: None,
+        }
+    }
+
+    /// Declares `tools` besides those offered (see [`declared_tools`](Self::declared_tools)).
+    pub fn with_declared_tools(mut self, tools: Vec<&'a ToolInfo>) -> Self {
+        self.declared = tools;
+        self
+    }
+
+    /// Makes it the wrap-up turn after a guard ended the run: no tools are offered (see
+    /// [`answer_only`](Self::answer_only)).
+    pub fn with_answer_only(mut self) -> Self {
+        self.answer_only = true;
+        self.tools.clear();
+        self
+    }
+
+    /// Sets the step number (see [`step`](Self::step)).
+    pub fn with_step(mut self, step: u32) -> Self {
+        self.step = step;
+        self
+    }
+
+    /// Sets the run's context (see [`context`](Self::context)).
+    pub fn with_context(mut self, context: &'a Context) -> Self {
+        self.context = Some(context);
+        self
+    }
+
     /// The transcript so far.
     pub fn transcript(&self) -> &'a [Message] {
         self.transcript

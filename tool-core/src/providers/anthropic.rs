@@ -20,12 +20,11 @@ use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
-use super::encode::{EncodeError, outcome_text, pair};
+use super::encode::{EncodeError, WireResult, pair};
 use super::format::{ProviderStream, WireFormat, default, refused};
 use super::names::NameMap;
 use super::request::{
     Body, Entry, RequestError, RequestOptions, arguments_object, bad_state, check_ids, entries,
-    result_text,
 };
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
@@ -86,7 +85,10 @@ pub fn tool_results(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Value, E
     let blocks: Vec<Value> = pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let (content, is_error) = (outcome_text(outcome), outcome.result().is_err());
+            let (content, is_error) = (
+                WireResult::outcome(outcome).text(),
+                outcome.result().is_err(),
+            );
             json!({
                 "type": "tool_result",
                 "tool_use_id": call.wire_id(),
@@ -181,18 +183,7 @@ impl Stream {
         }
     }
 
-    /// Caps each call's arguments at `bytes`.
-    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.caps.set_max_call_bytes(bytes);
-        self
-    }
-
-    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
-    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
-    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.caps.set_max_duration(limit);
-        self
-    }
+    stream::caps_builders!("arguments");
 
     /// The text of the message's `text` blocks so far (thinking is not included).
     pub fn text(&self) -> &str {
@@ -536,7 +527,7 @@ pub fn request(
                         json!({
                             "type": "tool_result",
                             "tool_use_id": call.wire_id(),
-                            "content": result_text(result),
+                            "content": WireResult::transcript(result).text(),
                             "is_error": !result.is_ok(),
                         })
                     })

@@ -53,7 +53,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 mod request;
 mod sse;
-mod stream;
+pub(crate) mod stream;
 mod target;
 
 pub(crate) use crate::call::ToolCall;

@@ -21,10 +21,10 @@ use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
-use super::encode::{EncodeError, outcome_text, pair};
+use super::encode::{EncodeError, WireResult, pair};
 use super::format::{ProviderStream, WireFormat, default, error_event};
 use super::names::NameMap;
-use super::request::{Body, Entry, RequestError, RequestOptions, entries, result_text};
+use super::request::{Body, Entry, RequestError, RequestOptions, entries};
 use super::stream::{self, Caps, StreamError};
 use super::target::Target;
 use crate::Outcome;
@@ -118,7 +118,7 @@ pub fn tool_messages(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Val
     Ok(pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let content = outcome_text(outcome);
+            let content = WireResult::outcome(outcome).text();
             json!({ "role": "tool", "tool_call_id": call.wire_id(), "content": content })
         })
         .collect())
@@ -171,18 +171,7 @@ impl Stream {
         }
     }
 
-    /// Caps each call's arguments at `bytes`.
-    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.caps.set_max_call_bytes(bytes);
-        self
-    }
-
-    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
-    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
-    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.caps.set_max_duration(limit);
-        self
-    }
+    stream::caps_builders!("arguments");
 
     /// The assistant text received so far.
     pub fn text(&self) -> &str {
@@ -388,7 +377,7 @@ pub fn request(
                     messages.push(json!({
                         "role": "tool",
                         "tool_call_id": call.wire_id(),
-                        "content": result_text(result),
+                        "content": WireResult::transcript(result).text(),
                     }));
                 }
             }

@@ -15,12 +15,10 @@ use serde_json::{Map, Value, json};
 
 use super::advertise::Advertised;
 use super::call::{CallArguments, ParseError, ToolCall, make_ids_unique};
-use super::encode::{EncodeError, outcome_text, pair};
+use super::encode::{EncodeError, WireResult, pair};
 use super::format::{ProviderStream, WireFormat, default, refused};
 use super::names::NameMap;
-use super::request::{
-    Body, Entry, RequestError, RequestOptions, bad_state, check_ids, entries, result_text,
-};
+use super::request::{Body, Entry, RequestError, RequestOptions, bad_state, check_ids, entries};
 use super::stream::{self, Caps, MAX_STATE_ITEMS, StreamError};
 use super::target::Target;
 use crate::Outcome;
@@ -81,7 +79,7 @@ pub fn output_items(calls: &[ToolCall], outcomes: &[Outcome]) -> Result<Vec<Valu
     Ok(pair(calls, outcomes)?
         .into_iter()
         .map(|(call, outcome)| {
-            let output = outcome_text(outcome);
+            let output = WireResult::outcome(outcome).text();
             json!({ "type": "function_call_output", "call_id": call.wire_id(), "output": output })
         })
         .collect())
@@ -168,18 +166,7 @@ impl Stream {
         }
     }
 
-    /// Caps each call's arguments at `bytes`.
-    pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.caps.set_max_call_bytes(bytes);
-        self
-    }
-
-    /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more than
-    /// `limit` after the first one. Pair it with a read timeout for a stream that stalls.
-    pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
-        self.caps.set_max_duration(limit);
-        self
-    }
+    stream::caps_builders!("arguments");
 
     /// The output text received so far.
     pub fn text(&self) -> &str {
@@ -653,7 +640,7 @@ pub fn request(
                     input.push(json!({
                         "type": "function_call_output",
                         "call_id": call.wire_id(),
-                        "output": result_text(result),
+                        "output": WireResult::transcript(result).text(),
                     }));
                 }
             }

@@ -251,33 +251,6 @@ fn flush<'a>(
     Ok(())
 }
 
-/// A result as the model reads it where the provider has no error flag: the output, or the
-/// failure's `code: message`; an untrusted one inside its envelope (see
-/// [`provenance`](crate::provenance)).
-pub(crate) fn result_text(result: &ToolResult) -> String {
-    if let Some(envelope) = untrusted_envelope(result) {
-        return envelope.to_string();
-    }
-    plain_text(result)
-}
-
-fn plain_text(result: &ToolResult) -> String {
-    match result.code {
-        None => result.content.clone(),
-        Some(code) => format!("{}: {}", code.as_str(), result.content),
-    }
-}
-
-/// An untrusted result as the object the model reads (see
-/// [`untrusted_envelope`](super::encode::untrusted_envelope)); `None` for a trusted result.
-pub(crate) fn untrusted_envelope(result: &ToolResult) -> Option<Value> {
-    super::encode::untrusted_envelope(&result.provenance, &result.tool, || match result.code {
-        None => serde_json::from_str::<Value>(&result.content)
-            .unwrap_or_else(|_| Value::from(result.content.as_str())),
-        Some(_) => Value::from(plain_text(result)),
-    })
-}
-
 /// A call's arguments as the JSON object Anthropic and Gemini take.
 pub(crate) fn arguments_object(call: &ToolCall) -> Result<Value, RequestError> {
     match call.arguments_value() {

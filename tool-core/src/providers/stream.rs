@@ -135,55 +135,121 @@ impl fmt::Display for StreamError {
 
 impl std::error::Error for StreamError {}
 
-/// The caps every accumulator enforces: bytes in each call's arguments, and (when set) the
-/// time the whole stream may take, counted from its first chunk.
-#[derive(Debug)]
-pub(crate) struct Caps {
+/// The limits of a stream of a model's reply, written once for every reader of one (the
+/// providers' accumulators, the text-call stream, the HTTP client): bytes in each call, bytes
+/// in the whole reply, and the time the whole stream may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
     max_call_bytes: usize,
+    max_total_bytes: usize,
     max_duration: Option<Duration>,
-    started: Option<Instant>,
 }
 
-impl Default for Caps {
+impl Default for Limits {
+    /// Calls capped at [`DEFAULT_MAX_CALL_BYTES`]; the reply and its time not capped.
     fn default() -> Self {
-        Caps {
+        Limits {
             max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            max_total_bytes: usize::MAX,
             max_duration: None,
-            started: None,
         }
     }
 }
 
-impl Caps {
+impl Limits {
     pub(crate) fn set_max_call_bytes(&mut self, bytes: usize) {
         self.max_call_bytes = bytes;
+    }
+
+    pub(crate) fn set_max_total_bytes(&mut self, bytes: usize) {
+        self.max_total_bytes = bytes;
     }
 
     pub(crate) fn set_max_duration(&mut self, limit: Duration) {
         self.max_duration = Some(limit);
     }
 
+    /// The cap on one call's bytes.
+    #[cfg(feature = "http")]
+    pub(crate) fn max_call_bytes(&self) -> usize {
+        self.max_call_bytes
+    }
+
+    /// The cap on the whole reply.
+    #[cfg(feature = "http")]
+    pub(crate) fn max_total_bytes(&self) -> usize {
+        self.max_total_bytes
+    }
+
+    /// The call cap, when a call of `bytes` is over it.
+    pub(crate) fn call_over(&self, bytes: usize) -> Option<usize> {
+        (bytes > self.max_call_bytes).then_some(self.max_call_bytes)
+    }
+
+    /// The cap on the whole reply, when a reply of `bytes` is over it.
+    pub(crate) fn total_over(&self, bytes: usize) -> Option<usize> {
+        (bytes > self.max_total_bytes).then_some(self.max_total_bytes)
+    }
+}
+
+/// A stream's [`Limits`] and its clock, started by the first chunk.
+#[derive(Debug, Default)]
+pub(crate) struct Caps {
+    limits: Limits,
+    started: Option<Instant>,
+}
+
+impl Caps {
+    /// Caps with these limits, the clock not started.
+    pub(crate) fn new(limits: Limits) -> Self {
+        Caps {
+            limits,
+            started: None,
+        }
+    }
+
+    /// The limits.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub(crate) fn set_max_call_bytes(&mut self, bytes: usize) {
+        self.limits.set_max_call_bytes(bytes);
+    }
+
+    pub(crate) fn set_max_total_bytes(&mut self, bytes: usize) {
+        self.limits.set_max_total_bytes(bytes);
+    }
+
+    pub(crate) fn set_max_duration(&mut self, limit: Duration) {
+        self.limits.set_max_duration(limit);
+    }
+
+    /// Called first on every chunk: starts the clock at the first one, and gives the time
+    /// cap once it has passed since.
+    pub(crate) fn time_over(&mut self) -> Option<Duration> {
+        let limit = self.limits.max_duration?;
+        let started = *self.started.get_or_insert_with(Instant::now);
+        (started.elapsed() > limit).then_some(limit)
+    }
+
     /// Called first on every chunk: fails once the time cap has passed since the first one.
     pub(crate) fn chunk(&mut self) -> Result<(), StreamError> {
-        let Some(limit) = self.max_duration else {
-            return Ok(());
-        };
-        let started = *self.started.get_or_insert_with(Instant::now);
-        if started.elapsed() > limit {
-            return Err(StreamError::TimedOut { limit });
+        match self.time_over() {
+            Some(limit) => Err(StreamError::TimedOut { limit }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Fails when a call's arguments come to `bytes`, over the cap.
     pub(crate) fn check(&self, bytes: usize, call_id: Option<&str>) -> Result<(), StreamError> {
-        if bytes > self.max_call_bytes {
-            return Err(StreamError::TooLarge {
+        match self.limits.call_over(bytes) {
+            Some(limit) => Err(StreamError::TooLarge {
                 call_id: call_id.map(str::to_owned),
-                limit: self.max_call_bytes,
-            });
+                limit,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Appends a fragment to a call's argument text, within the cap.
@@ -209,6 +275,27 @@ impl Caps {
         self.append(arguments, text, call_id)
     }
 }
+
+/// The builder methods of an accumulator's [`Caps`] (held in its `caps` field), written once
+/// for every accumulator; `$what` says what a call's bytes are.
+macro_rules! caps_builders {
+    ($what:literal) => {
+        #[doc = concat!("Caps each call's ", $what, " at `bytes`.")]
+        pub fn max_call_bytes(mut self, bytes: usize) -> Self {
+            self.caps.set_max_call_bytes(bytes);
+            self
+        }
+
+        /// Gives up on the stream (with [`StreamError::TimedOut`]) when a chunk arrives more
+        /// than `limit` after the first one. Pair it with a read timeout for a stream that
+        /// stalls.
+        pub fn max_duration(mut self, limit: std::time::Duration) -> Self {
+            self.caps.set_max_duration(limit);
+            self
+        }
+    };
+}
+pub(crate) use caps_builders;
 
 /// Every call of a whole stream: each event pushed in order, then the end checked. The
 /// `collect` of every accumulator.

@@ -2,10 +2,13 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::dialects;
+use super::read::{blocks, read_block};
 use super::scan::Table;
+use super::stream::{BlockStream, Opened, Step};
 use super::{Dialect, ParsedCalls, TextCall, TextCallStream, TextError};
 use crate::call::ToolCall;
 
@@ -171,7 +174,7 @@ pub trait TextDialect: fmt::Debug + Send + Sync + 'static {
 #[derive(Clone)]
 pub struct Dialects {
     table: Cow<'static, Table>,
-    added: Vec<Arc<dyn TextDialect>>,
+    added: Vec<Added>,
 }
 
 impl fmt::Debug for Dialects {
@@ -232,7 +235,7 @@ impl Dialects {
             }
         }
         self.table.to_mut().push((Dialect::Custom(name), markers));
-        self.added.push(Arc::new(dialect));
+        self.added.push(Added(Arc::new(dialect)));
         Ok(self)
     }
 
@@ -259,22 +262,108 @@ impl Dialects {
         &self.table
     }
 
-    /// The added dialect named `name`.
-    pub(crate) fn added(&self, name: &str) -> Option<&dyn TextDialect> {
-        self.added.iter().find(|d| d.name() == name).map(|d| &**d)
+    /// The reader of `dialect`, built in or added; the refusal of a name not added.
+    pub(crate) fn reader(&self, dialect: Dialect) -> Result<&dyn Reader, TextError> {
+        if let Some(built_in) = dialects::BUILT_IN.iter().find(|b| b.dialect == dialect) {
+            return Ok(built_in);
+        }
+        self.added
+            .iter()
+            .find(|added| Dialect::Custom(added.0.name()) == dialect)
+            .map(|added| added as &dyn Reader)
+            .ok_or_else(|| TextError::Dialect {
+                name: dialect.name().to_owned(),
+                reason: "no such dialect was added".into(),
+            })
+    }
+}
+
+/// A whole reply's calls, and the byte ranges they and their markers were read from.
+pub(crate) type Read = (Vec<TextCall>, Vec<Range<usize>>);
+
+/// What the readers ask of a dialect, built in or added: the one way the whole-reply reader,
+/// the stream and the renderer reach a dialect. A built-in dialect implements it in its own
+/// file and is listed once in the dialects' registry; an added one is read through its
+/// [`TextDialect`].
+pub(crate) trait Reader: Send + Sync {
+    /// Every call of the whole reply `text` and the ranges they were read from. `detecting`:
+    /// the dialect was detected, not named. `Ok(None)`: the reply, guessed to be in this
+    /// dialect, is prose after all.
+    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError>;
+
+    /// Whether the calls are only known when the reply ends (a stream named this dialect
+    /// reads nothing before then).
+    fn calls_at_end(&self) -> bool {
+        false
     }
 
-    /// The added dialect `dialect` is, or the refusal of a name not added.
-    pub(crate) fn custom(&self, dialect: Dialect) -> Result<Option<&dyn TextDialect>, TextError> {
-        match dialect {
-            Dialect::Custom(name) => self
-                .added(name)
-                .map(Some)
-                .ok_or_else(|| TextError::Dialect {
-                    name: name.to_owned(),
-                    reason: "no such dialect was added".into(),
-                }),
-            _ => Ok(None),
+    /// What a stream reads after the opening `marker` at byte `at`.
+    fn open(&self, at: usize, marker: &'static Marker) -> Opened;
+
+    /// Writes `calls` (at least one) to `out`.
+    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError>;
+}
+
+/// An added dialect, read through its [`TextDialect`].
+#[derive(Clone)]
+struct Added(Arc<dyn TextDialect>);
+
+impl Reader for Added {
+    fn read(&self, table: &Table, text: &str, detecting: bool) -> Result<Option<Read>, TextError> {
+        let dialect = Dialect::Custom(self.0.name());
+        blocks(table, text, dialect, &*self.0, detecting).map(Some)
+    }
+
+    fn open(&self, at: usize, marker: &'static Marker) -> Opened {
+        Opened::Block(Box::new(AddedBlock {
+            dialect: Arc::clone(&self.0),
+            start: at,
+            marker,
+            spent: 0,
+        }))
+    }
+
+    fn render(&self, out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
+        out.push_str(&self.0.render(calls)?);
+        Ok(())
+    }
+}
+
+/// An added dialect's block opened by `marker` at `start`, read again as text arrives:
+/// `spent` bytes were handed to its reader so far. A reader reads its block from the start
+/// each time, so a new try waits until the block is long enough to pay for it (see
+/// [`worth_trying`]), which keeps the work linear in the block's length whatever the
+/// chunking.
+#[derive(Debug)]
+struct AddedBlock {
+    dialect: Arc<dyn TextDialect>,
+    start: usize,
+    marker: &'static Marker,
+    spent: usize,
+}
+
+impl BlockStream for AddedBlock {
+    fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
+        let length = text.len() - self.start;
+        if !worth_trying(self.spent, length) {
+            return Ok(Step::Wait(Some(self.start)));
+        }
+        self.spent = self.spent.saturating_add(length);
+        match read_block(&*self.dialect, text, self.start, self.marker, false)? {
+            None => Ok(Step::Wait(Some(self.start))),
+            Some(block) => {
+                out.extend(block.calls);
+                Ok(Step::Done(block.end))
+            }
         }
     }
+}
+
+/// Whether an added dialect's block of `length` bytes is read again, its reader having been
+/// handed `spent` bytes so far: only while the reading stays within four times the block's
+/// length. Every try before is paid for by the bytes that arrived since, so streaming a block
+/// costs at most four times its length in reading however small the chunks; a call whose end
+/// has arrived is handed over once the text grows by a third more, or at `finish`.
+fn worth_trying(spent: usize, length: usize) -> bool {
+    spent.saturating_add(length) <= length.saturating_mul(4)
 }

@@ -81,7 +81,6 @@ use serde_json::{Map, Value};
 
 use crate::call::ToolCall;
 use crate::{Registry, registry::ToolInfo};
-use dialects::pythonic::{looks_whole_call, python_call_start};
 use read::unfenced;
 
 mod dialect;
@@ -122,27 +121,13 @@ pub enum Dialect {
 
 impl Dialect {
     /// Every built-in dialect.
-    pub const ALL: [Dialect; 7] = [
-        Dialect::Json,
-        Dialect::Hermes,
-        Dialect::Llama3,
-        Dialect::Mistral,
-        Dialect::Granite,
-        Dialect::DeepSeek,
-        Dialect::Pythonic,
-    ];
+    pub const ALL: [Dialect; dialects::COUNT] = dialects::ALL;
 
     /// A short stable name, e.g. `"hermes"`.
-    pub const fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
-            Dialect::Json => "json",
-            Dialect::Hermes => "hermes",
-            Dialect::Llama3 => "llama3",
-            Dialect::Mistral => "mistral",
-            Dialect::Granite => "granite",
-            Dialect::DeepSeek => "deepseek",
-            Dialect::Pythonic => "pythonic",
             Dialect::Custom(name) => name,
+            built_in => dialects::name(built_in),
         }
     }
 }
@@ -418,30 +403,18 @@ pub(crate) fn parse_in(
         },
     };
     let detecting = named.is_none();
-    let read = match dialect {
-        // A reply guessed to be JSON (no dialect named) whose first value is no call object at
-        // all, `{"summary": …}` say, is an answer in JSON: prose, not a broken call.
-        Dialect::Json if detecting => match dialects::json::read(text) {
-            Err(TextError::Invalid { .. }) if !dialects::json::call_shaped(text) => {
-                return Ok(ParsedCalls {
-                    dialect: None,
-                    calls: Vec::new(),
-                    prose: prose(text, &[]),
-                });
-            }
-            result => result,
-        },
-        Dialect::Json => dialects::json::read(text),
-        Dialect::Hermes => dialects::hermes::read(table, text, detecting),
-        Dialect::Granite => dialects::granite::read(table, text, detecting),
-        Dialect::Llama3 => dialects::llama3::read(table, text, detecting),
-        Dialect::Mistral => dialects::mistral::read(table, text, detecting),
-        Dialect::DeepSeek => dialects::deepseek::read(table, text, detecting),
-        Dialect::Pythonic => dialects::pythonic::read(table, text, detecting),
-        Dialect::Custom(_) => match set.custom(dialect)? {
-            Some(custom) => read::blocks(table, text, dialect, custom, detecting),
-            None => unreachable_dialect(dialect),
-        },
+    let read = match set.reader(dialect)?.read(table, text, detecting) {
+        // A reply guessed to be in a dialect that reads it as no call at all (an answer
+        // written as JSON, `{"summary": …}`, say) is prose, not a broken call.
+        Ok(None) => {
+            return Ok(ParsedCalls {
+                dialect: None,
+                calls: Vec::new(),
+                prose: prose(text, &[]),
+            });
+        }
+        Ok(Some(read)) => Ok(read),
+        Err(error) => Err(error),
     };
     let (calls, used) = match read {
         Ok(read) => read,
@@ -483,14 +456,6 @@ fn detect(table: &scan::Table, text: &str) -> Result<Option<Dialect>, TextError>
     }
 }
 
-/// A named built-in dialect always has a reader; this keeps the match total without a panic.
-fn unreachable_dialect(dialect: Dialect) -> Result<(Vec<TextCall>, Vec<Range<usize>>), TextError> {
-    Err(TextError::Dialect {
-        name: dialect.name().to_owned(),
-        reason: "no reader for this dialect".into(),
-    })
-}
-
 /// Call objects at byte `at` of `text` (after whitespace), for a [`TextDialect`]'s
 /// [`read_block`](TextDialect::read_block): one object `{"name": …, "arguments" |
 /// "parameters": {…}}`, a JSON list of them, xLAM's `{"tool_calls": […]}`, or the same written
@@ -530,27 +495,10 @@ fn quoted_marker(at: usize) -> TextError {
 /// The marker-less dialect `text` is wholly written in, if any.
 fn whole_dialect(text: &str) -> Option<Dialect> {
     let trimmed = unfenced(text).0.trim_start();
-    match trimmed.bytes().next() {
-        Some(b'{') => Some(Dialect::Json),
-        Some(b'[') => {
-            // A list of call objects, of Python calls, or of strings holding Python calls.
-            let inner = trimmed[1..].trim_start();
-            let quoted = inner
-                .strip_prefix(['\'', '"'])
-                .is_some_and(python_call_start);
-            if inner.starts_with('{') || inner.starts_with(']') {
-                Some(Dialect::Json)
-            } else if python_call_start(inner) || quoted {
-                Some(Dialect::Pythonic)
-            } else {
-                None
-            }
-        }
-        Some(_) if python_call_start(trimmed) && looks_whole_call(trimmed) => {
-            Some(Dialect::Pythonic)
-        }
-        _ => None,
-    }
+    dialects::BUILT_IN
+        .iter()
+        .find(|built_in| (built_in.claims_whole)(trimmed))
+        .map(|built_in| built_in.dialect)
 }
 
 /// Finds a dialect's markers outside quotes in the prose between its blocks, and notes what

@@ -9,26 +9,15 @@ use serde_json::value::RawValue;
 
 use super::scan::Table;
 use super::{Dialect, Seeker, TextCall, TextDialect, TextError, python};
+use crate::extract::fence;
+
+/// The labels of a fence that is the whole reply and holds calls: none, `json` or `python`
+/// (in any case). A fence in another language holds something else, and is read as text.
+pub(crate) const CALL_FENCE_LABELS: &[&str] = &["", "json", "python"];
 
 /// The text inside one Markdown fence that is the whole reply, with its offset; else the text.
 pub(crate) fn unfenced(text: &str) -> (&str, usize) {
-    let trimmed = text.trim();
-    let start = text.len() - text.trim_start().len();
-    let Some(rest) = trimmed.strip_prefix("```") else {
-        return (text, 0);
-    };
-    let Some(line) = rest.find('\n') else {
-        return (text, 0);
-    };
-    let label = rest[..line].trim_end_matches('\r').trim();
-    let known = ["", "json", "python"]
-        .iter()
-        .any(|name| label.eq_ignore_ascii_case(name));
-    let open = 3 + line + 1;
-    match trimmed[open..].strip_suffix("```") {
-        Some(body) if known && !body.contains("```") => (body, start + open),
-        _ => (text, 0),
-    }
+    fence::whole(text, CALL_FENCE_LABELS).unwrap_or((text, 0))
 }
 
 /// xLAM's envelope: an object whose only member is a list of call objects.

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::dialects::{deepseek, granite, hermes, json, llama3, mistral, pythonic};
 use super::{Dialect, Dialects, TextError};
 use crate::call::ToolCall;
 
@@ -54,7 +53,7 @@ pub(crate) fn render_in(
     calls: &[ToolCall],
 ) -> Result<String, TextError> {
     let mut out = String::new();
-    let custom = set.custom(dialect)?;
+    let reader = set.reader(dialect)?;
     if calls.is_empty() {
         return Ok(out);
     }
@@ -72,19 +71,7 @@ pub(crate) fn render_in(
             ));
         }
     }
-    if let Some(custom) = custom {
-        return custom.render(calls);
-    }
-    match dialect {
-        Dialect::Json => json::render(&mut out, calls)?,
-        Dialect::Hermes => hermes::render(&mut out, calls)?,
-        Dialect::Llama3 => llama3::render(&mut out, calls)?,
-        Dialect::Mistral => mistral::render(&mut out, calls)?,
-        Dialect::Granite => granite::render(&mut out, calls)?,
-        Dialect::DeepSeek => deepseek::render(&mut out, calls)?,
-        Dialect::Pythonic => pythonic::render(&mut out, calls)?,
-        Dialect::Custom(_) => {}
-    }
+    reader.render(&mut out, calls)?;
     Ok(out)
 }
 

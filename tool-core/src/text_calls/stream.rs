@@ -1,19 +1,12 @@
 //! Calls read from a reply as it streams in, each one as soon as it is complete.
 
-use std::time::{Duration, Instant};
+use std::fmt;
+use std::time::Duration;
 
-use super::dialects::deepseek::{
-    DS_CALL_BEGIN, DS_CALL_END, DS_CALLS_BEGIN, deepseek_call, deepseek_head,
-};
-use super::dialects::granite::{FUNCTION_CALL, TOOL_CALL};
-use super::dialects::hermes::{CLOSE, OPEN};
-use super::dialects::llama3::PYTHON_TAG;
-use super::dialects::mistral::{ARGS, TOOL_CALLS, mistral_call, mistral_name};
-use super::read::{json_calls, read_block};
+use super::read::json_calls;
 use super::scan::{Scanner, Seen};
-use super::{
-    Dialect, Dialects, Marker, ParsedCalls, TextCall, TextError, parse_in, scan, stray_marker,
-};
+use super::{Dialect, Dialects, ParsedCalls, TextCall, TextError, parse_in, scan, stray_marker};
+use crate::providers::stream::{Caps, Limits};
 
 /// The default cap on the whole reply: 8 MiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 8 << 20;
@@ -70,16 +63,13 @@ pub struct TextCallStream {
     text: String,
     partial: Vec<u8>,
     phase: Phase,
-    scan: usize,
     yielded: Vec<TextCall>,
     /// Markers that close or divide a call, read outside any before a dialect was known.
     strays: Vec<(usize, Seen)>,
     /// The dialects of every marker read outside calls before a dialect was known.
     seen: Vec<Dialect>,
-    max_call_bytes: usize,
-    max_text_bytes: usize,
-    max_duration: Option<Duration>,
-    started: Option<Instant>,
+    /// Each call's bytes, the reply's, and its time.
+    caps: Caps,
     failed: Option<TextError>,
 }
 
@@ -88,60 +78,39 @@ pub struct TextCallStream {
 enum Phase {
     /// Looking for the next opening marker outside quotes.
     Seek(Scanner),
-    /// A JSON value of the block opened at `start`; `json` tracks where it ends.
-    Value {
-        start: usize,
-        json: JsonEnd,
-        then: Then,
-    },
-    /// Hermes: the block's calls are read; its `</tool_call>` is awaited from `at`.
-    Close { at: usize, calls: Vec<TextCall> },
-    /// Llama 3: after a call (whitespace read up to `at`), a `;` and another call, or the end
-    /// of the calls.
-    Separator { at: usize },
-    /// Llama 3: after a `;` (ending at `body`; whitespace read up to `at`), another call or
-    /// the end of the calls.
-    Semicolon { body: usize, at: usize },
-    /// Mistral: after `[TOOL_CALLS]` (ending at `body`), a list of calls or `name[ARGS]`.
-    Mistral { start: usize, body: usize },
-    /// Mistral: a tool name from `body` up to `[ARGS]`.
-    MistralName { start: usize, body: usize },
-    /// DeepSeek: a call opened at `start`, up to its arguments.
-    DeepSeek { start: usize },
-    /// DeepSeek: after the arguments (whitespace read up to `at`), the fence's end if
-    /// `fenced`, then the end marker.
-    DeepSeekTail {
-        start: usize,
-        at: usize,
-        fenced: bool,
-    },
-    /// An added dialect's block opened by `marker` at `start`, read again as text arrives:
-    /// `spent` bytes were handed to its reader so far. A reader reads its block from the start
-    /// each time, so a new try waits until the block is long enough to pay for it (see
-    /// [`worth_trying`]), which keeps the work linear in the block's length whatever the
-    /// chunking.
-    Block {
-        start: usize,
-        marker: &'static Marker,
-        spent: usize,
-    },
+    /// Inside a block of calls, read by its dialect.
+    Block(Box<dyn BlockStream>),
     /// Nothing more is read before the end.
     Rest,
 }
 
-/// What a complete JSON value is.
-#[derive(Debug)]
-enum Then {
-    /// A call object or a list of them, closed by `</tool_call>`.
-    Hermes,
-    /// A call object or list, after which another block may open.
-    Seek,
-    /// Llama 3's calls, separated by `;`.
-    Separator,
-    /// The arguments of a Mistral `name[ARGS]` call.
-    MistralArgs { name: String },
-    /// The arguments of a DeepSeek call.
-    DeepSeek { fenced: bool },
+/// What a stream reads after a dialect's opening marker.
+pub(crate) enum Opened {
+    /// A block of calls, read by its dialect as text arrives.
+    Block(Box<dyn BlockStream>),
+    /// No block: the next opening marker is looked for from this byte.
+    Skip(usize),
+    /// Nothing before the end: the calls are read from the whole reply.
+    Rest,
+}
+
+/// A dialect's reader of one block of calls as the reply streams in.
+pub(crate) trait BlockStream: fmt::Debug + Send + Sync {
+    /// Reads on in `text` (the reply so far, which only grows between calls), adding the
+    /// calls it completes to `out`.
+    fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError>;
+}
+
+/// How far a [`BlockStream`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// More text is needed; `Some(start)`: the call being read opened at `start`, and its
+    /// size is capped from there.
+    Wait(Option<usize>),
+    /// It moved on and can read further.
+    Again,
+    /// The block ends here: the next opening marker is looked for from this byte.
+    Done(usize),
 }
 
 impl TextCallStream {
@@ -153,9 +122,13 @@ impl TextCallStream {
 
     /// A stream of one reply read in `dialects` (see [`Dialects::stream`]).
     pub(crate) fn in_dialects(dialects: Dialects, dialect: Option<Dialect>) -> Self {
-        let phase = match dialect {
-            Some(Dialect::Json | Dialect::Pythonic) => Phase::Rest,
-            _ => Phase::Seek(Scanner::new(0)),
+        let at_end = dialect
+            .and_then(|dialect| dialects.reader(dialect).ok())
+            .is_some_and(|reader| reader.calls_at_end());
+        let phase = if at_end {
+            Phase::Rest
+        } else {
+            Phase::Seek(Scanner::new(0))
         };
         TextCallStream {
             dialects,
@@ -164,14 +137,14 @@ impl TextCallStream {
             text: String::new(),
             partial: Vec::new(),
             phase,
-            scan: 0,
             yielded: Vec::new(),
             strays: Vec::new(),
             seen: Vec::new(),
-            max_call_bytes: crate::providers::DEFAULT_MAX_CALL_BYTES,
-            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
-            max_duration: None,
-            started: None,
+            caps: {
+                let mut limits = Limits::default();
+                limits.set_max_total_bytes(DEFAULT_MAX_TEXT_BYTES);
+                Caps::new(limits)
+            },
             failed: None,
         }
     }
@@ -179,19 +152,19 @@ impl TextCallStream {
     /// Caps each call at `bytes`, counted from its opening marker (default
     /// [`DEFAULT_MAX_CALL_BYTES`](crate::providers::DEFAULT_MAX_CALL_BYTES)).
     pub fn max_call_bytes(mut self, bytes: usize) -> Self {
-        self.max_call_bytes = bytes;
+        self.caps.set_max_call_bytes(bytes);
         self
     }
 
     /// Caps the whole reply at `bytes` (default [`DEFAULT_MAX_TEXT_BYTES`]).
     pub fn max_text_bytes(mut self, bytes: usize) -> Self {
-        self.max_text_bytes = bytes;
+        self.caps.set_max_total_bytes(bytes);
         self
     }
 
     /// Fails a chunk that arrives more than `limit` after the first one.
     pub fn max_duration(mut self, limit: Duration) -> Self {
-        self.max_duration = Some(limit);
+        self.caps.set_max_duration(limit);
         self
     }
 
@@ -246,15 +219,13 @@ impl TextCallStream {
 
     /// Appends `chunk` to the text, keeping an unfinished UTF-8 character for the next one.
     fn accept(&mut self, chunk: &[u8]) -> Result<(), TextError> {
-        if let Some(limit) = self.max_duration {
-            let started = *self.started.get_or_insert_with(Instant::now);
-            if started.elapsed() > limit {
-                return Err(TextError::TimedOut { limit });
-            }
+        if let Some(limit) = self.caps.time_over() {
+            return Err(TextError::TimedOut { limit });
         }
-        if self.text.len() + self.partial.len() + chunk.len() > self.max_text_bytes {
+        let total = self.text.len() + self.partial.len() + chunk.len();
+        if let Some(limit) = self.caps.limits().total_over(total) {
             return Err(TextError::TooLarge {
-                limit: self.max_text_bytes,
+                limit,
                 what: "the reply",
             });
         }
@@ -305,45 +276,16 @@ impl TextCallStream {
         let text = self.text.as_str();
         match phase {
             Phase::Rest => Ok((Phase::Rest, false)),
-            Phase::Block {
-                start,
-                marker,
-                spent,
-            } => {
-                let Some(reader) = self.dialects.added(marker_dialect_name(self.detected)) else {
-                    return Ok((Phase::Rest, true));
-                };
-                let length = text.len() - start;
-                if !worth_trying(spent, length) {
-                    self.check_call_size(start)?;
-                    return Ok((
-                        Phase::Block {
-                            start,
-                            marker,
-                            spent,
-                        },
-                        false,
-                    ));
-                }
-                let spent = spent.saturating_add(length);
-                match read_block(reader, text, start, marker, false)? {
-                    None => {
+            Phase::Block(mut block) => match block.step(text, out)? {
+                Step::Wait(start) => {
+                    if let Some(start) = start {
                         self.check_call_size(start)?;
-                        Ok((
-                            Phase::Block {
-                                start,
-                                marker,
-                                spent,
-                            },
-                            false,
-                        ))
                     }
-                    Some(block) => {
-                        out.extend(block.calls);
-                        Ok((seek(block.end), true))
-                    }
+                    Ok((Phase::Block(block), false))
                 }
-            }
+                Step::Again => Ok((Phase::Block(block), true)),
+                Step::Done(end) => Ok((seek(end), true)),
+            },
             Phase::Seek(mut scanner) => {
                 let found = loop {
                     let next = scanner.next(self.dialects.table(), text, false);
@@ -406,184 +348,23 @@ impl TextCallStream {
                         return Err(stray_marker(at, &stray));
                     }
                 }
-                let body = at + marker.text.len();
-                if let Dialect::Custom(_) = marker.dialect {
-                    let Some(marker) = marker.marker(self.dialects.table()) else {
-                        return Err(stray_marker(at, &marker));
-                    };
-                    self.scan = body;
-                    return Ok((
-                        Phase::Block {
-                            start: at,
-                            marker,
-                            spent: 0,
-                        },
-                        true,
-                    ));
-                }
-                let next = match marker.text {
-                    OPEN => value(at, body, Then::Hermes),
-                    FUNCTION_CALL | TOOL_CALL => value(at, body, Then::Seek),
-                    PYTHON_TAG => value(at, body, Then::Separator),
-                    TOOL_CALLS => Phase::Mistral { start: at, body },
-                    DS_CALL_BEGIN => Phase::DeepSeek { start: at },
-                    DS_CALLS_BEGIN => seek(body),
-                    // `<|python_start|>`: Python calls, read at the end.
-                    _ => Phase::Rest,
+                let Some(full) = marker.marker(self.dialects.table()) else {
+                    return Err(stray_marker(at, &marker));
                 };
-                self.scan = body;
-                Ok((next, true))
-            }
-            Phase::Value {
-                start,
-                mut json,
-                then,
-            } => {
-                let Some(end) = json.advance(text)? else {
-                    self.check_call_size(start)?;
-                    return Ok((Phase::Value { start, json, then }, false));
-                };
-                let next = match then {
-                    Then::MistralArgs { name } => {
-                        out.push(mistral_call(text, start, name, json.from)?);
-                        seek(end)
-                    }
-                    Then::DeepSeek { fenced } => Phase::DeepSeekTail {
-                        start,
-                        at: end,
-                        fenced,
-                    },
-                    then => {
-                        let (calls, end) = json_calls(text, json.from)?;
-                        self.scan = end;
-                        match then {
-                            Then::Hermes => Phase::Close { at: end, calls },
-                            Then::Separator => {
-                                out.extend(calls);
-                                Phase::Separator { at: end }
-                            }
-                            _ => {
-                                out.extend(calls);
-                                seek(end)
-                            }
-                        }
-                    }
+                let next = match self.dialects.reader(marker.dialect)?.open(at, full) {
+                    Opened::Block(block) => Phase::Block(block),
+                    Opened::Skip(from) => seek(from),
+                    Opened::Rest => Phase::Rest,
                 };
                 Ok((next, true))
-            }
-            Phase::Close { at, calls } => {
-                let at = skip_space(text, at);
-                let rest = &text[at..];
-                if rest.starts_with(CLOSE) {
-                    out.extend(calls);
-                    Ok((seek(at + CLOSE.len()), true))
-                } else if rest.starts_with(OPEN) {
-                    out.extend(calls);
-                    Ok((seek(at), true))
-                } else if CLOSE.starts_with(rest) || OPEN.starts_with(rest) {
-                    self.check_call_size(calls.first().map_or(at, |c| c.span.start))?;
-                    Ok((Phase::Close { at, calls }, false))
-                } else {
-                    Err(TextError::Invalid {
-                        at,
-                        reason: format!("expected `{CLOSE}` after the call"),
-                    })
-                }
-            }
-            Phase::Separator { at } => {
-                let at = skip_space(text, at);
-                match text.as_bytes().get(at) {
-                    None => Ok((Phase::Separator { at }, false)),
-                    Some(b';') => Ok((
-                        Phase::Semicolon {
-                            body: at + 1,
-                            at: at + 1,
-                        },
-                        true,
-                    )),
-                    Some(_) => Ok((seek(at), true)),
-                }
-            }
-            Phase::Semicolon { body, at } => {
-                let at = skip_space(text, at);
-                if at == text.len() {
-                    // Whitespace, or the end of the calls: decided by what comes.
-                    return Ok((Phase::Semicolon { body, at }, false));
-                }
-                Ok((value(body, body, Then::Separator), true))
-            }
-            Phase::Mistral { start, body } => {
-                let at = skip_space(text, self.scan.max(body));
-                match text.as_bytes().get(at) {
-                    None => {
-                        self.scan = at;
-                        Ok((Phase::Mistral { start, body }, false))
-                    }
-                    Some(b'[' | b'{') => Ok((value(start, body, Then::Seek), true)),
-                    Some(_) => {
-                        self.scan = at;
-                        Ok((Phase::MistralName { start, body }, true))
-                    }
-                }
-            }
-            Phase::MistralName { start, body } => {
-                let from = self.scan.max(body);
-                let Some(found) = text[from..].find(ARGS) else {
-                    self.scan = back_off(text, ARGS.len()).max(body);
-                    self.check_call_size(start)?;
-                    return Ok((Phase::MistralName { start, body }, false));
-                };
-                let args = from + found;
-                let name = mistral_name(text, body, args)?;
-                let args_at = args + ARGS.len();
-                Ok((value(start, args_at, Then::MistralArgs { name }), true))
-            }
-            Phase::DeepSeek { start } => match deepseek_head(text, start, false)? {
-                None => {
-                    self.check_call_size(start)?;
-                    Ok((Phase::DeepSeek { start }, false))
-                }
-                Some((_, args, fenced)) => {
-                    Ok((value(start, args, Then::DeepSeek { fenced }), true))
-                }
-            },
-            Phase::DeepSeekTail { start, at, fenced } => {
-                let at = skip_space(text, at);
-                let rest = &text[at..];
-                let token = if fenced { "```" } else { DS_CALL_END };
-                if rest.starts_with(token) {
-                    if fenced {
-                        let at = at + token.len();
-                        return Ok((
-                            Phase::DeepSeekTail {
-                                start,
-                                at,
-                                fenced: false,
-                            },
-                            true,
-                        ));
-                    }
-                    let call = deepseek_call(text, start)?;
-                    let end = call.span.end;
-                    out.push(call);
-                    Ok((seek(end), true))
-                } else if token.starts_with(rest) {
-                    self.check_call_size(start)?;
-                    Ok((Phase::DeepSeekTail { start, at, fenced }, false))
-                } else {
-                    Err(TextError::Invalid {
-                        at,
-                        reason: format!("expected `{token}` after the arguments"),
-                    })
-                }
             }
         }
     }
 
     fn check_call_size(&self, start: usize) -> Result<(), TextError> {
-        if self.text.len() - start > self.max_call_bytes {
+        if let Some(limit) = self.caps.limits().call_over(self.text.len() - start) {
             return Err(TextError::TooLarge {
-                limit: self.max_call_bytes,
+                limit,
                 what: "a call",
             });
         }
@@ -598,46 +379,54 @@ fn ambiguous(set: &Dialects, dialects: &[Dialect]) -> TextError {
     }
 }
 
-/// The name of the added dialect being read (none other opens a block).
-fn marker_dialect_name(detected: Option<Dialect>) -> &'static str {
-    match detected {
-        Some(Dialect::Custom(name)) => name,
-        _ => "",
-    }
-}
-
 /// Looking for the next opening marker from `at`.
 fn seek(at: usize) -> Phase {
     Phase::Seek(Scanner::new(at))
 }
 
-/// A JSON value from `from` (after whitespace) that closes the block opened at `start`.
-fn value(start: usize, from: usize, then: Then) -> Phase {
-    Phase::Value {
-        start,
-        json: JsonEnd::new(from),
-        then,
-    }
-}
-
 /// The first byte at or after `at` that is not whitespace (or the end of `text`).
-fn skip_space(text: &str, at: usize) -> usize {
+pub(crate) fn skip_space(text: &str, at: usize) -> usize {
     let rest = &text[at..];
     at + (rest.len() - rest.trim_start().len())
 }
 
 /// Where a search for a marker of `len` bytes resumes so that one split across chunks is
 /// found: `len - 1` bytes back from the end, on a character boundary.
-fn back_off(text: &str, len: usize) -> usize {
+pub(crate) fn back_off(text: &str, len: usize) -> usize {
     text.floor_char_boundary(text.len().saturating_sub(len - 1))
+}
+
+/// Call objects (or a list of them) streaming in, in a block opened at `start`.
+#[derive(Debug)]
+pub(crate) struct CallObjects {
+    pub(crate) start: usize,
+    json: JsonEnd,
+}
+
+impl CallObjects {
+    /// The call objects from `from` (after whitespace), in the block opened at `start`.
+    pub(crate) fn new(start: usize, from: usize) -> Self {
+        CallObjects {
+            start,
+            json: JsonEnd::new(from),
+        }
+    }
+
+    /// The calls and where they end, once all of them has arrived.
+    pub(crate) fn read(&mut self, text: &str) -> Result<Option<(Vec<TextCall>, usize)>, TextError> {
+        if self.json.advance(text)?.is_none() {
+            return Ok(None);
+        }
+        json_calls(text, self.json.from).map(Some)
+    }
 }
 
 /// Finds where a JSON object, array or string ends, reading each byte once however the text
 /// arrives.
 #[derive(Debug)]
-struct JsonEnd {
+pub(crate) struct JsonEnd {
     /// Where the value starts (whitespace before it included).
-    from: usize,
+    pub(crate) from: usize,
     /// The next byte to read.
     at: usize,
     depth: usize,
@@ -648,7 +437,7 @@ struct JsonEnd {
 }
 
 impl JsonEnd {
-    fn new(from: usize) -> Self {
+    pub(crate) fn new(from: usize) -> Self {
         JsonEnd {
             from,
             at: from,
@@ -659,7 +448,7 @@ impl JsonEnd {
     }
 
     /// The end of the value once `text` holds all of it.
-    fn advance(&mut self, text: &str) -> Result<Option<usize>, TextError> {
+    pub(crate) fn advance(&mut self, text: &str) -> Result<Option<usize>, TextError> {
         let bytes = text.as_bytes();
         while self.at < bytes.len() {
             let byte = bytes[self.at];
@@ -762,13 +551,4 @@ impl StreamedReply {
             .iter()
             .map(|range| &self.text[range.clone()])
     }
-}
-
-/// Whether an added dialect's block of `length` bytes is read again, its reader having been
-/// handed `spent` bytes so far: only while the reading stays within four times the block's
-/// length. Every try before is paid for by the bytes that arrived since, so streaming a block
-/// costs at most four times its length in reading however small the chunks; a call whose end
-/// has arrived is handed over once the text grows by a third more, or at `finish`.
-fn worth_trying(spent: usize, length: usize) -> bool {
-    spent.saturating_add(length) <= length.saturating_mul(4)
 }

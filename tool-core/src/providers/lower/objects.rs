@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::context::{Walk, child, invalid};
 use super::gemini;
+use crate::contract::schema::{NullableRule, nullable};
 use crate::providers::dialect::Dialect;
 use crate::providers::loss::LowerError;
 
@@ -55,7 +56,7 @@ pub(super) fn object(
             }
             let mut lowered = w.walk(schema, &property_pointer)?;
             if d == Dialect::OpenAiStrict && !required.contains(name) {
-                lowered = nullable(lowered);
+                lowered = nullable(lowered, NullableRule::Lowered);
             }
             properties.insert(name.clone(), lowered);
         }
@@ -222,67 +223,4 @@ pub(super) fn array(
     };
     out.insert("items".to_owned(), items);
     Ok(())
-}
-
-/// `schema` that also admits `null`, for an optional property under OpenAI strict.
-fn nullable(schema: Value) -> Value {
-    let Value::Object(mut map) = schema else {
-        return schema;
-    };
-    if admits_null(&map) {
-        return Value::Object(map);
-    }
-    if map.contains_key("const") || map.contains_key("$ref") || map.contains_key("allOf") {
-        let description = map.remove("description");
-        let mut out = Map::new();
-        out.insert(
-            "anyOf".to_owned(),
-            json!([Value::Object(map), { "type": "null" }]),
-        );
-        if let Some(description) = description {
-            out.insert("description".to_owned(), description);
-        }
-        return Value::Object(out);
-    }
-    match map.get_mut("type") {
-        Some(Value::String(name)) => {
-            let name = std::mem::take(name);
-            map.insert("type".to_owned(), json!([name, "null"]));
-        }
-        Some(Value::Array(names)) => names.push(Value::from("null")),
-        _ => {}
-    }
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        values.push(Value::Null);
-    }
-    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-        branches.push(json!({ "type": "null" }));
-    }
-    Value::Object(map)
-}
-
-/// Whether a lowered schema admits `null` already (conservatively: `false` when unsure).
-fn admits_null(map: &Map<String, Value>) -> bool {
-    let typed = match map.get("type") {
-        Some(Value::String(name)) => name == "null",
-        Some(Value::Array(names)) => names.iter().any(|n| n == "null"),
-        _ => false,
-    };
-    let in_enum = match map.get("enum") {
-        Some(Value::Array(values)) => values.contains(&Value::Null),
-        _ => true,
-    };
-    let in_union = match map.get("anyOf") {
-        Some(Value::Array(branches)) => branches.iter().any(|b| match b {
-            Value::Object(b) => admits_null(b),
-            Value::Bool(admits) => *admits,
-            _ => false,
-        }),
-        _ => true,
-    };
-    let untyped = !map.contains_key("type")
-        && !map.contains_key("const")
-        && !map.contains_key("$ref")
-        && !map.contains_key("allOf");
-    (typed || untyped) && in_enum && in_union
 }

@@ -2,12 +2,15 @@
 
 use std::ops::Range;
 
+use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
 use crate::text_calls::read::{arguments_text, json_value, tool_name};
 use crate::text_calls::render::{object_text, refuse};
 use crate::text_calls::scan::Table;
+use crate::text_calls::stream::{BlockStream, JsonEnd, Opened, Step, skip_space};
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
+
 pub(crate) const DS_CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 pub(crate) const DS_CALLS_END: &str = "<｜tool▁calls▁end｜>";
 pub(crate) const DS_CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
@@ -224,4 +227,93 @@ pub(crate) fn deepseek_call(text: &str, start: usize) -> Result<TextCall, TextEr
         positional: Vec::new(),
         span: start..at,
     })
+}
+
+/// The dialect, registered in [`super::BUILT_IN`].
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::DeepSeek, "deepseek", MARKERS, read, open, render);
+
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    match marker.text() {
+        DS_CALL_BEGIN => Opened::Block(Box::new(Stream::Head { start: at })),
+        DS_CALLS_BEGIN => Opened::Skip(at + DS_CALLS_BEGIN.len()),
+        _ => Opened::Rest,
+    }
+}
+
+/// A DeepSeek call as it streams in.
+#[derive(Debug)]
+enum Stream {
+    /// A call opened at `start`, up to its arguments.
+    Head { start: usize },
+    /// Its arguments, in a fence if `fenced`.
+    Value {
+        start: usize,
+        json: JsonEnd,
+        fenced: bool,
+    },
+    /// After the arguments (whitespace read up to `at`), the fence's end if `fenced`, then
+    /// the end marker.
+    Tail {
+        start: usize,
+        at: usize,
+        fenced: bool,
+    },
+}
+
+impl BlockStream for Stream {
+    fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
+        match self {
+            Stream::Head { start } => match deepseek_head(text, *start, false)? {
+                None => Ok(Step::Wait(Some(*start))),
+                Some((_, args, fenced)) => {
+                    *self = Stream::Value {
+                        start: *start,
+                        json: JsonEnd::new(args),
+                        fenced,
+                    };
+                    Ok(Step::Again)
+                }
+            },
+            Stream::Value {
+                start,
+                json,
+                fenced,
+            } => {
+                let Some(end) = json.advance(text)? else {
+                    return Ok(Step::Wait(Some(*start)));
+                };
+                *self = Stream::Tail {
+                    start: *start,
+                    at: end,
+                    fenced: *fenced,
+                };
+                Ok(Step::Again)
+            }
+            Stream::Tail { start, at, fenced } => {
+                *at = skip_space(text, *at);
+                let rest = &text[*at..];
+                let token = if *fenced { "```" } else { DS_CALL_END };
+                if rest.starts_with(token) {
+                    if *fenced {
+                        *at += token.len();
+                        *fenced = false;
+                        return Ok(Step::Again);
+                    }
+                    let call = deepseek_call(text, *start)?;
+                    let end = call.span.end;
+                    out.push(call);
+                    Ok(Step::Done(end))
+                } else if token.starts_with(rest) {
+                    Ok(Step::Wait(Some(*start)))
+                } else {
+                    Err(TextError::Invalid {
+                        at: *at,
+                        reason: format!("expected `{token}` after the arguments"),
+                    })
+                }
+            }
+        }
+    }
 }

@@ -2,11 +2,13 @@
 
 use std::ops::Range;
 
+use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
 use crate::text_calls::read::tagged;
 use crate::text_calls::render::write_call_object;
 use crate::text_calls::scan::Table;
+use crate::text_calls::stream::{BlockStream, CallObjects, Opened, Step, skip_space};
 use crate::text_calls::{Dialect, TextCall, TextError};
 
 pub(crate) const OPEN: &str = "<tool_call>";
@@ -44,4 +46,59 @@ pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextErr
         out.push_str(CLOSE);
     }
     Ok(())
+}
+
+/// The dialect, registered in [`super::BUILT_IN`].
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::Hermes, "hermes", MARKERS, read, open, render);
+
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    Opened::Block(Box::new(Stream::Value(CallObjects::new(
+        at,
+        at + marker.text().len(),
+    ))))
+}
+
+/// A `<tool_call>` block as it streams in.
+#[derive(Debug)]
+enum Stream {
+    /// The call object (or list) of the block.
+    Value(CallObjects),
+    /// The block's calls are read; its `</tool_call>` is awaited from `at`.
+    Close { at: usize, calls: Vec<TextCall> },
+}
+
+impl BlockStream for Stream {
+    fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
+        match self {
+            Stream::Value(objects) => {
+                let Some((calls, end)) = objects.read(text)? else {
+                    return Ok(Step::Wait(Some(objects.start)));
+                };
+                *self = Stream::Close { at: end, calls };
+                Ok(Step::Again)
+            }
+            Stream::Close { at, calls } => {
+                *at = skip_space(text, *at);
+                let rest = &text[*at..];
+                if rest.starts_with(CLOSE) {
+                    out.append(calls);
+                    Ok(Step::Done(*at + CLOSE.len()))
+                } else if rest.starts_with(OPEN) {
+                    out.append(calls);
+                    Ok(Step::Done(*at))
+                } else if CLOSE.starts_with(rest) || OPEN.starts_with(rest) {
+                    Ok(Step::Wait(Some(
+                        calls.first().map_or(*at, |c| c.span.start),
+                    )))
+                } else {
+                    Err(TextError::Invalid {
+                        at: *at,
+                        reason: format!("expected `{CLOSE}` after the call"),
+                    })
+                }
+            }
+        }
+    }
 }

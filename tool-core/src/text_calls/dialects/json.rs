@@ -5,13 +5,14 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::read::{arguments_text, json_calls, json_value, tool_name, unfenced};
 use crate::text_calls::render::write_call_object;
-use crate::text_calls::{TextCall, TextError};
+use crate::text_calls::{Dialect, Marker, TextCall, TextError};
 
 /// The dialect has no markers: a reply that is wholly calls is read as it.
-pub(crate) const MARKERS: &[crate::text_calls::Marker] = &[];
+pub(crate) const MARKERS: &[Marker] = &[];
 
 /// `[{"name": …, "arguments": {…}}, …]`.
 pub(crate) fn render(out: &mut String, calls: &[ToolCall]) -> Result<(), TextError> {
@@ -124,4 +125,27 @@ pub(crate) fn name_line_call(
         span: start..end,
     };
     Ok((vec![call], std::iter::once(0..text.len()).collect()))
+}
+
+/// The dialect, registered in [`super::BUILT_IN`].
+pub(crate) const BUILT_IN: BuiltIn = BuiltIn::whole(
+    Dialect::Json,
+    "json",
+    MARKERS,
+    |_, text, _| read(text),
+    claims_whole,
+    render,
+)
+.meant_as_calls(call_shaped);
+
+/// A call object, or a list of them (or an empty list).
+fn claims_whole(text: &str) -> bool {
+    match text.as_bytes().first() {
+        Some(b'{') => true,
+        Some(b'[') => {
+            let inner = text[1..].trim_start();
+            inner.starts_with('{') || inner.starts_with(']')
+        }
+        _ => false,
+    }
 }

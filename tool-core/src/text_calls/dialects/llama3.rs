@@ -2,11 +2,13 @@
 
 use std::ops::Range;
 
+use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
 use crate::text_calls::read::json_calls;
 use crate::text_calls::render::write_call_object;
 use crate::text_calls::scan::Table;
+use crate::text_calls::stream::{BlockStream, CallObjects, Opened, Step, skip_space};
 use crate::text_calls::{Dialect, Seeker, TextCall, TextError};
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
@@ -70,4 +72,66 @@ pub(crate) fn read(
     }
     seeker.finish(detecting)?;
     Ok((calls, used))
+}
+
+/// The dialect, registered in [`super::BUILT_IN`].
+pub(crate) const BUILT_IN: BuiltIn =
+    BuiltIn::blocks(Dialect::Llama3, "llama3", MARKERS, read, open, render);
+
+/// What a stream reads after the opening `marker` at byte `at`.
+fn open(at: usize, marker: &'static Marker) -> Opened {
+    Opened::Block(Box::new(Stream::Value(CallObjects::new(
+        at,
+        at + marker.text().len(),
+    ))))
+}
+
+/// Calls after `<|python_tag|>` as they stream in.
+#[derive(Debug)]
+enum Stream {
+    /// A call object (or list).
+    Value(CallObjects),
+    /// After a call (whitespace read up to `at`), a `;` and another call, or the end of the
+    /// calls.
+    Separator { at: usize },
+    /// After a `;` (ending at `body`; whitespace read up to `at`), another call or the end
+    /// of the calls.
+    Semicolon { body: usize, at: usize },
+}
+
+impl BlockStream for Stream {
+    fn step(&mut self, text: &str, out: &mut Vec<TextCall>) -> Result<Step, TextError> {
+        match self {
+            Stream::Value(objects) => {
+                let Some((calls, end)) = objects.read(text)? else {
+                    return Ok(Step::Wait(Some(objects.start)));
+                };
+                out.extend(calls);
+                *self = Stream::Separator { at: end };
+                Ok(Step::Again)
+            }
+            Stream::Separator { at } => {
+                *at = skip_space(text, *at);
+                match text.as_bytes().get(*at) {
+                    None => Ok(Step::Wait(None)),
+                    Some(b';') => {
+                        let body = *at + 1;
+                        *self = Stream::Semicolon { body, at: body };
+                        Ok(Step::Again)
+                    }
+                    Some(_) => Ok(Step::Done(*at)),
+                }
+            }
+            Stream::Semicolon { body, at } => {
+                *at = skip_space(text, *at);
+                if *at == text.len() {
+                    // Whitespace, or the end of the calls: decided by what comes.
+                    return Ok(Step::Wait(None));
+                }
+                let body = *body;
+                *self = Stream::Value(CallObjects::new(body, body));
+                Ok(Step::Again)
+            }
+        }
+    }
 }

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use super::BuiltIn;
 use crate::call::ToolCall;
 use crate::text_calls::Marker;
 use crate::text_calls::read::unfenced;
@@ -207,4 +208,29 @@ fn python_string(out: &mut String, s: &str) {
         }
     }
     out.push('\'');
+}
+
+/// The dialect, registered in [`super::BUILT_IN`].
+pub(crate) const BUILT_IN: BuiltIn = BuiltIn::whole(
+    Dialect::Pythonic,
+    "pythonic",
+    MARKERS,
+    read,
+    claims_whole,
+    render,
+);
+
+/// A Python call or a list of them (or of strings holding them), and nothing else.
+fn claims_whole(text: &str) -> bool {
+    match text.as_bytes().first() {
+        None | Some(b'{') => false,
+        Some(b'[') => {
+            let inner = text[1..].trim_start();
+            let quoted = inner
+                .strip_prefix(['\'', '"'])
+                .is_some_and(python_call_start);
+            python_call_start(inner) || quoted
+        }
+        Some(_) => python_call_start(text) && looks_whole_call(text),
+    }
 }
