@@ -34,44 +34,68 @@ pub struct MemoryLedger {
     capacity: usize,
 }
 
+type Fast = foldhash::fast::RandomState;
+
 #[derive(Default)]
 struct State {
-    claims: HashMap<ClaimKey, Entry, foldhash::fast::RandomState>,
+    claims: HashMap<ClaimKey, Entry, Fast>,
     /// Keys in the order they were settled, each with its settlement's stamp, to forget the
     /// oldest beyond the capacity (a stale stamp is a key settled again since).
     settled: VecDeque<(u64, ClaimKey)>,
     next_stamp: u64,
-    /// Quota counts, by scope and then by name.
-    counters: HashMap<String, HashMap<String, u64>>,
+    trails: Trails,
     nonces: HashMap<String, SystemTime>,
-    trails: HashMap<String, Trail>,
-    /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
-    scopes: VecDeque<String>,
     runs: HashMap<(String, String), String>,
 }
 
-/// A scope's audit records. Their hashes are computed when the trail is read, in order: the
+/// The audit trails and quota counts of the most recently started scopes.
+#[derive(Default)]
+struct Trails {
+    by_scope: HashMap<String, Trail, Fast>,
+    /// Quota counts, by scope and then by name.
+    counters: HashMap<String, HashMap<String, u64, Fast>, Fast>,
+    /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
+    scopes: VecDeque<String>,
+}
+
+/// A scope's audit records, each kept as its time and event: its scope is the trail's and its
+/// sequence number its place. Their hashes are computed when the trail is read, in order: the
 /// same chain as hashing each one as it is appended (its fields are fixed then), without
 /// hashing on every call.
 #[derive(Default)]
 struct Trail {
-    records: Vec<AuditRecord>,
-    /// How many records, from the first, have their `prev` and `hash`.
-    chained: usize,
+    events: Vec<(i64, AuditEvent)>,
+    /// The hashes of the first records, as far as a read has chained them.
+    hashes: Vec<String>,
 }
 
 impl Trail {
-    fn chain(&mut self) {
-        for i in self.chained..self.records.len() {
-            let prev = match i {
-                0 => super::GENESIS.to_owned(),
-                _ => self.records[i - 1].hash.clone(),
+    /// The trail's records with their hashes, chaining those not chained yet.
+    fn records(&mut self, scope: &str) -> Vec<AuditRecord> {
+        let mut records: Vec<AuditRecord> = Vec::with_capacity(self.events.len());
+        for (i, (at, event)) in self.events.iter().enumerate() {
+            let prev = records
+                .last()
+                .map_or_else(|| super::GENESIS.to_owned(), |r| r.hash.clone());
+            let mut record = AuditRecord {
+                scope: scope.to_owned(),
+                seq: i as u64 + 1,
+                at: *at,
+                event: event.clone(),
+                prev,
+                hash: String::new(),
             };
-            let record = &mut self.records[i];
-            record.prev = prev;
-            record.hash = record.compute_hash();
+            record.hash = match self.hashes.get(i) {
+                Some(hash) => hash.clone(),
+                None => {
+                    let hash = record.compute_hash();
+                    self.hashes.push(hash.clone());
+                    hash
+                }
+            };
+            records.push(record);
         }
-        self.chained = self.records.len();
+        records
     }
 }
 
@@ -124,39 +148,50 @@ impl std::fmt::Debug for MemoryLedger {
     }
 }
 
-impl State {
+impl Trails {
     fn append(
         &mut self,
         scope: &str,
         events: impl IntoIterator<Item = AuditEvent>,
         capacity: usize,
     ) {
-        if !self.trails.contains_key(scope) {
+        if !self.by_scope.contains_key(scope) {
             self.scopes.push_back(scope.to_owned());
             while self.scopes.len() > capacity.max(1) {
                 if let Some(old) = self.scopes.pop_front() {
-                    self.trails.remove(&old);
+                    self.by_scope.remove(&old);
                     self.counters.remove(&old);
                 }
             }
+            self.by_scope.insert(scope.to_owned(), Trail::default());
         }
-        let trail = match self.trails.get_mut(scope) {
-            Some(trail) => trail,
-            None => self.trails.entry(scope.to_owned()).or_default(),
+        let Some(trail) = self.by_scope.get_mut(scope) else {
+            return;
         };
         let at = unix_millis(SystemTime::now());
-        for event in events {
-            trail.records.push(AuditRecord {
-                scope: scope.to_owned(),
-                seq: trail.records.len() as u64 + 1,
-                at,
-                event,
-                prev: String::new(),
-                hash: String::new(),
-            });
-        }
+        trail
+            .events
+            .extend(events.into_iter().map(|event| (at, event)));
     }
 
+    fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
+        if claim.quotas.is_empty() {
+            return Ok(());
+        }
+        let counters = self.counters.entry(claim.scope.clone()).or_default();
+        for quota in &claim.quotas {
+            if counters.get(&quota.name).copied().unwrap_or(0) >= quota.limit {
+                return Err(quota.name.clone());
+            }
+        }
+        for quota in &claim.quotas {
+            *counters.entry(quota.name.clone()).or_default() += 1;
+        }
+        Ok(())
+    }
+}
+
+impl State {
     fn settle(&mut self, key: &ClaimKey, capacity: usize) {
         let stamp = self.next_stamp;
         self.next_stamp += 1;
@@ -177,22 +212,6 @@ impl State {
                 self.claims.remove(&old);
             }
         }
-    }
-
-    fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
-        if claim.quotas.is_empty() {
-            return Ok(());
-        }
-        let counters = self.counters.entry(claim.scope.clone()).or_default();
-        for quota in &claim.quotas {
-            if counters.get(&quota.name).copied().unwrap_or(0) >= quota.limit {
-                return Err(quota.name.clone());
-            }
-        }
-        for quota in &claim.quotas {
-            *counters.entry(quota.name.clone()).or_default() += 1;
-        }
-        Ok(())
     }
 }
 
@@ -218,7 +237,7 @@ impl Ledger for MemoryLedger {
                     ),
                     Some(answer) => {
                         let event = claim_event(claim, &answer);
-                        state.append(
+                        state.trails.append(
                             &claim.scope,
                             claim.audit.iter().cloned().chain([event]),
                             self.capacity,
@@ -228,7 +247,7 @@ impl Ledger for MemoryLedger {
                 }
             }
         };
-        let answer = match state.take_quotas(claim) {
+        let answer = match state.trails.take_quotas(claim) {
             Err(quota) => Claimed::Exhausted(quota),
             Ok(()) => {
                 state.claims.insert(
@@ -250,7 +269,7 @@ impl Ledger for MemoryLedger {
             }
         };
         let event = claim_event(claim, &answer);
-        state.append(
+        state.trails.append(
             &claim.scope,
             claim.audit.iter().cloned().chain([event]),
             self.capacity,
@@ -265,24 +284,26 @@ impl Ledger for MemoryLedger {
         outcome: &'a Recorded,
         audit: &'a [AuditEvent],
     ) -> LedgerFuture<'a, bool> {
-        let mut state = lock(&self.state);
-        let (scope, events) = match state.claims.get_mut(key) {
+        let mut guard = lock(&self.state);
+        let state = &mut *guard;
+        match state.claims.get_mut(key) {
             Some(entry)
                 if entry.attempt == attempt && entry.outcome.is_none() && !entry.released =>
             {
                 entry.outcome = Some(outcome.clone());
                 let (events, _) = settling(audit, outcome, || call_event(entry));
-                (entry.scope.clone(), events)
+                state.trails.append(&entry.scope, events, self.capacity);
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
-        };
-        state.append(&scope, events, self.capacity);
+        }
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(true)))
     }
 
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
-        lock(&self.state).append(scope, audit.iter().cloned(), self.capacity);
+        lock(&self.state)
+            .trails
+            .append(scope, audit.iter().cloned(), self.capacity);
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -315,7 +336,7 @@ impl Ledger for MemoryLedger {
                 (entry.scope.clone(), event)
             }
         };
-        state.append(&event.0, [event.1], self.capacity);
+        state.trails.append(&event.0, [event.1], self.capacity);
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(Reconciled::Settled)))
     }
@@ -343,11 +364,8 @@ impl Ledger for MemoryLedger {
 
     fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
         let mut state = lock(&self.state);
-        let trail = match state.trails.get_mut(scope) {
-            Some(trail) => {
-                trail.chain();
-                trail.records.clone()
-            }
+        let trail = match state.trails.by_scope.get_mut(scope) {
+            Some(trail) => trail.records(scope),
             None => Vec::new(),
         };
         Box::pin(std::future::ready(Ok(trail)))
