@@ -2,15 +2,16 @@
 //! or several in one process, forgotten at exit.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
     Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Reconciled, Recorded, Resolution,
-    Unsettled, claim_event, decide, settling, taken_over_effect, unix_millis,
+    Unsettled, claim_event, decide, settling_at, taken_over_effect, unix_millis,
 };
 use crate::Effect;
+use crate::outcome::Code;
 use crate::sync::lock;
 
 /// A [`Ledger`] in memory, bounded: it keeps the most recent
@@ -58,30 +59,86 @@ struct Trails {
     scopes: VecDeque<String>,
 }
 
-/// A scope's audit records, each kept as its time and event: its scope is the trail's and its
-/// sequence number its place. Their hashes are computed when the trail is read, in order: the
-/// same chain as hashing each one as it is appended (its fields are fixed then), without
+/// A scope's audit records, each kept as its time and decision: its scope is the trail's and
+/// its sequence number its place. Their hashes are computed when the trail is read, in order:
+/// the same chain as hashing each one as it is appended (its fields are fixed then), without
 /// hashing on every call.
 #[derive(Default)]
 struct Trail {
-    events: Vec<(i64, AuditEvent)>,
+    events: Vec<Stored>,
     /// The hashes of the first records, as far as a read has chained them.
     hashes: Vec<String>,
+}
+
+/// One record of a trail. The fields that name the call are shared with the record before it
+/// when they are the same (a call's records follow each other).
+struct Stored {
+    at: i64,
+    call: Arc<Call>,
+    kind: AuditKind,
+    code: Option<Code>,
+    note: Option<String>,
+    output: Output,
+}
+
+struct Call {
+    call_id: String,
+    tool: String,
+    digest: Option<String>,
+    principal: String,
+}
+
+impl Call {
+    fn names(&self, event: &AuditEvent) -> bool {
+        self.call_id == event.call_id
+            && self.tool == event.tool
+            && self.digest == event.digest
+            && self.principal == event.principal
+    }
+}
+
+/// A record's outcome digest: none, known, or that of an outcome held, computed when the trail
+/// is first read (the outcome a ledger in memory holds never changes).
+enum Output {
+    None,
+    Digest(String),
+    Of(Arc<Recorded>),
+}
+
+impl Stored {
+    fn event(&mut self) -> AuditEvent {
+        if let Output::Of(recorded) = &self.output {
+            self.output = Output::Digest(recorded.digest());
+        }
+        AuditEvent {
+            call_id: self.call.call_id.clone(),
+            tool: self.call.tool.clone(),
+            kind: self.kind,
+            code: self.code,
+            digest: self.call.digest.clone(),
+            principal: self.call.principal.clone(),
+            note: self.note.clone(),
+            output: match &self.output {
+                Output::Digest(digest) => Some(digest.clone()),
+                Output::None | Output::Of(_) => None,
+            },
+        }
+    }
 }
 
 impl Trail {
     /// The trail's records with their hashes, chaining those not chained yet.
     fn records(&mut self, scope: &str) -> Vec<AuditRecord> {
         let mut records: Vec<AuditRecord> = Vec::with_capacity(self.events.len());
-        for (i, (at, event)) in self.events.iter().enumerate() {
+        for (i, stored) in self.events.iter_mut().enumerate() {
             let prev = records
                 .last()
                 .map_or_else(|| super::GENESIS.to_owned(), |r| r.hash.clone());
             let mut record = AuditRecord {
                 scope: scope.to_owned(),
                 seq: i as u64 + 1,
-                at: *at,
-                event: event.clone(),
+                at: stored.at,
+                event: stored.event(),
                 prev,
                 hash: String::new(),
             };
@@ -97,6 +154,32 @@ impl Trail {
         }
         records
     }
+
+    /// Appends `event`, whose outcome digest is that of `outcome` when there is one.
+    fn push(&mut self, at: i64, event: &AuditEvent, outcome: Option<Arc<Recorded>>) {
+        let call = match self.events.last() {
+            Some(last) if last.call.names(event) => Arc::clone(&last.call),
+            _ => Arc::new(Call {
+                call_id: event.call_id.clone(),
+                tool: event.tool.clone(),
+                digest: event.digest.clone(),
+                principal: event.principal.clone(),
+            }),
+        };
+        let output = match (outcome, &event.output) {
+            (Some(recorded), _) => Output::Of(recorded),
+            (None, Some(digest)) => Output::Digest(digest.clone()),
+            (None, None) => Output::None,
+        };
+        self.events.push(Stored {
+            at,
+            call,
+            kind: event.kind,
+            code: event.code,
+            note: event.note.clone(),
+            output,
+        });
+    }
 }
 
 struct Entry {
@@ -108,7 +191,7 @@ struct Entry {
     attempt: u32,
     claimed_at: SystemTime,
     lease_until: SystemTime,
-    outcome: Option<Recorded>,
+    outcome: Option<Arc<Recorded>>,
     released: bool,
     /// The stamp of its latest settlement.
     stamp: u64,
@@ -149,10 +232,12 @@ impl std::fmt::Debug for MemoryLedger {
 }
 
 impl Trails {
-    fn append(
+    /// Appends `events` to `scope`'s trail; an event paired with an outcome settles it, and
+    /// carries that outcome's digest.
+    fn append<'e>(
         &mut self,
         scope: &str,
-        events: impl IntoIterator<Item = AuditEvent>,
+        events: impl IntoIterator<Item = (&'e AuditEvent, Option<Arc<Recorded>>)>,
         capacity: usize,
     ) {
         if !self.by_scope.contains_key(scope) {
@@ -169,9 +254,9 @@ impl Trails {
             return;
         };
         let at = unix_millis(SystemTime::now());
-        trail
-            .events
-            .extend(events.into_iter().map(|event| (at, event)));
+        for (event, outcome) in events {
+            trail.push(at, event, outcome);
+        }
     }
 
     fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
@@ -227,7 +312,7 @@ impl Ledger for MemoryLedger {
                     claim,
                     &held.binding,
                     held.effect,
-                    held.outcome.clone(),
+                    held.outcome.as_deref().cloned(),
                     held.released,
                     passed,
                 ) {
@@ -239,7 +324,7 @@ impl Ledger for MemoryLedger {
                         let event = claim_event(claim, &answer);
                         state.trails.append(
                             &claim.scope,
-                            claim.audit.iter().cloned().chain([event]),
+                            claim.audit.iter().chain([&event]).map(|e| (e, None)),
                             self.capacity,
                         );
                         return Box::pin(std::future::ready(Ok(answer)));
@@ -271,7 +356,7 @@ impl Ledger for MemoryLedger {
         let event = claim_event(claim, &answer);
         state.trails.append(
             &claim.scope,
-            claim.audit.iter().cloned().chain([event]),
+            claim.audit.iter().chain([&event]).map(|e| (e, None)),
             self.capacity,
         );
         Box::pin(std::future::ready(Ok(answer)))
@@ -290,9 +375,25 @@ impl Ledger for MemoryLedger {
             Some(entry)
                 if entry.attempt == attempt && entry.outcome.is_none() && !entry.released =>
             {
-                entry.outcome = Some(outcome.clone());
-                let (events, _) = settling(audit, outcome, || call_event(entry));
-                state.trails.append(&entry.scope, events, self.capacity);
+                let recorded = Arc::new(outcome.clone());
+                entry.outcome = Some(Arc::clone(&recorded));
+                // The same events as `settling` gives, the digest computed when read.
+                let at = settling_at(audit);
+                let added = (at == audit.len()).then(|| {
+                    let mut added = call_event(entry);
+                    added.kind = AuditKind::Outcome;
+                    added.code = match outcome {
+                        Recorded::Output(_) => None,
+                        Recorded::Failure { code, .. } => Some(*code),
+                    };
+                    added
+                });
+                let events = audit.iter().chain(added.as_ref()).enumerate();
+                state.trails.append(
+                    &entry.scope,
+                    events.map(|(i, e)| (e, (i == at).then(|| Arc::clone(&recorded)))),
+                    self.capacity,
+                );
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
         }
@@ -303,7 +404,7 @@ impl Ledger for MemoryLedger {
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
         lock(&self.state)
             .trails
-            .append(scope, audit.iter().cloned(), self.capacity);
+            .append(scope, audit.iter().map(|e| (e, None)), self.capacity);
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -329,14 +430,16 @@ impl Ledger for MemoryLedger {
                 match resolution.recorded() {
                     Some(recorded) => {
                         event.output = Some(recorded.digest());
-                        entry.outcome = Some(recorded);
+                        entry.outcome = Some(Arc::new(recorded));
                     }
                     None => entry.released = true,
                 }
                 (entry.scope.clone(), event)
             }
         };
-        state.trails.append(&event.0, [event.1], self.capacity);
+        state
+            .trails
+            .append(&event.0, [(&event.1, None)], self.capacity);
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(Reconciled::Settled)))
     }
