@@ -1,7 +1,8 @@
 //! What a ledger adds to each call: `Runtime::invoke` of the no-op `create_invoice` (every call
 //! a new call id, so each is claimed, run and settled) without a ledger, with `MemoryLedger`,
 //! with `SqliteLedger` on a temporary file, and with `PostgresLedger` when
-//! `TOOL_LEDGER_POSTGRES_URL` names a database.
+//! `TOOL_LEDGER_POSTGRES_URL` names a database; and, as the baseline for `SqliteLedger`, a
+//! hand-written rusqlite claim-and-settle on its own file (`plain_sqlite`, no runtime).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -16,6 +17,9 @@ use tool_core::{Context, Registry, Runtime, registry::ToolInfo};
 #[path = "pipeline.rs"]
 #[allow(dead_code)]
 mod pipeline;
+
+#[path = "plain_sqlite.rs"]
+mod plain_sqlite;
 
 use pipeline::{registry, runtime};
 
@@ -76,6 +80,8 @@ fn bench(c: &mut Criterion) {
     let sqlite = Arc::new(
         SqliteLedger::open(sqlite_dir.join("ledger.db")).expect("the SQLite ledger opens"),
     );
+    let mut plain = plain_sqlite::PlainSqlite::open(&sqlite_dir.join("plain.db"))
+        .expect("the plain SQLite file opens");
     let mut cases: Vec<Case<'_>> = vec![
         Case {
             name: "no_ledger",
@@ -146,7 +152,29 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // The same number of claims and settlements by hand, with no runtime around them.
+    let scope = cx.scope().to_owned();
+    group.bench_function("plain_sqlite", |b| {
+        b.iter_custom(|iters| {
+            let ids = ids.take(iters);
+            let started = Instant::now();
+            for id in &ids {
+                let ok = plain
+                    .call(
+                        &scope,
+                        id,
+                        "create_invoice",
+                        black_box(INVOICE_VALID),
+                        r#"{"ok":true}"#,
+                    )
+                    .expect("the plain transaction commits");
+                black_box(ok);
+            }
+            started.elapsed()
+        })
+    });
     group.finish();
+    drop(plain);
     drop(cases);
     drop(sqlite);
     let _ = std::fs::remove_dir_all(&sqlite_dir);

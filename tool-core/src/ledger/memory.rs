@@ -2,15 +2,16 @@
 //! or several in one process, forgotten at exit.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
     Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Reconciled, Recorded, Resolution,
-    Unsettled, claim_event, decide, settling, taken_over_effect, unix_millis,
+    Unsettled, claim_event, decide, settling_at, taken_over_effect, unix_millis,
 };
 use crate::Effect;
+use crate::outcome::Code;
 use crate::sync::lock;
 
 /// A [`Ledger`] in memory, bounded: it keeps the most recent
@@ -34,44 +35,150 @@ pub struct MemoryLedger {
     capacity: usize,
 }
 
+type Fast = foldhash::fast::RandomState;
+
 #[derive(Default)]
 struct State {
-    claims: HashMap<ClaimKey, Entry, foldhash::fast::RandomState>,
+    claims: HashMap<ClaimKey, Entry, Fast>,
     /// Keys in the order they were settled, each with its settlement's stamp, to forget the
     /// oldest beyond the capacity (a stale stamp is a key settled again since).
     settled: VecDeque<(u64, ClaimKey)>,
     next_stamp: u64,
-    /// Quota counts, by scope and then by name.
-    counters: HashMap<String, HashMap<String, u64>>,
+    trails: Trails,
     nonces: HashMap<String, SystemTime>,
-    trails: HashMap<String, Trail>,
-    /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
-    scopes: VecDeque<String>,
     runs: HashMap<(String, String), String>,
 }
 
-/// A scope's audit records. Their hashes are computed when the trail is read, in order: the
-/// same chain as hashing each one as it is appended (its fields are fixed then), without
+/// The audit trails and quota counts of the most recently started scopes.
+#[derive(Default)]
+struct Trails {
+    by_scope: HashMap<String, Trail, Fast>,
+    /// Quota counts, by scope and then by name.
+    counters: HashMap<String, HashMap<String, u64, Fast>, Fast>,
+    /// Scopes in the order their trails started, to forget the oldest beyond the capacity.
+    scopes: VecDeque<String>,
+}
+
+/// A scope's audit records, each kept as its time and decision: its scope is the trail's and
+/// its sequence number its place. Their hashes are computed when the trail is read, in order:
+/// the same chain as hashing each one as it is appended (its fields are fixed then), without
 /// hashing on every call.
 #[derive(Default)]
 struct Trail {
-    records: Vec<AuditRecord>,
-    /// How many records, from the first, have their `prev` and `hash`.
-    chained: usize,
+    events: Vec<Stored>,
+    /// The hashes of the first records, as far as a read has chained them.
+    hashes: Vec<String>,
+}
+
+/// One record of a trail. The fields that name the call are shared with the record before it
+/// when they are the same (a call's records follow each other).
+struct Stored {
+    at: i64,
+    call: Arc<Call>,
+    kind: AuditKind,
+    code: Option<Code>,
+    note: Option<String>,
+    output: Output,
+}
+
+struct Call {
+    call_id: String,
+    tool: String,
+    digest: Option<String>,
+    principal: String,
+}
+
+impl Call {
+    fn names(&self, event: &AuditEvent) -> bool {
+        self.call_id == event.call_id
+            && self.tool == event.tool
+            && self.digest == event.digest
+            && self.principal == event.principal
+    }
+}
+
+/// A record's outcome digest: none, known, or that of an outcome held, computed when the trail
+/// is first read (the outcome a ledger in memory holds never changes).
+enum Output {
+    None,
+    Digest(String),
+    Of(Arc<Recorded>),
+}
+
+impl Stored {
+    fn event(&mut self) -> AuditEvent {
+        if let Output::Of(recorded) = &self.output {
+            self.output = Output::Digest(recorded.digest());
+        }
+        AuditEvent {
+            call_id: self.call.call_id.clone(),
+            tool: self.call.tool.clone(),
+            kind: self.kind,
+            code: self.code,
+            digest: self.call.digest.clone(),
+            principal: self.call.principal.clone(),
+            note: self.note.clone(),
+            output: match &self.output {
+                Output::Digest(digest) => Some(digest.clone()),
+                Output::None | Output::Of(_) => None,
+            },
+        }
+    }
 }
 
 impl Trail {
-    fn chain(&mut self) {
-        for i in self.chained..self.records.len() {
-            let prev = match i {
-                0 => super::GENESIS.to_owned(),
-                _ => self.records[i - 1].hash.clone(),
+    /// The trail's records with their hashes, chaining those not chained yet.
+    fn records(&mut self, scope: &str) -> Vec<AuditRecord> {
+        let mut records: Vec<AuditRecord> = Vec::with_capacity(self.events.len());
+        for (i, stored) in self.events.iter_mut().enumerate() {
+            let prev = records
+                .last()
+                .map_or_else(|| super::GENESIS.to_owned(), |r| r.hash.clone());
+            let mut record = AuditRecord {
+                scope: scope.to_owned(),
+                seq: i as u64 + 1,
+                at: stored.at,
+                event: stored.event(),
+                prev,
+                hash: String::new(),
             };
-            let record = &mut self.records[i];
-            record.prev = prev;
-            record.hash = record.compute_hash();
+            record.hash = match self.hashes.get(i) {
+                Some(hash) => hash.clone(),
+                None => {
+                    let hash = record.compute_hash();
+                    self.hashes.push(hash.clone());
+                    hash
+                }
+            };
+            records.push(record);
         }
-        self.chained = self.records.len();
+        records
+    }
+
+    /// Appends `event`, whose outcome digest is that of `outcome` when there is one.
+    fn push(&mut self, at: i64, event: &AuditEvent, outcome: Option<Arc<Recorded>>) {
+        let call = match self.events.last() {
+            Some(last) if last.call.names(event) => Arc::clone(&last.call),
+            _ => Arc::new(Call {
+                call_id: event.call_id.clone(),
+                tool: event.tool.clone(),
+                digest: event.digest.clone(),
+                principal: event.principal.clone(),
+            }),
+        };
+        let output = match (outcome, &event.output) {
+            (Some(recorded), _) => Output::Of(recorded),
+            (None, Some(digest)) => Output::Digest(digest.clone()),
+            (None, None) => Output::None,
+        };
+        self.events.push(Stored {
+            at,
+            call,
+            kind: event.kind,
+            code: event.code,
+            note: event.note.clone(),
+            output,
+        });
     }
 }
 
@@ -84,7 +191,7 @@ struct Entry {
     attempt: u32,
     claimed_at: SystemTime,
     lease_until: SystemTime,
-    outcome: Option<Recorded>,
+    outcome: Option<Arc<Recorded>>,
     released: bool,
     /// The stamp of its latest settlement.
     stamp: u64,
@@ -124,39 +231,52 @@ impl std::fmt::Debug for MemoryLedger {
     }
 }
 
-impl State {
-    fn append(
+impl Trails {
+    /// Appends `events` to `scope`'s trail; an event paired with an outcome settles it, and
+    /// carries that outcome's digest.
+    fn append<'e>(
         &mut self,
         scope: &str,
-        events: impl IntoIterator<Item = AuditEvent>,
+        events: impl IntoIterator<Item = (&'e AuditEvent, Option<Arc<Recorded>>)>,
         capacity: usize,
     ) {
-        if !self.trails.contains_key(scope) {
+        if !self.by_scope.contains_key(scope) {
             self.scopes.push_back(scope.to_owned());
             while self.scopes.len() > capacity.max(1) {
                 if let Some(old) = self.scopes.pop_front() {
-                    self.trails.remove(&old);
+                    self.by_scope.remove(&old);
                     self.counters.remove(&old);
                 }
             }
+            self.by_scope.insert(scope.to_owned(), Trail::default());
         }
-        let trail = match self.trails.get_mut(scope) {
-            Some(trail) => trail,
-            None => self.trails.entry(scope.to_owned()).or_default(),
+        let Some(trail) = self.by_scope.get_mut(scope) else {
+            return;
         };
         let at = unix_millis(SystemTime::now());
-        for event in events {
-            trail.records.push(AuditRecord {
-                scope: scope.to_owned(),
-                seq: trail.records.len() as u64 + 1,
-                at,
-                event,
-                prev: String::new(),
-                hash: String::new(),
-            });
+        for (event, outcome) in events {
+            trail.push(at, event, outcome);
         }
     }
 
+    fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
+        if claim.quotas.is_empty() {
+            return Ok(());
+        }
+        let counters = self.counters.entry(claim.scope.clone()).or_default();
+        for quota in &claim.quotas {
+            if counters.get(&quota.name).copied().unwrap_or(0) >= quota.limit {
+                return Err(quota.name.clone());
+            }
+        }
+        for quota in &claim.quotas {
+            *counters.entry(quota.name.clone()).or_default() += 1;
+        }
+        Ok(())
+    }
+}
+
+impl State {
     fn settle(&mut self, key: &ClaimKey, capacity: usize) {
         let stamp = self.next_stamp;
         self.next_stamp += 1;
@@ -178,22 +298,6 @@ impl State {
             }
         }
     }
-
-    fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
-        if claim.quotas.is_empty() {
-            return Ok(());
-        }
-        let counters = self.counters.entry(claim.scope.clone()).or_default();
-        for quota in &claim.quotas {
-            if counters.get(&quota.name).copied().unwrap_or(0) >= quota.limit {
-                return Err(quota.name.clone());
-            }
-        }
-        for quota in &claim.quotas {
-            *counters.entry(quota.name.clone()).or_default() += 1;
-        }
-        Ok(())
-    }
 }
 
 impl Ledger for MemoryLedger {
@@ -208,7 +312,7 @@ impl Ledger for MemoryLedger {
                     claim,
                     &held.binding,
                     held.effect,
-                    held.outcome.clone(),
+                    held.outcome.as_deref().cloned(),
                     held.released,
                     passed,
                 ) {
@@ -218,9 +322,9 @@ impl Ledger for MemoryLedger {
                     ),
                     Some(answer) => {
                         let event = claim_event(claim, &answer);
-                        state.append(
+                        state.trails.append(
                             &claim.scope,
-                            claim.audit.iter().cloned().chain([event]),
+                            claim.audit.iter().chain([&event]).map(|e| (e, None)),
                             self.capacity,
                         );
                         return Box::pin(std::future::ready(Ok(answer)));
@@ -228,7 +332,7 @@ impl Ledger for MemoryLedger {
                 }
             }
         };
-        let answer = match state.take_quotas(claim) {
+        let answer = match state.trails.take_quotas(claim) {
             Err(quota) => Claimed::Exhausted(quota),
             Ok(()) => {
                 state.claims.insert(
@@ -250,9 +354,9 @@ impl Ledger for MemoryLedger {
             }
         };
         let event = claim_event(claim, &answer);
-        state.append(
+        state.trails.append(
             &claim.scope,
-            claim.audit.iter().cloned().chain([event]),
+            claim.audit.iter().chain([&event]).map(|e| (e, None)),
             self.capacity,
         );
         Box::pin(std::future::ready(Ok(answer)))
@@ -265,24 +369,42 @@ impl Ledger for MemoryLedger {
         outcome: &'a Recorded,
         audit: &'a [AuditEvent],
     ) -> LedgerFuture<'a, bool> {
-        let mut state = lock(&self.state);
-        let (scope, events) = match state.claims.get_mut(key) {
+        let mut guard = lock(&self.state);
+        let state = &mut *guard;
+        match state.claims.get_mut(key) {
             Some(entry)
                 if entry.attempt == attempt && entry.outcome.is_none() && !entry.released =>
             {
-                entry.outcome = Some(outcome.clone());
-                let (events, _) = settling(audit, outcome, || call_event(entry));
-                (entry.scope.clone(), events)
+                let recorded = Arc::new(outcome.clone());
+                entry.outcome = Some(Arc::clone(&recorded));
+                // The same events as `settling` gives, the digest computed when read.
+                let at = settling_at(audit);
+                let added = (at == audit.len()).then(|| {
+                    let mut added = call_event(entry);
+                    added.kind = AuditKind::Outcome;
+                    added.code = match outcome {
+                        Recorded::Output(_) => None,
+                        Recorded::Failure { code, .. } => Some(*code),
+                    };
+                    added
+                });
+                let events = audit.iter().chain(added.as_ref()).enumerate();
+                state.trails.append(
+                    &entry.scope,
+                    events.map(|(i, e)| (e, (i == at).then(|| Arc::clone(&recorded)))),
+                    self.capacity,
+                );
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
-        };
-        state.append(&scope, events, self.capacity);
+        }
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(true)))
     }
 
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
-        lock(&self.state).append(scope, audit.iter().cloned(), self.capacity);
+        lock(&self.state)
+            .trails
+            .append(scope, audit.iter().map(|e| (e, None)), self.capacity);
         Box::pin(std::future::ready(Ok(())))
     }
 
@@ -308,14 +430,16 @@ impl Ledger for MemoryLedger {
                 match resolution.recorded() {
                     Some(recorded) => {
                         event.output = Some(recorded.digest());
-                        entry.outcome = Some(recorded);
+                        entry.outcome = Some(Arc::new(recorded));
                     }
                     None => entry.released = true,
                 }
                 (entry.scope.clone(), event)
             }
         };
-        state.append(&event.0, [event.1], self.capacity);
+        state
+            .trails
+            .append(&event.0, [(&event.1, None)], self.capacity);
         state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(Reconciled::Settled)))
     }
@@ -343,11 +467,8 @@ impl Ledger for MemoryLedger {
 
     fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
         let mut state = lock(&self.state);
-        let trail = match state.trails.get_mut(scope) {
-            Some(trail) => {
-                trail.chain();
-                trail.records.clone()
-            }
+        let trail = match state.trails.by_scope.get_mut(scope) {
+            Some(trail) => trail.records(scope),
             None => Vec::new(),
         };
         Box::pin(std::future::ready(Ok(trail)))
