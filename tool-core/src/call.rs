@@ -120,6 +120,7 @@ impl ToolCall {
         }
     }
 
+    #[cfg_attr(not(feature = "providers"), allow(dead_code))] // used by the wire formats
     /// The id written for the provider: [`provider_call_id`](Self::provider_call_id), or the
     /// call id when the provider gave none (a turn sent to another provider than the one that
     /// proposed it).
@@ -127,6 +128,7 @@ impl ToolCall {
         self.provider_call_id().unwrap_or(&self.call_id)
     }
 
+    #[cfg_attr(not(feature = "providers"), allow(dead_code))] // used by the wire formats
     /// Gives the call an id made here when its own does not look unique: it is empty, a
     /// position, or one of `taken` (ids of other calls of the turn, or of earlier turns). The
     /// provider's id is kept for its result. Returns whether the id was replaced.
@@ -307,6 +309,7 @@ impl From<ToolCall> for Saved {
 /// (`call1`, `c1`). Ids made to be unique mix digits and letters throughout (`call_JMW3k…`,
 /// `toolu_01A0…`, a UUID); a random one whose digits happen to fall at its end
 /// (`call_kQzBwXyUvT81`) runs them on from a long mix of letters.
+#[cfg_attr(not(feature = "providers"), allow(dead_code))] // used by the wire formats
 fn looks_positional(id: &str) -> bool {
     let rest = id.trim_end_matches(|c: char| c.is_ascii_digit());
     let digits = id.len() - rest.len();
@@ -322,6 +325,7 @@ fn looks_positional(id: &str) -> bool {
 
 /// An id for a call whose own cannot serve: `call_` and 96 random bits as hex; the time and a
 /// counter when the system has no randomness to give.
+#[cfg_attr(not(feature = "providers"), allow(dead_code))] // used by the wire formats
 pub(crate) fn fresh_call_id() -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static COUNTER: AtomicU32 = AtomicU32::new(0);

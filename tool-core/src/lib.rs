@@ -116,7 +116,11 @@ pub mod metrics;
 pub mod repair;
 
 // Calls as the providers' wire formats and open models' text carry them.
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub mod providers;
+#[cfg(feature = "text-calls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "text-calls")))]
 pub mod text_calls;
 
 // The edges: models over HTTP, MCP servers and clients.

@@ -186,6 +186,7 @@ pub(crate) fn push_decimal(out: &mut String, mut n: u64) {
 /// Appends `/` and `token` escaped per RFC 6901 (`~` → `~0`, `/` → `~1`).
 /// `%XX` escapes of a URI fragment (a `$ref` such as `#/$defs/Wrapper%3CT%3E`) decoded;
 /// `None` when the decoded bytes are not UTF-8.
+#[cfg_attr(not(feature = "providers"), allow(dead_code))] // used by the wire formats
 pub(crate) fn percent_decode(text: &str) -> Option<std::borrow::Cow<'_, str>> {
     if !text.contains('%') {
         return Some(std::borrow::Cow::Borrowed(text));

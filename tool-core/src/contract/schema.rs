@@ -465,6 +465,7 @@ pub(crate) enum NullableRule {
     /// is): one that admits `null` already is kept; `null` is added in place to `type`, `enum`
     /// and `anyOf` alike, and a `const`, `$ref` or `allOf` is wrapped in `anyOf` with its
     /// description kept outside, where the provider shows it.
+    #[cfg_attr(not(feature = "providers"), allow(dead_code))] // used by the wire formats
     Lowered,
 }
 

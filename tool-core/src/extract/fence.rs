@@ -90,6 +90,7 @@ pub(crate) fn closes(run: usize, opening_run: usize) -> bool {
 /// with their offset in `text`, when its label is one of `labels` (`""`: no label; compared
 /// in any case); `None` for any other text. The label must be alone on the opening line, and
 /// the contents run from the next line to the closing run, which ends the text.
+#[cfg_attr(not(feature = "text-calls"), allow(dead_code))] // used by the text dialects
 pub(crate) fn whole<'t>(text: &'t str, labels: &[&str]) -> Option<(&'t str, usize)> {
     let bytes = text.as_bytes();
     let start = text.len() - text.trim_start().len();

@@ -156,6 +156,7 @@ impl Default for Limits {
     }
 }
 
+#[cfg_attr(not(feature = "text-calls"), allow(dead_code))] // some used by the text dialects only
 impl Limits {
     pub(crate) fn set_max_call_bytes(&mut self, bytes: usize) {
         self.max_call_bytes = bytes;
@@ -199,6 +200,7 @@ pub(crate) struct Caps {
     started: Option<Instant>,
 }
 
+#[cfg_attr(not(feature = "text-calls"), allow(dead_code))] // some used by the text dialects only
 impl Caps {
     /// Caps with these limits, the clock not started.
     pub(crate) fn new(limits: Limits) -> Self {
