@@ -77,15 +77,15 @@
 //! # let _ = runtime;
 //! ```
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use cedar_policy::{
-    Authorizer, Context as CedarContext, Decision as CedarDecision, Entities, EntityId,
-    EntityTypeName, EntityUid, PolicyId, PolicySet, Request as CedarRequest, Schema,
-    ValidationMode, ValidationWarning, Validator,
+    ActionConstraint, Authorizer, Context as CedarContext, Decision as CedarDecision, Entities,
+    Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet, PrincipalConstraint,
+    Request as CedarRequest, Response, Schema, ValidationMode, ValidationWarning, Validator,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -394,6 +394,22 @@ impl CedarBuilder {
             .iter()
             .map(|tool| (tool.name.clone(), tool.context.clone()))
             .collect();
+        let actions = schema
+            .action_entities()
+            .map_err(|e| CedarError::Schema(e.to_string()))?;
+        let mut slices = HashMap::new();
+        for tool in &self.tools {
+            let slice = Slice::of(&policies, &tool.name, effect_group(tool.effect))
+                .map_err(CedarError::Parse)?;
+            let action = action_uid(&tool.name).map_err(CedarError::Schema)?;
+            let group = action_uid(effect_group(tool.effect)).map_err(CedarError::Schema)?;
+            let entities = actions
+                .iter()
+                .filter(|entity| entity.uid() == action || entity.uid() == group)
+                .cloned()
+                .collect();
+            slices.insert(tool.name.clone(), (slice, entities));
+        }
         Ok(CedarPolicies {
             inner: Arc::new(Inner {
                 schema,
@@ -401,6 +417,7 @@ impl CedarBuilder {
                 principal_type,
                 tenant_type,
                 contexts,
+                slices,
                 loader: self.loader,
                 authorizer: Authorizer::new(),
             }),
@@ -425,14 +442,95 @@ fn position(text: &str, error: &dyn miette::Diagnostic) -> (Option<usize>, Optio
     (Some(line), Some(column))
 }
 
+/// `Action::"<name>"`.
+fn action_uid(name: &str) -> Result<EntityUid, String> {
+    Ok(EntityUid::from_type_name_and_id(
+        EntityTypeName::from_str("Action").map_err(|e| e.to_string())?,
+        EntityId::new(name),
+    ))
+}
+
+/// The policies that can apply to one tool, split by the principal they name: a policy
+/// whose scope says `action == Action::"other"` (or `action in [...]` without this tool or
+/// its group) can never match a call of this tool, and one whose scope says `principal ==
+/// User::"bob"` can never match a call by anyone else. Leaving them out changes no decision
+/// (a scope that does not match ends a policy before its conditions are evaluated), and makes
+/// a call's cost grow with the policies that can apply to it, not with all of them.
+struct Slice {
+    /// The policies of the tool that name no single principal.
+    general: PolicySet,
+    /// The policies of the tool that name one principal (`principal == ...`), by principal.
+    by_principal: HashMap<EntityUid, PolicySet>,
+}
+
+impl Slice {
+    fn of(policies: &PolicySet, tool: &str, group: &str) -> Result<Self, String> {
+        let names = |uid: &EntityUid| {
+            uid.type_name().to_string() == "Action"
+                && (uid.id().unescaped() == tool || uid.id().unescaped() == group)
+        };
+        let mut general = PolicySet::new();
+        let mut by_principal: HashMap<EntityUid, PolicySet> = HashMap::new();
+        for policy in policies.policies() {
+            let applies = match policy.action_constraint() {
+                ActionConstraint::Any => true,
+                ActionConstraint::Eq(uid) => names(&uid),
+                ActionConstraint::In(uids) => uids.iter().any(names),
+            };
+            if !applies {
+                continue;
+            }
+            let set = match policy.principal_constraint() {
+                PrincipalConstraint::Eq(uid) => by_principal.entry(uid).or_default(),
+                _ => &mut general,
+            };
+            set.add(Policy::clone(policy)).map_err(|e| e.to_string())?;
+        }
+        Ok(Self {
+            general,
+            by_principal,
+        })
+    }
+}
+
 struct Inner {
     schema: Schema,
     policies: PolicySet,
     principal_type: EntityTypeName,
     tenant_type: EntityTypeName,
     contexts: BTreeMap<String, Map<String, Value>>,
+    /// Per tool, the policies that can apply to it and its action entities (the tool's
+    /// action and its effect group).
+    slices: HashMap<String, (Slice, Vec<Entity>)>,
     loader: Option<Arc<dyn EntityLoader>>,
     authorizer: Authorizer,
+}
+
+/// One decision from two disjoint parts of a policy set, exactly as Cedar would decide over
+/// their union: any satisfied `forbid` denies (naming all of them), else any satisfied
+/// `permit` allows (naming all of them), else nothing matched.
+fn combine(responses: &[Response]) -> (CedarDecision, Vec<String>, Vec<String>) {
+    let reasons = |decision: CedarDecision| -> Vec<String> {
+        responses
+            .iter()
+            .filter(|r| r.decision() == decision)
+            .flat_map(|r| r.diagnostics().reason().map(ToString::to_string))
+            .collect()
+    };
+    let errors = responses
+        .iter()
+        .flat_map(|r| r.diagnostics().errors().map(ToString::to_string))
+        .collect();
+    // A Deny response with reasons is one where a `forbid` was satisfied.
+    let forbids = reasons(CedarDecision::Deny);
+    if !forbids.is_empty() {
+        return (CedarDecision::Deny, forbids, errors);
+    }
+    let permits = reasons(CedarDecision::Allow);
+    if !permits.is_empty() {
+        return (CedarDecision::Allow, permits, errors);
+    }
+    (CedarDecision::Deny, Vec::new(), errors)
 }
 
 /// Cedar policies, validated against the registry's tools, as an [`Authorize`] policy.
@@ -508,9 +606,50 @@ impl CedarPolicies {
             .get(tool.name())
             .map(|shape| record(shape, &request.arguments_json(), 0))
             .unwrap_or_default();
-        let context =
-            CedarContext::from_json_value(Value::Object(context), Some((&inner.schema, &action)))
-                .map_err(|e| format!("the arguments do not make a Cedar context: {e}"))?;
+        // Checked against the tool's context type with the request below.
+        let context = CedarContext::from_json_value(Value::Object(context), None)
+            .map_err(|e| format!("the arguments do not make a Cedar context: {e}"))?;
+        let slice = inner.slices.get(tool.name());
+        if let (Some((slice, actions)), true) = (slice, loaded.is_empty()) {
+            // The runtime's own entities have no attributes and fit the schema by
+            // construction, so they are not checked against it again on each call.
+            let mut made = actions.clone();
+            made.push(Entity::new_no_attrs(
+                principal.clone(),
+                tenant.iter().cloned().collect(),
+            ));
+            if let Some(tenant) = &tenant {
+                made.push(Entity::new_no_attrs(tenant.clone(), HashSet::new()));
+            }
+            if resource != principal && tenant.as_ref() != Some(&resource) {
+                made.push(Entity::new_no_attrs(resource.clone(), HashSet::new()));
+            }
+            let entities = Entities::from_entities(made, None)
+                .map_err(|e| format!("the entities of the call are not valid: {e}"))?;
+            let cedar_request = CedarRequest::new(
+                principal.clone(),
+                action,
+                resource,
+                context,
+                Some(&inner.schema),
+            )
+            .map_err(|e| format!("the call is not a valid Cedar request: {e}"))?;
+            let mut responses =
+                vec![
+                    inner
+                        .authorizer
+                        .is_authorized(&cedar_request, &slice.general, &entities),
+                ];
+            if let Some(named) = slice.by_principal.get(&principal) {
+                responses.push(
+                    inner
+                        .authorizer
+                        .is_authorized(&cedar_request, named, &entities),
+                );
+            }
+            let (decision, reasons, errors) = combine(&responses);
+            return Ok(decided(decision, reasons, errors));
+        }
         let request_uid = |uid: &EntityUid| json!({ "type": uid.type_name().to_string(), "id": uid.id().unescaped() });
         // The runtime's entities, then the loaded ones replacing those with the same uid.
         let mut entities: BTreeMap<String, Value> = BTreeMap::new();
@@ -541,35 +680,31 @@ impl CedarPolicies {
         let response = inner
             .authorizer
             .is_authorized(&cedar_request, &inner.policies, &entities);
-        let reasons: Vec<String> = response
-            .diagnostics()
-            .reason()
-            .map(ToString::to_string)
-            .collect();
-        let errors: Vec<String> = response
-            .diagnostics()
-            .errors()
-            .map(ToString::to_string)
-            .collect();
-        Ok(match response.decision() {
-            CedarDecision::Allow => Decision::Allow {
-                policy_ids: reasons,
-            },
-            CedarDecision::Deny => {
-                let mut detail = if reasons.is_empty() {
-                    "no permit policy matched".to_owned()
-                } else {
-                    format!("forbidden by {}", reasons.join(", "))
-                };
-                if !errors.is_empty() {
-                    detail.push_str(&format!(
-                        "; policies that failed to evaluate: {}",
-                        errors.join("; ")
-                    ));
-                }
-                Decision::Deny(Denied::new(detail).with_policy_ids(reasons))
+        let (decision, reasons, errors) = combine(&[response]);
+        Ok(decided(decision, reasons, errors))
+    }
+}
+
+/// The runtime's decision from Cedar's.
+fn decided(decision: CedarDecision, reasons: Vec<String>, errors: Vec<String>) -> Decision {
+    match decision {
+        CedarDecision::Allow => Decision::Allow {
+            policy_ids: reasons,
+        },
+        CedarDecision::Deny => {
+            let mut detail = if reasons.is_empty() {
+                "no permit policy matched".to_owned()
+            } else {
+                format!("forbidden by {}", reasons.join(", "))
+            };
+            if !errors.is_empty() {
+                detail.push_str(&format!(
+                    "; policies that failed to evaluate: {}",
+                    errors.join("; ")
+                ));
             }
-        })
+            Decision::Deny(Denied::new(detail).with_policy_ids(reasons))
+        }
     }
 }
 
