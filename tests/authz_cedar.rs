@@ -417,6 +417,111 @@ async fn hostile_ids_are_ids_not_policy_text() {
     );
 }
 
+/// A tool whose arguments nest `depth` objects deep (`{"n": {"n": ... {"leaf": "x"}}}`), and
+/// one with `width` string arguments, each declared in its JSON Schema.
+fn deep_and_wide(depth: usize, width: usize) -> Registry {
+    let mut node = json!({
+        "type": "object",
+        "properties": { "leaf": { "type": "string" } },
+        "required": ["leaf"],
+    });
+    for _ in 0..depth {
+        node = json!({ "type": "object", "properties": { "n": node }, "required": ["n"] });
+    }
+    let properties: serde_json::Map<String, Value> = (0..width)
+        .map(|i| (format!("p{i}"), json!({ "type": "string" })))
+        .collect();
+    let wide = json!({ "type": "object", "properties": properties });
+    let mut registry = Registry::new();
+    for (name, schema) in [("deep", node), ("wide", wide)] {
+        registry
+            .register(ToolDef::dynamic(
+                tool_core::registry::DynamicTool::new(name, "a hostile shape", schema),
+                |_: Value, _: &Context| async { Ok::<_, ToolError>(json!({})) },
+            ))
+            .unwrap();
+    }
+    registry
+}
+
+#[tokio::test]
+async fn deep_and_huge_arguments_are_decided_or_refused_never_a_panic() {
+    let depth = 40;
+    let width = 2_000;
+    let text = r#"
+        @id("shallow-leaf")
+        permit(principal, action == Action::"deep", resource)
+        when { context.n.n.n has n };
+        @id("wide-last")
+        permit(principal, action == Action::"wide", resource)
+        when { context has p1999 && context.p1999 == "yes" };
+    "#;
+    let policies = CedarPolicies::builder(&deep_and_wide(depth, width))
+        .policies(text)
+        .build()
+        .unwrap();
+    // Nesting beyond the context's depth is left out of the schema: a policy reaching for it
+    // is a build error, not a silent deny.
+    let deeper = format!(
+        "permit(principal, action == Action::\"deep\", resource) when {{ context{} has leaf }};",
+        ".n".repeat(depth)
+    );
+    assert!(
+        CedarPolicies::builder(&deep_and_wide(depth, width))
+            .policies(deeper)
+            .build()
+            .is_err()
+    );
+    let runtime = Runtime::builder(deep_and_wide(depth, width))
+        .authorize(policies)
+        .build();
+    let cx = Context::builder("alice").scope("run").build();
+
+    let mut deep = json!({ "leaf": "x" });
+    for _ in 0..depth {
+        deep = json!({ "n": deep });
+    }
+    assert!(
+        runtime
+            .invoke("d1", "deep", deep.to_string().as_str(), &cx)
+            .await
+            .is_ok()
+    );
+
+    let mut wide: serde_json::Map<String, Value> = (0..width)
+        .map(|i| (format!("p{i}"), Value::from("a".repeat(100))))
+        .collect();
+    let refused = runtime
+        .invoke(
+            "w1",
+            "wide",
+            Value::Object(wide.clone()).to_string().as_str(),
+            &cx,
+        )
+        .await;
+    assert_eq!(detail(&refused), "no permit policy matched");
+    wide.insert("p1999".to_owned(), Value::from("yes"));
+    assert!(
+        runtime
+            .invoke("w2", "wide", Value::Object(wide).to_string().as_str(), &cx)
+            .await
+            .is_ok()
+    );
+
+    // Arguments nested far past what the tool declares, or past the JSON parser's limit:
+    // refused with a clear error before or by the policies, never a panic.
+    let hostile = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let outcome = runtime.invoke("h1", "deep", hostile.as_str(), &cx).await;
+    assert!(!outcome.is_ok());
+    let nested = format!(
+        r#"{{"n":{}"x"{}}}"#,
+        r#"{"n":"#.repeat(5_000),
+        "}".repeat(5_000)
+    );
+    let outcome = runtime.invoke("h2", "deep", nested.as_str(), &cx).await;
+    assert!(!outcome.is_ok());
+}
+
 mod properties {
     use futures_util::FutureExt as _;
     use proptest::prelude::*;
