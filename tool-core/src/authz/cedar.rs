@@ -33,6 +33,17 @@
 //! A policy must check that an optional attribute is there (`context has amount`) before it
 //! reads it; strict validation refuses a policy that does not, when it is built.
 //!
+//! # Cost per call
+//!
+//! When the policies are built, each tool is given the policies whose scope can apply to it
+//! (`action == Action::"<tool>"`, `action in` a list naming the tool or its effect group, or
+//! any action), split by the one principal a scope names with `principal == ...`. A call is
+//! decided over the tool's policies that name no single principal and those naming its own,
+//! with the same decision and the same policy ids as over the whole set. So a call costs about
+//! the same with ten policies or a thousand when they are scoped to tools and principals, and
+//! grows with the policies that apply to it (each is evaluated) when they are not: write the
+//! principal and the action in the scope rather than in `when` where you can.
+//!
 //! # Policy ids
 //!
 //! A policy's id is its `@id("...")` annotation, else Cedar's `policy0`, `policy1`, ... in the
