@@ -675,7 +675,7 @@ mod properties {
         let decision = policies
             .decide(&request)
             .now_or_never()
-            .expect("a policy set without a loader decides at once");
+            .expect("these policies decide at once");
         let mut ids = decision.policy_ids().to_vec();
         ids.sort();
         (decision.is_allowed(), ids)
@@ -684,6 +684,23 @@ mod properties {
     fn build(rules: &[Rule]) -> CedarPolicies {
         let text: String = rules.iter().map(text).collect();
         CedarPolicies::builder(&registry())
+            .policies(text)
+            .build()
+            .unwrap()
+    }
+
+    /// The same policies with a loader that supplies the principal (as the runtime would make
+    /// it), so the entities go through the loaded path.
+    fn build_loading(rules: &[Rule]) -> CedarPolicies {
+        let text: String = rules.iter().map(text).collect();
+        CedarPolicies::builder(&registry())
+            .entities(|request: OwnedRequest| async move {
+                Ok(vec![json!({
+                    "uid": { "type": "User", "id": request.context.principal() },
+                    "attrs": {},
+                    "parents": [],
+                })])
+            })
             .policies(text)
             .build()
             .unwrap()
@@ -726,8 +743,10 @@ mod properties {
             // Policies naming other tools, groups or principals are set aside per call; the
             // decision and the policies named must be those of the whole set.
             let policies = build(&rules);
+            let loading = build_loading(&rules);
             for call in &calls {
                 prop_assert_eq!(decision(&policies, call), expected(&rules, call), "{:?} under {:?}", call, rules);
+                prop_assert_eq!(decision(&loading, call), expected(&rules, call), "loaded: {:?} under {:?}", call, rules);
             }
         }
     }

@@ -623,77 +623,77 @@ impl CedarPolicies {
         let context = CedarContext::from_pairs(context)
             .map_err(|e| format!("the arguments do not make a Cedar context: {e}"))?;
         let slice = inner.slices.get(tool.name());
-        if let (Some((slice, actions)), true) = (slice, loaded.is_empty()) {
-            // The runtime's own entities have no attributes and fit the schema by
-            // construction, so they are not checked against it again on each call.
-            let mut made = actions.clone();
-            made.push(Entity::new_no_attrs(
-                principal.clone(),
-                tenant.iter().cloned().collect(),
-            ));
-            if let Some(tenant) = &tenant {
-                made.push(Entity::new_no_attrs(tenant.clone(), HashSet::new()));
+        let entities = match slice {
+            Some((_, actions)) if loaded.is_empty() => {
+                // The runtime's own entities have no attributes and fit the schema by
+                // construction, so they are not checked against it again on each call.
+                let mut made = actions.clone();
+                made.push(Entity::new_no_attrs(
+                    principal.clone(),
+                    tenant.iter().cloned().collect(),
+                ));
+                if let Some(tenant) = &tenant {
+                    made.push(Entity::new_no_attrs(tenant.clone(), HashSet::new()));
+                }
+                if resource != principal && tenant.as_ref() != Some(&resource) {
+                    made.push(Entity::new_no_attrs(resource.clone(), HashSet::new()));
+                }
+                Entities::from_entities(made, None)
+                    .map_err(|e| format!("the entities of the call are not valid: {e}"))?
             }
-            if resource != principal && tenant.as_ref() != Some(&resource) {
-                made.push(Entity::new_no_attrs(resource.clone(), HashSet::new()));
+            _ => {
+                let request_uid = |uid: &EntityUid| json!({ "type": uid.type_name().to_string(), "id": uid.id().unescaped() });
+                // The runtime's entities, then the loaded ones replacing those with the same
+                // uid, all checked against the schema.
+                let mut entities: BTreeMap<String, Value> = BTreeMap::new();
+                let mut put = |value: Value| {
+                    let key = value.get("uid").map(Value::to_string).unwrap_or_default();
+                    entities.insert(key, value);
+                };
+                put(json!({
+                    "uid": request_uid(&principal),
+                    "attrs": {},
+                    "parents": tenant.iter().map(request_uid).collect::<Vec<_>>(),
+                }));
+                if let Some(tenant) = &tenant {
+                    put(json!({ "uid": request_uid(tenant), "attrs": {}, "parents": [] }));
+                }
+                put(json!({ "uid": request_uid(&resource), "attrs": {}, "parents": [] }));
+                for value in loaded {
+                    put(value);
+                }
+                Entities::from_json_value(
+                    Value::Array(entities.into_values().collect()),
+                    Some(&inner.schema),
+                )
+                .map_err(|e| format!("the entities of the call are not valid: {e}"))?
             }
-            let entities = Entities::from_entities(made, None)
-                .map_err(|e| format!("the entities of the call are not valid: {e}"))?;
-            let cedar_request = CedarRequest::new(
-                principal.clone(),
-                action,
-                resource,
-                context,
-                Some(&inner.schema),
-            )
-            .map_err(|e| format!("the call is not a valid Cedar request: {e}"))?;
-            let mut responses =
-                vec![
-                    inner
-                        .authorizer
-                        .is_authorized(&cedar_request, &slice.general, &entities),
-                ];
-            if let Some(named) = slice.by_principal.get(&principal) {
-                responses.push(
-                    inner
-                        .authorizer
-                        .is_authorized(&cedar_request, named, &entities),
-                );
-            }
-            let (decision, reasons, errors) = combine(&responses);
-            return Ok(decided(decision, reasons, errors));
-        }
-        let request_uid = |uid: &EntityUid| json!({ "type": uid.type_name().to_string(), "id": uid.id().unescaped() });
-        // The runtime's entities, then the loaded ones replacing those with the same uid.
-        let mut entities: BTreeMap<String, Value> = BTreeMap::new();
-        let mut put = |value: Value| {
-            let key = value.get("uid").map(Value::to_string).unwrap_or_default();
-            entities.insert(key, value);
         };
-        put(json!({
-            "uid": request_uid(&principal),
-            "attrs": {},
-            "parents": tenant.iter().map(request_uid).collect::<Vec<_>>(),
-        }));
-        if let Some(tenant) = &tenant {
-            put(json!({ "uid": request_uid(tenant), "attrs": {}, "parents": [] }));
-        }
-        put(json!({ "uid": request_uid(&resource), "attrs": {}, "parents": [] }));
-        for value in loaded {
-            put(value);
-        }
-        let entities = Entities::from_json_value(
-            Value::Array(entities.into_values().collect()),
+        let cedar_request = CedarRequest::new(
+            principal.clone(),
+            action,
+            resource,
+            context,
             Some(&inner.schema),
         )
-        .map_err(|e| format!("the entities of the call are not valid: {e}"))?;
-        let cedar_request =
-            CedarRequest::new(principal, action, resource, context, Some(&inner.schema))
-                .map_err(|e| format!("the call is not a valid Cedar request: {e}"))?;
-        let response = inner
-            .authorizer
-            .is_authorized(&cedar_request, &inner.policies, &entities);
-        let (decision, reasons, errors) = combine(&[response]);
+        .map_err(|e| format!("the call is not a valid Cedar request: {e}"))?;
+        let authorize = |policies: &PolicySet| {
+            inner
+                .authorizer
+                .is_authorized(&cedar_request, policies, &entities)
+        };
+        let responses = match slice {
+            Some((slice, _)) => {
+                let mut responses = vec![authorize(&slice.general)];
+                if let Some(named) = slice.by_principal.get(&principal) {
+                    responses.push(authorize(named));
+                }
+                responses
+            }
+            // A tool the policies were not built for: the whole set decides.
+            None => vec![authorize(&inner.policies)],
+        };
+        let (decision, reasons, errors) = combine(&responses);
         Ok(decided(decision, reasons, errors))
     }
 }
