@@ -52,6 +52,35 @@ fn policies(n: usize) -> String {
         .collect()
 }
 
+/// `n` policies on `refund` that all apply to every call (the principal is tested in the
+/// condition, not the scope), so every one is evaluated; the last one matches.
+fn unscoped(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "@id(\"p{i}\")\npermit(principal, action == Action::\"refund\", resource is Account)\nwhen {{ principal == User::\"u{i}\" && context has amount && context.amount.lessThan(decimal(\"{i}000.0\")) }};\n"
+            )
+        })
+        .collect()
+}
+
+/// `n` policies, one per principal, each on one of 100 other tools; none applies to `refund`
+/// but the one permit naming it.
+fn elsewhere(n: usize) -> String {
+    let mut text: String = (0..n)
+        .map(|i| {
+            format!(
+                "@id(\"p{i}\")\npermit(principal == User::\"u{i}\", action == Action::\"other_{}\", resource);\n",
+                i % 100
+            )
+        })
+        .collect();
+    text.push_str(
+        "@id(\"refund\")\npermit(principal, action == Action::\"refund\", resource is Account);\n",
+    );
+    text
+}
+
 fn decide(policy: &dyn Authorize, info: &ToolInfo, principal: &str, arguments: &str) -> bool {
     let cx = Context::builder(principal).build();
     let args = Refund::parse_arguments(arguments).expect("valid arguments");
@@ -61,6 +90,24 @@ fn decide(policy: &dyn Authorize, info: &ToolInfo, principal: &str, arguments: &
         .decide(&request)
         .now_or_never()
         .is_some_and(|decision| decision.is_allowed())
+}
+
+/// `refund` and 100 other tools.
+fn registry_with_others() -> Registry {
+    let mut registry = registry();
+    for i in 0..100 {
+        registry
+            .register(ToolDef::dynamic(
+                DynamicTool::new(
+                    format!("other_{i}"),
+                    "another tool",
+                    json!({"type": "object"}),
+                ),
+                |_: Value, _: &Context| async { Ok::<_, ToolError>(json!({})) },
+            ))
+            .expect("tool registers");
+    }
+    registry
 }
 
 fn bench(c: &mut Criterion) {
@@ -90,6 +137,29 @@ fn bench(c: &mut Criterion) {
         assert!(decide(&cedar, info, &principal, ARGUMENTS));
         group.bench_with_input(BenchmarkId::new("cedar", n), &n, |b, _| {
             b.iter(|| decide(&cedar, info, black_box(&principal), black_box(ARGUMENTS)))
+        });
+    }
+    for n in [10, 100, 1000] {
+        let cedar = CedarPolicies::builder(&registry)
+            .policies(unscoped(n))
+            .build()
+            .expect("the generated policies validate");
+        let principal = format!("u{}", n - 1);
+        assert!(decide(&cedar, info, &principal, ARGUMENTS));
+        group.bench_with_input(BenchmarkId::new("cedar_all_apply", n), &n, |b, _| {
+            b.iter(|| decide(&cedar, info, black_box(&principal), black_box(ARGUMENTS)))
+        });
+    }
+    let others = registry_with_others();
+    let others_info = others.get("refund").expect("refund");
+    for n in [10, 100, 1000] {
+        let cedar = CedarPolicies::builder(&others)
+            .policies(elsewhere(n))
+            .build()
+            .expect("the generated policies validate");
+        assert!(decide(&cedar, others_info, "u0", ARGUMENTS));
+        group.bench_with_input(BenchmarkId::new("cedar_other_tools", n), &n, |b, _| {
+            b.iter(|| decide(&cedar, others_info, black_box("u0"), black_box(ARGUMENTS)))
         });
     }
     group.finish();

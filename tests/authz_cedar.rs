@@ -417,6 +417,111 @@ async fn hostile_ids_are_ids_not_policy_text() {
     );
 }
 
+/// A tool whose arguments nest `depth` objects deep (`{"n": {"n": ... {"leaf": "x"}}}`), and
+/// one with `width` string arguments, each declared in its JSON Schema.
+fn deep_and_wide(depth: usize, width: usize) -> Registry {
+    let mut node = json!({
+        "type": "object",
+        "properties": { "leaf": { "type": "string" } },
+        "required": ["leaf"],
+    });
+    for _ in 0..depth {
+        node = json!({ "type": "object", "properties": { "n": node }, "required": ["n"] });
+    }
+    let properties: serde_json::Map<String, Value> = (0..width)
+        .map(|i| (format!("p{i}"), json!({ "type": "string" })))
+        .collect();
+    let wide = json!({ "type": "object", "properties": properties });
+    let mut registry = Registry::new();
+    for (name, schema) in [("deep", node), ("wide", wide)] {
+        registry
+            .register(ToolDef::dynamic(
+                tool_core::registry::DynamicTool::new(name, "a hostile shape", schema),
+                |_: Value, _: &Context| async { Ok::<_, ToolError>(json!({})) },
+            ))
+            .unwrap();
+    }
+    registry
+}
+
+#[tokio::test]
+async fn deep_and_huge_arguments_are_decided_or_refused_never_a_panic() {
+    let depth = 40;
+    let width = 2_000;
+    let text = r#"
+        @id("shallow-leaf")
+        permit(principal, action == Action::"deep", resource)
+        when { context.n.n.n has n };
+        @id("wide-last")
+        permit(principal, action == Action::"wide", resource)
+        when { context has p1999 && context.p1999 == "yes" };
+    "#;
+    let policies = CedarPolicies::builder(&deep_and_wide(depth, width))
+        .policies(text)
+        .build()
+        .unwrap();
+    // Nesting beyond the context's depth is left out of the schema: a policy reaching for it
+    // is a build error, not a silent deny.
+    let deeper = format!(
+        "permit(principal, action == Action::\"deep\", resource) when {{ context{} has leaf }};",
+        ".n".repeat(depth)
+    );
+    assert!(
+        CedarPolicies::builder(&deep_and_wide(depth, width))
+            .policies(deeper)
+            .build()
+            .is_err()
+    );
+    let runtime = Runtime::builder(deep_and_wide(depth, width))
+        .authorize(policies)
+        .build();
+    let cx = Context::builder("alice").scope("run").build();
+
+    let mut deep = json!({ "leaf": "x" });
+    for _ in 0..depth {
+        deep = json!({ "n": deep });
+    }
+    assert!(
+        runtime
+            .invoke("d1", "deep", deep.to_string().as_str(), &cx)
+            .await
+            .is_ok()
+    );
+
+    let mut wide: serde_json::Map<String, Value> = (0..width)
+        .map(|i| (format!("p{i}"), Value::from("a".repeat(100))))
+        .collect();
+    let refused = runtime
+        .invoke(
+            "w1",
+            "wide",
+            Value::Object(wide.clone()).to_string().as_str(),
+            &cx,
+        )
+        .await;
+    assert_eq!(detail(&refused), "no permit policy matched");
+    wide.insert("p1999".to_owned(), Value::from("yes"));
+    assert!(
+        runtime
+            .invoke("w2", "wide", Value::Object(wide).to_string().as_str(), &cx)
+            .await
+            .is_ok()
+    );
+
+    // Arguments nested far past what the tool declares, or past the JSON parser's limit:
+    // refused with a clear error before or by the policies, never a panic.
+    let hostile = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let outcome = runtime.invoke("h1", "deep", hostile.as_str(), &cx).await;
+    assert!(!outcome.is_ok());
+    let nested = format!(
+        r#"{{"n":{}"x"{}}}"#,
+        r#"{"n":"#.repeat(5_000),
+        "}".repeat(5_000)
+    );
+    let outcome = runtime.invoke("h2", "deep", nested.as_str(), &cx).await;
+    assert!(!outcome.is_ok());
+}
+
 mod properties {
     use futures_util::FutureExt as _;
     use proptest::prelude::*;
@@ -424,28 +529,93 @@ mod properties {
 
     use super::*;
 
-    /// One generated rule: its effect, the principal it names (if any), the tool it names (if
-    /// any) and a bound on `context.limit` (if any).
+    /// One generated rule: its effect, the principal it names (if any), the tool or effect
+    /// group it names (if any; `action in [tool, also]` with a second name), and a bound on
+    /// `context.limit` (if any).
     #[derive(Debug, Clone)]
     struct Rule {
         permit: bool,
         principal: Option<&'static str>,
         tool: Option<&'static str>,
+        also: Option<&'static str>,
         below: Option<u32>,
     }
 
+    const ACTIONS: [&str; 6] = [
+        "refund",
+        "balance",
+        "set_limit",
+        "read_only",
+        "idempotent",
+        "side_effects",
+    ];
+
     fn rule() -> impl Strategy<Value = Rule> {
         let principal = prop::option::of(prop::sample::select(vec!["alice", "bob", "ivan"]));
-        let tool = prop::option::of(prop::sample::select(vec!["refund", "balance", "set_limit"]));
-        (any::<bool>(), principal, tool, prop::option::of(0u32..2000)).prop_map(
-            |(permit, principal, tool, below)| Rule {
-                permit,
-                principal,
-                tool,
-                // Only `set_limit` has a `limit`.
-                below: below.filter(|_| tool == Some("set_limit")),
-            },
+        let tool = prop::option::of(prop::sample::select(ACTIONS.to_vec()));
+        let also = prop::option::of(prop::sample::select(ACTIONS.to_vec()));
+        (
+            any::<bool>(),
+            principal,
+            tool,
+            also,
+            prop::option::of(0u32..2000),
         )
+            .prop_map(|(permit, principal, tool, also, below)| {
+                let also = also.filter(|_| tool.is_some());
+                Rule {
+                    permit,
+                    principal,
+                    tool,
+                    also,
+                    // Only `set_limit` has a `limit`.
+                    below: below.filter(|_| tool == Some("set_limit") && also.is_none()),
+                }
+            })
+    }
+
+    /// Whether the action `name` (a tool or a group) covers a call of `tool`.
+    fn covers(name: &str, tool: &str) -> bool {
+        let group = match tool {
+            "balance" => "read_only",
+            "set_limit" => "idempotent",
+            _ => "side_effects",
+        };
+        name == tool || name == group
+    }
+
+    /// What Cedar's semantics say of `rules` for `call`, worked out from the rules alone: the
+    /// decision and the ids of the policies that made it.
+    fn expected(
+        rules: &[Rule],
+        (principal, tool, arguments): &(&str, &str, String),
+    ) -> (bool, Vec<String>) {
+        let limit = serde_json::from_str::<Value>(arguments).unwrap()["limit"].as_u64();
+        let matching = |permit: bool| -> Vec<String> {
+            let mut ids: Vec<String> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.permit == permit)
+                .filter(|(_, r)| r.principal.is_none_or(|p| p == *principal))
+                .filter(|(_, r)| {
+                    r.tool
+                        .is_none_or(|t| covers(t, tool) || r.also.is_some_and(|a| covers(a, tool)))
+                })
+                .filter(|(_, r)| {
+                    r.below
+                        .is_none_or(|n| limit.is_some_and(|l| l < u64::from(n)))
+                })
+                .map(|(i, _)| format!("policy{i}"))
+                .collect();
+            ids.sort();
+            ids
+        };
+        let forbids = matching(false);
+        if !forbids.is_empty() {
+            return (false, forbids);
+        }
+        let permits = matching(true);
+        (!permits.is_empty(), permits)
     }
 
     fn text(rule: &Rule) -> String {
@@ -453,9 +623,14 @@ mod properties {
         let principal = rule.principal.map_or("principal".to_owned(), |p| {
             format!("principal == User::{p:?}")
         });
-        let action = rule
-            .tool
-            .map_or("action".to_owned(), |t| format!("action == Action::{t:?}"));
+        let action = match (rule.tool, rule.also) {
+            (None, _) => "action".to_owned(),
+            (Some(t), None) if ["read_only", "idempotent", "side_effects"].contains(&t) => {
+                format!("action in Action::{t:?}")
+            }
+            (Some(t), None) => format!("action == Action::{t:?}"),
+            (Some(t), Some(a)) => format!("action in [Action::{t:?}, Action::{a:?}]"),
+        };
         let when = rule.below.map_or(String::new(), |n| {
             format!(" when {{ context.limit < {n} }}")
         });
@@ -479,10 +654,15 @@ mod properties {
             })
     }
 
-    fn decide(
+    fn decide(policies: &CedarPolicies, call: &(&str, &str, String)) -> bool {
+        decision(policies, call).0
+    }
+
+    /// The decision and the ids of the policies that made it (sorted).
+    fn decision(
         policies: &CedarPolicies,
         (principal, tool, arguments): &(&str, &str, String),
-    ) -> bool {
+    ) -> (bool, Vec<String>) {
         let registry = registry();
         let info = registry.get(tool).unwrap();
         let cx = Context::builder(*principal).build();
@@ -492,16 +672,35 @@ mod properties {
             _ => None,
         };
         let request = Request::new(info, &cx, arguments.as_str().into(), args.as_ref());
-        policies
+        let decision = policies
             .decide(&request)
             .now_or_never()
-            .expect("a policy set without a loader decides at once")
-            .is_allowed()
+            .expect("these policies decide at once");
+        let mut ids = decision.policy_ids().to_vec();
+        ids.sort();
+        (decision.is_allowed(), ids)
     }
 
     fn build(rules: &[Rule]) -> CedarPolicies {
         let text: String = rules.iter().map(text).collect();
         CedarPolicies::builder(&registry())
+            .policies(text)
+            .build()
+            .unwrap()
+    }
+
+    /// The same policies with a loader that supplies the principal (as the runtime would make
+    /// it), so the entities go through the loaded path.
+    fn build_loading(rules: &[Rule]) -> CedarPolicies {
+        let text: String = rules.iter().map(text).collect();
+        CedarPolicies::builder(&registry())
+            .entities(|request: OwnedRequest| async move {
+                Ok(vec![json!({
+                    "uid": { "type": "User", "id": request.context.principal() },
+                    "attrs": {},
+                    "parents": [],
+                })])
+            })
             .policies(text)
             .build()
             .unwrap()
@@ -529,11 +728,26 @@ mod properties {
         ) {
             // Whatever the permits, a forbid naming this principal and tool denies it.
             let mut rules: Vec<Rule> = rules.into_iter().map(|r| Rule { permit: true, ..r }).collect();
-            rules.push(Rule { permit: true, principal: None, tool: None, below: None });
+            rules.push(Rule { permit: true, principal: None, tool: None, also: None, below: None });
             let allowed_before = decide(&build(&rules), &call);
             prop_assert!(allowed_before, "an unconditional permit with no forbid of this call");
-            rules.push(Rule { permit: false, principal: Some(call.0), tool: Some(call.1), below: None });
+            rules.push(Rule { permit: false, principal: Some(call.0), tool: Some(call.1), also: None, below: None });
             prop_assert!(!decide(&build(&rules), &call));
+        }
+
+        #[test]
+        fn decisions_and_their_policies_follow_cedars_semantics(
+            rules in prop::collection::vec(rule(), 0..24),
+            calls in prop::collection::vec(call(), 1..8),
+        ) {
+            // Policies naming other tools, groups or principals are set aside per call; the
+            // decision and the policies named must be those of the whole set.
+            let policies = build(&rules);
+            let loading = build_loading(&rules);
+            for call in &calls {
+                prop_assert_eq!(decision(&policies, call), expected(&rules, call), "{:?} under {:?}", call, rules);
+                prop_assert_eq!(decision(&loading, call), expected(&rules, call), "loaded: {:?} under {:?}", call, rules);
+            }
         }
     }
 }

@@ -33,6 +33,17 @@
 //! A policy must check that an optional attribute is there (`context has amount`) before it
 //! reads it; strict validation refuses a policy that does not, when it is built.
 //!
+//! # Cost per call
+//!
+//! When the policies are built, each tool is given the policies whose scope can apply to it
+//! (`action == Action::"<tool>"`, `action in` a list naming the tool or its effect group, or
+//! any action), split by the one principal a scope names with `principal == ...`. A call is
+//! decided over the tool's policies that name no single principal and those naming its own,
+//! with the same decision and the same policy ids as over the whole set. So a call costs about
+//! the same with ten policies or a thousand when they are scoped to tools and principals, and
+//! grows with the policies that apply to it (each is evaluated) when they are not: write the
+//! principal and the action in the scope rather than in `when` where you can.
+//!
 //! # Policy ids
 //!
 //! A policy's id is its `@id("...")` annotation, else Cedar's `policy0`, `policy1`, ... in the
@@ -77,15 +88,16 @@
 //! # let _ = runtime;
 //! ```
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use cedar_policy::{
-    Authorizer, Context as CedarContext, Decision as CedarDecision, Entities, EntityId,
-    EntityTypeName, EntityUid, PolicyId, PolicySet, Request as CedarRequest, Schema,
-    ValidationMode, ValidationWarning, Validator,
+    ActionConstraint, Authorizer, Context as CedarContext, Decision as CedarDecision, Entities,
+    Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet, PrincipalConstraint,
+    Request as CedarRequest, Response, RestrictedExpression, Schema, ValidationMode,
+    ValidationWarning, Validator,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -394,6 +406,22 @@ impl CedarBuilder {
             .iter()
             .map(|tool| (tool.name.clone(), tool.context.clone()))
             .collect();
+        let actions = schema
+            .action_entities()
+            .map_err(|e| CedarError::Schema(e.to_string()))?;
+        let mut slices = HashMap::new();
+        for tool in &self.tools {
+            let slice = Slice::of(&policies, &tool.name, effect_group(tool.effect))
+                .map_err(CedarError::Parse)?;
+            let action = action_uid(&tool.name).map_err(CedarError::Schema)?;
+            let group = action_uid(effect_group(tool.effect)).map_err(CedarError::Schema)?;
+            let entities = actions
+                .iter()
+                .filter(|entity| entity.uid() == action || entity.uid() == group)
+                .cloned()
+                .collect();
+            slices.insert(tool.name.clone(), (slice, entities));
+        }
         Ok(CedarPolicies {
             inner: Arc::new(Inner {
                 schema,
@@ -401,6 +429,7 @@ impl CedarBuilder {
                 principal_type,
                 tenant_type,
                 contexts,
+                slices,
                 loader: self.loader,
                 authorizer: Authorizer::new(),
             }),
@@ -425,14 +454,95 @@ fn position(text: &str, error: &dyn miette::Diagnostic) -> (Option<usize>, Optio
     (Some(line), Some(column))
 }
 
+/// `Action::"<name>"`.
+fn action_uid(name: &str) -> Result<EntityUid, String> {
+    Ok(EntityUid::from_type_name_and_id(
+        EntityTypeName::from_str("Action").map_err(|e| e.to_string())?,
+        EntityId::new(name),
+    ))
+}
+
+/// The policies that can apply to one tool, split by the principal they name: a policy
+/// whose scope says `action == Action::"other"` (or `action in [...]` without this tool or
+/// its group) can never match a call of this tool, and one whose scope says `principal ==
+/// User::"bob"` can never match a call by anyone else. Leaving them out changes no decision
+/// (a scope that does not match ends a policy before its conditions are evaluated), and makes
+/// a call's cost grow with the policies that can apply to it, not with all of them.
+struct Slice {
+    /// The policies of the tool that name no single principal.
+    general: PolicySet,
+    /// The policies of the tool that name one principal (`principal == ...`), by principal.
+    by_principal: HashMap<EntityUid, PolicySet>,
+}
+
+impl Slice {
+    fn of(policies: &PolicySet, tool: &str, group: &str) -> Result<Self, String> {
+        let names = |uid: &EntityUid| {
+            uid.type_name().to_string() == "Action"
+                && (uid.id().unescaped() == tool || uid.id().unescaped() == group)
+        };
+        let mut general = PolicySet::new();
+        let mut by_principal: HashMap<EntityUid, PolicySet> = HashMap::new();
+        for policy in policies.policies() {
+            let applies = match policy.action_constraint() {
+                ActionConstraint::Any => true,
+                ActionConstraint::Eq(uid) => names(&uid),
+                ActionConstraint::In(uids) => uids.iter().any(names),
+            };
+            if !applies {
+                continue;
+            }
+            let set = match policy.principal_constraint() {
+                PrincipalConstraint::Eq(uid) => by_principal.entry(uid).or_default(),
+                _ => &mut general,
+            };
+            set.add(Policy::clone(policy)).map_err(|e| e.to_string())?;
+        }
+        Ok(Self {
+            general,
+            by_principal,
+        })
+    }
+}
+
 struct Inner {
     schema: Schema,
     policies: PolicySet,
     principal_type: EntityTypeName,
     tenant_type: EntityTypeName,
     contexts: BTreeMap<String, Map<String, Value>>,
+    /// Per tool, the policies that can apply to it and its action entities (the tool's
+    /// action and its effect group).
+    slices: HashMap<String, (Slice, Vec<Entity>)>,
     loader: Option<Arc<dyn EntityLoader>>,
     authorizer: Authorizer,
+}
+
+/// One decision from two disjoint parts of a policy set, exactly as Cedar would decide over
+/// their union: any satisfied `forbid` denies (naming all of them), else any satisfied
+/// `permit` allows (naming all of them), else nothing matched.
+fn combine(responses: &[Response]) -> (CedarDecision, Vec<String>, Vec<String>) {
+    let reasons = |decision: CedarDecision| -> Vec<String> {
+        responses
+            .iter()
+            .filter(|r| r.decision() == decision)
+            .flat_map(|r| r.diagnostics().reason().map(ToString::to_string))
+            .collect()
+    };
+    let errors = responses
+        .iter()
+        .flat_map(|r| r.diagnostics().errors().map(ToString::to_string))
+        .collect();
+    // A Deny response with reasons is one where a `forbid` was satisfied.
+    let forbids = reasons(CedarDecision::Deny);
+    if !forbids.is_empty() {
+        return (CedarDecision::Deny, forbids, errors);
+    }
+    let permits = reasons(CedarDecision::Allow);
+    if !permits.is_empty() {
+        return (CedarDecision::Allow, permits, errors);
+    }
+    (CedarDecision::Deny, Vec::new(), errors)
 }
 
 /// Cedar policies, validated against the registry's tools, as an [`Authorize`] policy.
@@ -508,68 +618,106 @@ impl CedarPolicies {
             .get(tool.name())
             .map(|shape| record(shape, &request.arguments_json(), 0))
             .unwrap_or_default();
-        let context =
-            CedarContext::from_json_value(Value::Object(context), Some((&inner.schema, &action)))
-                .map_err(|e| format!("the arguments do not make a Cedar context: {e}"))?;
-        let request_uid = |uid: &EntityUid| json!({ "type": uid.type_name().to_string(), "id": uid.id().unescaped() });
-        // The runtime's entities, then the loaded ones replacing those with the same uid.
-        let mut entities: BTreeMap<String, Value> = BTreeMap::new();
-        let mut put = |value: Value| {
-            let key = value.get("uid").map(Value::to_string).unwrap_or_default();
-            entities.insert(key, value);
+        // Built as Cedar values directly (not through Cedar's JSON form), and checked against
+        // the tool's context type with the request below.
+        let context = CedarContext::from_pairs(context)
+            .map_err(|e| format!("the arguments do not make a Cedar context: {e}"))?;
+        let slice = inner.slices.get(tool.name());
+        let entities = match slice {
+            Some((_, actions)) if loaded.is_empty() => {
+                // The runtime's own entities have no attributes and fit the schema by
+                // construction, so they are not checked against it again on each call.
+                let mut made = actions.clone();
+                made.push(Entity::new_no_attrs(
+                    principal.clone(),
+                    tenant.iter().cloned().collect(),
+                ));
+                if let Some(tenant) = &tenant {
+                    made.push(Entity::new_no_attrs(tenant.clone(), HashSet::new()));
+                }
+                if resource != principal && tenant.as_ref() != Some(&resource) {
+                    made.push(Entity::new_no_attrs(resource.clone(), HashSet::new()));
+                }
+                Entities::from_entities(made, None)
+                    .map_err(|e| format!("the entities of the call are not valid: {e}"))?
+            }
+            _ => {
+                let request_uid = |uid: &EntityUid| json!({ "type": uid.type_name().to_string(), "id": uid.id().unescaped() });
+                // The runtime's entities, then the loaded ones replacing those with the same
+                // uid, all checked against the schema.
+                let mut entities: BTreeMap<String, Value> = BTreeMap::new();
+                let mut put = |value: Value| {
+                    let key = value.get("uid").map(Value::to_string).unwrap_or_default();
+                    entities.insert(key, value);
+                };
+                put(json!({
+                    "uid": request_uid(&principal),
+                    "attrs": {},
+                    "parents": tenant.iter().map(request_uid).collect::<Vec<_>>(),
+                }));
+                if let Some(tenant) = &tenant {
+                    put(json!({ "uid": request_uid(tenant), "attrs": {}, "parents": [] }));
+                }
+                put(json!({ "uid": request_uid(&resource), "attrs": {}, "parents": [] }));
+                for value in loaded {
+                    put(value);
+                }
+                Entities::from_json_value(
+                    Value::Array(entities.into_values().collect()),
+                    Some(&inner.schema),
+                )
+                .map_err(|e| format!("the entities of the call are not valid: {e}"))?
+            }
         };
-        put(json!({
-            "uid": request_uid(&principal),
-            "attrs": {},
-            "parents": tenant.iter().map(request_uid).collect::<Vec<_>>(),
-        }));
-        if let Some(tenant) = &tenant {
-            put(json!({ "uid": request_uid(tenant), "attrs": {}, "parents": [] }));
-        }
-        put(json!({ "uid": request_uid(&resource), "attrs": {}, "parents": [] }));
-        for value in loaded {
-            put(value);
-        }
-        let entities = Entities::from_json_value(
-            Value::Array(entities.into_values().collect()),
+        let cedar_request = CedarRequest::new(
+            principal.clone(),
+            action,
+            resource,
+            context,
             Some(&inner.schema),
         )
-        .map_err(|e| format!("the entities of the call are not valid: {e}"))?;
-        let cedar_request =
-            CedarRequest::new(principal, action, resource, context, Some(&inner.schema))
-                .map_err(|e| format!("the call is not a valid Cedar request: {e}"))?;
-        let response = inner
-            .authorizer
-            .is_authorized(&cedar_request, &inner.policies, &entities);
-        let reasons: Vec<String> = response
-            .diagnostics()
-            .reason()
-            .map(ToString::to_string)
-            .collect();
-        let errors: Vec<String> = response
-            .diagnostics()
-            .errors()
-            .map(ToString::to_string)
-            .collect();
-        Ok(match response.decision() {
-            CedarDecision::Allow => Decision::Allow {
-                policy_ids: reasons,
-            },
-            CedarDecision::Deny => {
-                let mut detail = if reasons.is_empty() {
-                    "no permit policy matched".to_owned()
-                } else {
-                    format!("forbidden by {}", reasons.join(", "))
-                };
-                if !errors.is_empty() {
-                    detail.push_str(&format!(
-                        "; policies that failed to evaluate: {}",
-                        errors.join("; ")
-                    ));
+        .map_err(|e| format!("the call is not a valid Cedar request: {e}"))?;
+        let authorize = |policies: &PolicySet| {
+            inner
+                .authorizer
+                .is_authorized(&cedar_request, policies, &entities)
+        };
+        let responses = match slice {
+            Some((slice, _)) => {
+                let mut responses = vec![authorize(&slice.general)];
+                if let Some(named) = slice.by_principal.get(&principal) {
+                    responses.push(authorize(named));
                 }
-                Decision::Deny(Denied::new(detail).with_policy_ids(reasons))
+                responses
             }
-        })
+            // A tool the policies were not built for: the whole set decides.
+            None => vec![authorize(&inner.policies)],
+        };
+        let (decision, reasons, errors) = combine(&responses);
+        Ok(decided(decision, reasons, errors))
+    }
+}
+
+/// The runtime's decision from Cedar's.
+fn decided(decision: CedarDecision, reasons: Vec<String>, errors: Vec<String>) -> Decision {
+    match decision {
+        CedarDecision::Allow => Decision::Allow {
+            policy_ids: reasons,
+        },
+        CedarDecision::Deny => {
+            let mut detail = if reasons.is_empty() {
+                "no permit policy matched".to_owned()
+            } else {
+                format!("forbidden by {}", reasons.join(", "))
+            };
+            if !errors.is_empty() {
+                detail.push_str(&format!(
+                    "; policies that failed to evaluate: {}",
+                    errors.join("; ")
+                ));
+            }
+            Decision::Deny(Denied::new(detail).with_policy_ids(reasons))
+        }
     }
 }
 
@@ -691,41 +839,45 @@ fn node_type(node: &Value) -> Option<(&str, bool)> {
 }
 
 /// The Cedar record of `value` for the attributes `shape` (as generated by [`cedar_type`]).
-fn record(shape: &Map<String, Value>, value: &Value, depth: usize) -> Map<String, Value> {
-    let mut out = Map::new();
+fn record(
+    shape: &Map<String, Value>,
+    value: &Value,
+    depth: usize,
+) -> Vec<(String, RestrictedExpression)> {
+    let mut out = Vec::new();
     let Value::Object(object) = value else {
         return out;
     };
     for (name, ty) in shape {
         if let Some(converted) = object.get(name).and_then(|v| cedar_value(ty, v, depth + 1)) {
-            out.insert(name.clone(), converted);
+            out.push((name.clone(), converted));
         }
     }
     out
 }
 
-/// One value as Cedar's JSON, or `None` when it is left out.
-fn cedar_value(ty: &Value, value: &Value, depth: usize) -> Option<Value> {
+/// One value as a Cedar value, or `None` when it is left out.
+fn cedar_value(ty: &Value, value: &Value, depth: usize) -> Option<RestrictedExpression> {
     if depth > MAX_CONTEXT_DEPTH + 1 {
         return None;
     }
     match (ty.get("type").and_then(Value::as_str)?, value) {
-        ("String", Value::String(_)) | ("Bool", Value::Bool(_)) => Some(value.clone()),
-        ("Long", Value::Number(n)) => n.as_i64().map(Value::from),
-        ("Extension", Value::Number(n)) => {
-            decimal(n).map(|arg| json!({ "__extn": { "fn": "decimal", "arg": arg } }))
-        }
+        ("String", Value::String(text)) => Some(RestrictedExpression::new_string(text.clone())),
+        ("Bool", Value::Bool(b)) => Some(RestrictedExpression::new_bool(*b)),
+        ("Long", Value::Number(n)) => n.as_i64().map(RestrictedExpression::new_long),
+        ("Extension", Value::Number(n)) => decimal(n).map(RestrictedExpression::new_decimal),
         ("Set", Value::Array(items)) => {
             let element = ty.get("element")?;
-            let items: Option<Vec<Value>> = items
+            let items: Option<Vec<RestrictedExpression>> = items
                 .iter()
                 .map(|item| cedar_value(element, item, depth + 1))
                 .collect();
-            items.map(Value::Array)
+            items.map(RestrictedExpression::new_set)
         }
         ("Record", Value::Object(_)) => {
             let attributes = ty.get("attributes")?.as_object()?;
-            Some(Value::Object(record(attributes, value, depth)))
+            // The attribute names are the keys of a map, so they are distinct.
+            RestrictedExpression::new_record(record(attributes, value, depth)).ok()
         }
         _ => None,
     }
