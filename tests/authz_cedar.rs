@@ -1002,3 +1002,76 @@ mod tinytodo {
         }
     }
 }
+
+/// How a temperature is given.
+#[derive(Argument, Debug)]
+#[allow(dead_code)]
+enum Units {
+    Celsius,
+    Fahrenheit,
+}
+
+/// Sets a thermostat.
+#[derive(Tool, Debug)]
+#[allow(dead_code)]
+struct SetThermostat {
+    units: Units,
+    fallback: Option<Units>,
+    degrees: u8,
+}
+
+#[tokio::test]
+async fn enum_arguments_are_strings_policies_can_compare() {
+    let mut registry = Registry::new();
+    registry
+        .register(ToolDef::new(|_: SetThermostat, _: &Context| async {
+            Ok::<_, ToolError>(Done { ok: true })
+        }))
+        .unwrap();
+    let schema = CedarPolicies::builder(&registry).schema_json();
+    assert_eq!(
+        schema[""]["actions"]["set_thermostat"]["appliesTo"]["context"]["attributes"],
+        json!({
+            "units": { "type": "String" },
+            "fallback": { "type": "String", "required": false },
+            "degrees": { "type": "Long" },
+        })
+    );
+
+    // A typo in the attribute is a build error, as for any other field.
+    let typo = CedarPolicies::builder(&registry)
+        .policies(
+            r#"@id("t") permit(principal, action, resource) when { context.unit == "Celsius" };"#,
+        )
+        .build()
+        .expect_err("an attribute the tool does not have is a build error");
+    assert!(typo.to_string().contains("unit"), "{typo}");
+
+    let policies = CedarPolicies::builder(&registry)
+        .policies(
+            r#"@id("celsius-only") permit(principal, action == Action::"set_thermostat", resource)
+               when { context.units == "Celsius" };"#,
+        )
+        .build()
+        .unwrap();
+    let runtime = Runtime::builder(registry).authorize(policies).build();
+    let cx = who("alice", None);
+    let allowed = runtime
+        .invoke(
+            "t1",
+            "set_thermostat",
+            r#"{"units": "Celsius", "fallback": null, "degrees": 21}"#,
+            &cx,
+        )
+        .await;
+    assert!(allowed.is_ok(), "{allowed:?}");
+    let refused = runtime
+        .invoke(
+            "t2",
+            "set_thermostat",
+            r#"{"units": "Fahrenheit", "fallback": null, "degrees": 70}"#,
+            &cx,
+        )
+        .await;
+    assert!(detail(&refused).contains("no permit"), "{refused:?}");
+}
