@@ -422,7 +422,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
             }
             let step = run.steps + 1;
             let turn = {
-                let tools: Vec<_> = self.runtime().registry().tools().collect();
+                let tools = self.runtime().visible_tools(cx);
                 let request = ModelRequest {
                     transcript: &run.transcript,
                     tools: tools.clone(),
@@ -506,7 +506,7 @@ impl<M: Model, R: RepairModel> Agent<M, R> {
         let request = ModelRequest {
             transcript: &run.transcript,
             tools: Vec::new(),
-            declared: self.runtime().registry().tools().collect(),
+            declared: self.runtime().visible_tools(cx),
             answer_only: true,
             step: run.steps + 1,
             context: Some(cx),

@@ -25,6 +25,16 @@
 //! A policy that panics refuses the call; a run cancelled while a policy decides ends as
 //! `cancelled`, and one whose deadline passes ends as `timeout`. Either way nothing runs.
 //!
+//! # What a principal is shown
+//!
+//! A policy may also say, before any call, whether a tool is [shown](Visibility) to a
+//! principal at all ([`Authorize::visible`]). The tool lists given to a model
+//! ([`Runtime::visible_tools`](crate::Runtime::visible_tools), used by agents and the MCP
+//! server's `tools/list`) leave out the tools the runtime-wide or tenant policies hide. Hiding
+//! is advice for the listing only: a call to a hidden tool is still decided by
+//! [`Authorize::decide`]. A policy that cannot tell without the call's arguments shows the tool
+//! (the default), so nothing it might allow is hidden.
+//!
 //! [`all`] and [`any`] combine policies into one; [`named`] gives a policy an id that the
 //! decision carries, so the audit trail and the failure's detail say which rule decided.
 //!
@@ -269,6 +279,22 @@ impl std::fmt::Debug for DecisionFuture<'_> {
     }
 }
 
+/// Whether a tool is listed for a principal; see [`Authorize::visible`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Visibility {
+    /// The tool is listed.
+    Shown,
+    /// The tool is left out of the lists given to the model and to MCP clients.
+    Hidden,
+}
+
+impl Visibility {
+    /// Whether the tool is listed.
+    pub fn is_shown(self) -> bool {
+        self == Visibility::Shown
+    }
+}
+
 /// An authorization policy, consulted for every valid call before any approval or execution.
 /// Any `Fn(&ToolInfo, &Context) -> Result<(), Denied>` closure is one; [`from_async`] makes one
 /// of an async closure. See the [module docs](self) for the order policies are asked in.
@@ -278,6 +304,15 @@ impl std::fmt::Debug for DecisionFuture<'_> {
 pub trait Authorize: Send + Sync + 'static {
     /// Decides on one call. A refusal ends it as `unauthorized`, and so does a panic.
     fn decide<'a>(&'a self, request: &'a Request<'a>) -> DecisionFuture<'a>;
+
+    /// Whether `tool` is listed for the principal of `cx`, before any call and without
+    /// arguments. Answer [`Visibility::Hidden`] only when every call of the tool in `cx` would
+    /// be refused; the default shows every tool. A closure policy, which sees no arguments,
+    /// hides the tools it refuses.
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        let _ = (tool, cx);
+        Visibility::Shown
+    }
 }
 
 impl<F> Authorize for F
@@ -287,17 +322,32 @@ where
     fn decide<'a>(&'a self, request: &'a Request<'a>) -> DecisionFuture<'a> {
         DecisionFuture::ready(self(request.tool, request.cx).into())
     }
+
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        match self(tool, cx) {
+            Ok(()) => Visibility::Shown,
+            Err(_) => Visibility::Hidden,
+        }
+    }
 }
 
 impl Authorize for Box<dyn Authorize> {
     fn decide<'a>(&'a self, request: &'a Request<'a>) -> DecisionFuture<'a> {
         (**self).decide(request)
     }
+
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        (**self).visible(tool, cx)
+    }
 }
 
 impl Authorize for Arc<dyn Authorize> {
     fn decide<'a>(&'a self, request: &'a Request<'a>) -> DecisionFuture<'a> {
         (**self).decide(request)
+    }
+
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        (**self).visible(tool, cx)
     }
 }
 
@@ -367,6 +417,10 @@ impl<P: Authorize> Authorize for Named<P> {
             _ => DecisionFuture::new(async move { name(decision.await) }),
         }
     }
+
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        self.policy.visible(tool, cx)
+    }
 }
 
 impl<P> std::fmt::Debug for Named<P> {
@@ -380,6 +434,8 @@ pub struct All<P>(Vec<P>);
 
 /// Policies that must all allow, asked in order; the first refusal is the decision (the rest
 /// are not asked). An allow names the rules of every policy. No policies at all allow.
+///
+/// A tool is [hidden](Authorize::visible) when any of the policies hides it.
 pub fn all<P: Authorize>(policies: impl IntoIterator<Item = P>) -> All<P> {
     All(policies.into_iter().collect())
 }
@@ -397,6 +453,14 @@ impl<P: Authorize> Authorize for All<P> {
             Decision::Allow { policy_ids: ids }
         })
     }
+
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        if self.0.iter().all(|p| p.visible(tool, cx).is_shown()) {
+            Visibility::Shown
+        } else {
+            Visibility::Hidden
+        }
+    }
 }
 
 impl<P> std::fmt::Debug for All<P> {
@@ -411,6 +475,9 @@ pub struct Any<P>(Vec<P>);
 /// Policies of which one must allow, asked in order; the first allow is the decision (the
 /// rest are not asked). When all refuse, the refusal joins their details and rule ids and
 /// keeps the first model-facing message. No policies at all refuse.
+///
+/// A tool is [hidden](Authorize::visible) when every policy hides it (so also when there are
+/// none, as every call would be refused).
 pub fn any<P: Authorize>(policies: impl IntoIterator<Item = P>) -> Any<P> {
     Any(policies.into_iter().collect())
 }
@@ -445,6 +512,14 @@ impl<P: Authorize> Authorize for Any<P> {
             Decision::Deny(denied)
         })
     }
+
+    fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
+        if self.0.iter().any(|p| p.visible(tool, cx).is_shown()) {
+            Visibility::Shown
+        } else {
+            Visibility::Hidden
+        }
+    }
 }
 
 impl<P> std::fmt::Debug for Any<P> {
@@ -464,6 +539,12 @@ pub(crate) async fn ask(policy: &dyn Authorize, request: &Request<'_>, whose: &s
                 crate::registry::kind::panic_text(&*payload)
             )))
         })
+}
+
+/// Asks one policy whether `tool` is listed in `cx`, a panic counting as hidden.
+pub(crate) fn shown(policy: &dyn Authorize, tool: &ToolInfo, cx: &Context) -> bool {
+    std::panic::catch_unwind(AssertUnwindSafe(|| policy.visible(tool, cx)))
+        .is_ok_and(Visibility::is_shown)
 }
 
 #[cfg(feature = "cedar")]

@@ -1,5 +1,6 @@
 //! The MCP server: a [`Runtime`]'s registry served to MCP clients.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::pin::pin;
 use std::sync::Arc;
@@ -57,7 +58,9 @@ impl McpServer {
     pub const DEFAULT_PAGE_SIZE: usize = 50;
 
     /// A server for `runtime`'s registry. `context` is called once per `tools/call` and
-    /// builds the trusted context the call runs with (principal, tenant, deadline...).
+    /// builds the trusted context the call runs with (principal, tenant, deadline...); it is
+    /// called for each `tools/list` page too, which lists only the tools the runtime's
+    /// policies show that principal ([`Runtime::visible_tools`]).
     ///
     /// The JSON-RPC request id is the call id. Clients number their requests afresh in every
     /// session, so when the runtime has a [ledger](crate::ledger) each server (one per
@@ -100,7 +103,8 @@ impl McpServer {
         self
     }
 
-    /// The tools as advertised, in registration order.
+    /// Every tool of the registry as it is advertised, in registration order (`tools/list`
+    /// leaves out those hidden from the session's principal).
     pub fn tools(&self) -> &[Tool] {
         &self.tools
     }
@@ -200,11 +204,25 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
-        let tools = &self.tools;
+        // Only the tools the principal's policies show; the registry's order is the tools'.
+        let cx = (self.context)();
+        let shown: HashSet<&str> = self
+            .runtime
+            .visible_tools(&cx)
+            .into_iter()
+            .map(|info| &*info.name)
+            .collect();
+        let tools: Vec<&Tool> = self
+            .tools
+            .iter()
+            .filter(|tool| shown.contains(tool.name.as_ref()))
+            .collect();
         let Some((range, next)) = super::cursor::page(cursor, self.page_size, tools.len()) else {
             return Err(ErrorData::invalid_params("Invalid cursor", None));
         };
-        let mut result = ListToolsResult::with_all_items(tools[range].to_vec());
+        let page = tools.get(range).unwrap_or_default();
+        let mut result =
+            ListToolsResult::with_all_items(page.iter().map(|tool| (*tool).clone()).collect());
         result.next_cursor = next;
         Ok(result)
     }

@@ -35,6 +35,12 @@ impl Policies {
         global.chain(tenant.iter().map(|p| (&**p, "the tenant's")))
     }
 
+    /// Whether every runtime-wide and tenant policy shows `info` in `cx`.
+    pub(super) fn shown(&self, info: &ToolInfo, cx: &Context) -> bool {
+        self.of(cx)
+            .all(|(policy, _)| crate::authz::shown(policy, info, cx))
+    }
+
     fn is_empty(&self) -> bool {
         self.global.is_empty() && self.tenants.is_empty()
     }

@@ -13,6 +13,7 @@ use crate::ledger::{AuditKind, Ledger};
 use crate::observe::Event;
 use crate::outcome::{Code, Failure, InvocationId, Outcome, Output};
 use crate::provenance::Provenance;
+use crate::registry::ToolInfo;
 use crate::{Registry, registry::Refusal};
 
 use super::{CallRef, RuntimeBuilder, Shared};
@@ -118,6 +119,19 @@ impl Runtime {
     /// The registry this runtime serves.
     pub fn registry(&self) -> &Registry {
         &self.shared.registry
+    }
+
+    /// The tools listed for the principal of `cx`, in registration order: those no
+    /// runtime-wide or tenant policy [hides](crate::authz::Authorize::visible). Agents give
+    /// the model these, and the MCP server lists these in `tools/list`. A call to a tool left
+    /// out is still decided by the policies as any other.
+    pub fn visible_tools<'r>(&'r self, cx: &Context) -> Vec<&'r ToolInfo> {
+        let policies = &self.shared.policies;
+        self.shared
+            .registry
+            .tools()
+            .filter(|info| policies.shown(info, cx))
+            .collect()
     }
 
     /// The ledger calls are claimed in, if one was set.
