@@ -94,15 +94,15 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use cedar_policy::{
-    ActionConstraint, Authorizer, Context as CedarContext, Decision as CedarDecision, Entities,
-    Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet, PrincipalConstraint,
-    Request as CedarRequest, Response, RestrictedExpression, Schema, ValidationMode,
-    ValidationWarning, Validator,
+    ActionConstraint, Authorizer, Context as CedarContext, Decision as CedarDecision,
+    Effect as PolicyEffect, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy,
+    PolicyId, PolicySet, PrincipalConstraint, Request as CedarRequest, ResourceConstraint,
+    Response, RestrictedExpression, Schema, ValidationMode, ValidationWarning, Validator,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::{Authorize, Decision, DecisionFuture, Request};
+use super::{Authorize, Decision, DecisionFuture, Request, Visibility};
 use crate::outcome::Denied;
 use crate::registry::ToolInfo;
 use crate::registry::def::Effect;
@@ -730,6 +730,45 @@ impl Authorize for CedarPolicies {
             });
         }
         DecisionFuture::new(self.decide_request(request))
+    }
+
+    /// Hidden only on a refusal that no call's arguments, resource or loaded entities could
+    /// change: when no `permit` policy could apply to this principal and tool by its scope (a
+    /// permit whose scope names another principal, or another action, cannot), or when a
+    /// `forbid` with no `when` or `unless` conditions applies to every principal (or names this
+    /// one), to this tool's action and to every resource. Otherwise shown.
+    fn visible(&self, tool: &ToolInfo, cx: &crate::context::Context) -> Visibility {
+        let inner = &*self.inner;
+        let Some((slice, _)) = inner.slices.get(&*tool.name) else {
+            return Visibility::Shown;
+        };
+        let principal = EntityUid::from_type_name_and_id(
+            inner.principal_type.clone(),
+            EntityId::new(cx.principal()),
+        );
+        let named = slice.by_principal.get(&principal);
+        let applying = || {
+            slice
+                .general
+                .policies()
+                .chain(named.into_iter().flat_map(PolicySet::policies))
+        };
+        let unconditional_forbid = applying().any(|policy| {
+            policy.effect() == PolicyEffect::Forbid
+                && !policy.has_non_scope_constraint()
+                && matches!(policy.resource_constraint(), ResourceConstraint::Any)
+                && match policy.principal_constraint() {
+                    PrincipalConstraint::Any => true,
+                    PrincipalConstraint::Eq(uid) => uid == principal,
+                    _ => false,
+                }
+        });
+        let possible_permit = applying().any(|policy| policy.effect() == PolicyEffect::Permit);
+        if unconditional_forbid || !possible_permit {
+            Visibility::Hidden
+        } else {
+            Visibility::Shown
+        }
     }
 }
 
