@@ -580,3 +580,94 @@ async fn the_resource_of_a_call_comes_from_its_marked_field() {
     let args = Refund::parse_arguments(REFUND).unwrap();
     assert_eq!(args.resource().unwrap().to_string(), r#"Account::"acc_1""#);
 }
+
+fn names(runtime: &Runtime, cx: &Context) -> Vec<String> {
+    runtime
+        .visible_tools(cx)
+        .into_iter()
+        .map(|info| info.name().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_closure_policy_hides_the_tools_it_refuses_from_that_principal_only() {
+    let ran = Arc::new(Ran::default());
+    let runtime = Runtime::builder(registry(&ran, |def| def))
+        .authorize(|tool: &ToolInfo, cx: &Context| {
+            if tool.name() == "refund" && cx.principal() != "alice" {
+                Err(Denied::new("only alice refunds"))
+            } else {
+                Ok(())
+            }
+        })
+        .build();
+    let bob = Context::builder("bob").tenant("acme").build();
+    assert_eq!(
+        names(&runtime, &alice()),
+        ["refund", "balance", "list_accounts"]
+    );
+    assert_eq!(names(&runtime, &bob), ["balance", "list_accounts"]);
+    // Hidden from the listing, and still refused when called anyway.
+    let outcome = runtime.invoke("c1", "refund", REFUND, &bob).await;
+    assert_eq!(outcome.code(), Some(Code::Unauthorized));
+    assert_eq!(ran.count(), 0);
+}
+
+#[tokio::test]
+async fn tenant_policies_hide_too_and_a_panicking_one_hides() {
+    let runtime = Runtime::builder(registry(&Arc::new(Ran::default()), |def| def))
+        .authorize_tenant("acme", |tool: &ToolInfo, _: &Context| {
+            if tool.effect() == Effect::ReadOnly {
+                Ok(())
+            } else {
+                Err(Denied::new("acme only reads"))
+            }
+        })
+        .authorize_tenant("globex", |tool: &ToolInfo, _: &Context| {
+            if tool.name() == "balance" {
+                panic!("broken policy");
+            }
+            Ok(())
+        })
+        .build();
+    assert_eq!(names(&runtime, &alice()), ["balance", "list_accounts"]);
+    let globex = Context::builder("carol").tenant("globex").build();
+    assert_eq!(names(&runtime, &globex), ["refund", "list_accounts"]);
+    let no_tenant = Context::builder("dave").build();
+    assert_eq!(
+        names(&runtime, &no_tenant),
+        ["refund", "balance", "list_accounts"]
+    );
+}
+
+#[tokio::test]
+async fn all_hides_when_one_hides_and_any_only_when_all_hide() {
+    use authz::Authorize as _;
+    use authz::Visibility::{Hidden, Shown};
+    let registry = registry(&Arc::new(Ran::default()), |def| def);
+    let info = registry.get("refund").unwrap();
+    let cx = alice();
+    assert_eq!(
+        authz::all([allow("a"), allow("b")]).visible(info, &cx),
+        Shown
+    );
+    assert_eq!(
+        authz::all([allow("a"), deny("b")]).visible(info, &cx),
+        Hidden
+    );
+    assert_eq!(
+        authz::any([deny("a"), allow("b")]).visible(info, &cx),
+        Shown
+    );
+    assert_eq!(
+        authz::any([deny("a"), deny("b")]).visible(info, &cx),
+        Hidden
+    );
+    assert_eq!(authz::named("n", deny("a")).visible(info, &cx), Hidden);
+    assert_eq!(authz::named("n", allow("a")).visible(info, &cx), Shown);
+    // A policy that needs the arguments to decide never hides, even if it refuses the call.
+    let refuses =
+        authz::from_async(|_: OwnedRequest| async { Decision::deny(Denied::new("never")) });
+    assert_eq!(refuses.visible(info, &cx), Shown);
+    assert!(!decide(refuses).await.is_allowed());
+}
