@@ -1075,3 +1075,56 @@ async fn enum_arguments_are_strings_policies_can_compare() {
         .await;
     assert!(detail(&refused).contains("no permit"), "{refused:?}");
 }
+
+#[tokio::test]
+async fn tools_no_call_could_be_permitted_are_hidden_from_that_principal() {
+    let text = r#"
+        @id("alice-refunds")
+        permit(principal == User::"alice", action == Action::"refund", resource);
+
+        @id("refund-reasons-reviewed")
+        forbid(principal, action == Action::"refund", resource) when { context has reason };
+
+        @id("read-anything")
+        permit(principal, action in Action::"read_only", resource);
+
+        @id("small-limits")
+        permit(principal, action == Action::"set_limit", resource) when { context.limit < 10 };
+
+        @id("mallory-nothing")
+        forbid(principal == User::"mallory", action, resource);
+    "#;
+    let policies = CedarPolicies::builder(&registry())
+        .policies(text)
+        .build()
+        .unwrap();
+    let runtime = Runtime::builder(registry()).authorize(policies).build();
+    let names = |cx: &Context| -> Vec<String> {
+        runtime
+            .visible_tools(cx)
+            .into_iter()
+            .map(|info| info.name().to_owned())
+            .collect()
+    };
+    // A permit naming her, though a conditional forbid could refuse some calls: shown.
+    assert_eq!(
+        names(&who("alice", None)),
+        ["refund", "balance", "set_limit"]
+    );
+    // No permit could ever apply to bob's refunds: hidden. The `when` on the context of
+    // `set_limit` cannot be decided without the arguments: shown.
+    assert_eq!(names(&who("bob", Some("acme"))), ["balance", "set_limit"]);
+    // An unconditional forbid of every action hides everything.
+    assert!(names(&who("mallory", None)).is_empty());
+
+    // Calls to a hidden tool are refused as before; the shown ones still decide per call.
+    let refund = r#"{"account":"a1","amount":5}"#;
+    let bob = who("bob", Some("acme"));
+    let outcome = runtime.invoke("c1", "refund", refund, &bob).await;
+    assert_eq!(outcome.code(), Some(Code::Unauthorized));
+    let alice = who("alice", None);
+    assert!(runtime.invoke("c2", "refund", refund, &alice).await.is_ok());
+    let limit = r#"{"limit":50,"big":1,"tags":[]}"#;
+    let outcome = runtime.invoke("c3", "set_limit", limit, &alice).await;
+    assert_eq!(outcome.code(), Some(Code::Unauthorized));
+}
