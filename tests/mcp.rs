@@ -1252,3 +1252,51 @@ async fn with_a_ledger_request_ids_are_claimed_per_session() {
     );
     assert!(reply["result"]["isError"] != json!(true), "{reply}");
 }
+
+fn listed(reply: &Value) -> Vec<String> {
+    reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn tools_list_shows_each_principal_only_what_its_policies_show() {
+    let runtime = Runtime::builder(example_registry())
+        .authorize(|tool: &ToolInfo, cx: &Context| match cx.principal() {
+            "guest" if tool.effect() != Effect::ReadOnly => Err(Denied::new("guests only read")),
+            _ => Ok(()),
+        })
+        .build();
+    let guest = McpServer::new(runtime.clone(), || Context::builder("guest").build()).page_size(1);
+    let admin = McpServer::new(runtime, || Context::builder("admin").build()).page_size(1);
+
+    let mut wire = Wire::connect(admin).await;
+    let first = wire.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed(&first), ["get_weather"]);
+    let cursor = first["result"]["nextCursor"].clone();
+    let second = wire
+        .request(json!(2), "tools/list", json!({ "cursor": cursor }))
+        .await;
+    assert_eq!(listed(&second), ["create_invoice"]);
+
+    let mut wire = Wire::connect(guest).await;
+    let reply = wire.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed(&reply), ["get_weather"]);
+    assert_eq!(reply["result"].get("nextCursor"), None, "{reply}");
+    // Called anyway, the hidden tool is refused by the policies, not run.
+    let reply = wire
+        .call(
+            json!(2),
+            "create_invoice",
+            json!({ "customerId": "cus_42", "amount": 1, "currency": "EUR" }),
+        )
+        .await;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(
+        reply["result"]["_meta"]["tool-core/error"]["code"],
+        "unauthorized"
+    );
+}
