@@ -948,3 +948,38 @@ async fn a_recorded_run_replays_without_executing_anything() {
     assert_eq!(replayed.usage, live.usage);
     assert_eq!(runs.load(Ordering::SeqCst), 2, "nothing ran again");
 }
+
+#[tokio::test]
+async fn the_model_is_offered_only_the_tools_the_principal_is_shown() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let runtime = Runtime::builder(registry(&runs, false))
+        .authorize(
+            |tool: &tool_core::registry::ToolInfo, cx: &Context| match cx.principal() {
+                "bob" if tool.effect() != Effect::ReadOnly => {
+                    Err(tool_core::Denied::new("bob only reads"))
+                }
+                _ => Ok(()),
+            },
+        )
+        .build();
+
+    let model = ScriptedTurns::new().turn(Turn::answer("Hello."));
+    let agent = Agent::new(runtime.clone(), model);
+    agent.run(start(), &user()).await;
+    let seen = agent.model().seen();
+    assert_eq!(seen[0].tools, ["get_weather", "create_invoice"]);
+
+    // Bob's model never sees `create_invoice`; a call it makes up is refused, not run.
+    let model = ScriptedTurns::new()
+        .turn(Turn::calls([call("c1", "create_invoice", INVOICE)]))
+        .turn(Turn::answer("I cannot do that."));
+    let agent = Agent::new(runtime, model).max_steps(5);
+    let report = agent.run(start(), &Context::builder("bob").build()).await;
+    let seen = agent.model().seen();
+    assert_eq!(seen[0].tools, ["get_weather"]);
+    assert_eq!(seen[0].declared, ["get_weather"]);
+    assert_eq!(seen[1].tools, ["get_weather"]);
+    assert_eq!(report.end, RunEnd::Answered);
+    assert_eq!(report.outcomes[0].code(), Some(Code::Unauthorized));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
