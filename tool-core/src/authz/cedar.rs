@@ -46,6 +46,12 @@
 //!
 //! # Policy ids
 //!
+//! A tool is [hidden](super::Authorize::visible) from a principal only when no `permit`
+//! policy could apply to that principal and the tool by its scope, or a `forbid` with no
+//! `when` or `unless` conditions and no resource constraint applies to every principal (or
+//! names this one) and to the tool. A policy whose conditions read the context, the resource or
+//! the principal's attributes never hides a tool: it is decided call by call.
+//!
 //! A policy's id is its `@id("...")` annotation, else Cedar's `policy0`, `policy1`, ... in the
 //! order of the text. A refusal names the `forbid` policies that matched, or says that no
 //! `permit` matched; an allow names the `permit` policies that matched.
