@@ -308,7 +308,8 @@ pub trait Authorize: Send + Sync + 'static {
     /// Whether `tool` is listed for the principal of `cx`, before any call and without
     /// arguments. Answer [`Visibility::Hidden`] only when every call of the tool in `cx` would
     /// be refused; the default shows every tool. A closure policy, which sees no arguments,
-    /// hides the tools it refuses.
+    /// hides the tools it refuses (so it is also called each time tools are listed, once per
+    /// tool). A policy that panics here hides the tool.
     fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
         let _ = (tool, cx);
         Visibility::Shown
