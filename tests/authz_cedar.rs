@@ -1128,3 +1128,263 @@ async fn tools_no_call_could_be_permitted_are_hidden_from_that_principal() {
     let outcome = runtime.invoke("c3", "set_limit", limit, &alice).await;
     assert_eq!(outcome.code(), Some(Code::Unauthorized));
 }
+
+/// The policies of the Cedar project's GitHub example application, ported to tools: each
+/// repository action is a tool whose `repo` field names the resource, and the roles (readers,
+/// triagers, writers, maintainers, admins) are user groups nested as the example nests them.
+/// The documented decisions are the example's allow and deny requests; the last two cases
+/// follow from its policy text.
+mod github {
+    use super::*;
+
+    macro_rules! repo_tool {
+        ($name:ident, $doc:literal $(, $field:ident : $ty:ty)*) => {
+            #[doc = $doc]
+            #[derive(Tool, Debug)]
+            #[allow(dead_code)]
+            struct $name {
+                #[tool(resource = "Repository")]
+                repo: String,
+                $($field: $ty,)*
+            }
+        };
+    }
+
+    repo_tool!(Pull, "Reads a repository.");
+    repo_tool!(Fork, "Forks a repository.");
+    repo_tool!(Push, "Pushes to a branch of a repository.", branch: String);
+    repo_tool!(AddReader, "Gives a user read access to a repository.", user: String);
+
+    fn tools() -> Registry {
+        async fn done() -> Result<Done, ToolError> {
+            Ok(Done { ok: true })
+        }
+        let mut registry = Registry::new();
+        registry
+            .register(ToolDef::new(|_: Pull, _: &Context| done()).effect(Effect::ReadOnly))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: Fork, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: Push, _: &Context| done()))
+            .unwrap();
+        registry
+            .register(ToolDef::new(|_: AddReader, _: &Context| done()).effect(Effect::Idempotent))
+            .unwrap();
+        registry
+    }
+
+    const POLICIES: &str = r#"
+        // Actions for readers.
+        @id("readers-pull")
+        permit(principal, action == Action::"pull", resource) when { principal in resource.readers };
+
+        @id("readers-fork")
+        permit(principal, action == Action::"fork", resource) when { principal in resource.readers };
+
+        // Actions for writers.
+        @id("writers-push")
+        permit(principal, action == Action::"push", resource) when { principal in resource.writers };
+
+        // Actions for admins.
+        @id("admins-add-reader")
+        permit(principal, action == Action::"add_reader", resource) when { principal in resource.admins };
+    "#;
+
+    fn entity_types() -> Value {
+        let group = json!({ "type": "Entity", "name": "UserGroup" });
+        json!({
+            "User": { "memberOfTypes": ["UserGroup", "Team", "Organization"] },
+            "UserGroup": { "memberOfTypes": ["UserGroup"] },
+            "Team": { "memberOfTypes": ["UserGroup"] },
+            "Organization": { "memberOfTypes": ["UserGroup"] },
+            "Repository": { "shape": { "type": "Record", "attributes": {
+                "readers": group, "triagers": group, "writers": group,
+                "maintainers": group, "admins": group } } },
+        })
+    }
+
+    /// The example's users, teams, organization and three repositories, each with its five
+    /// groups nested readers < triagers < writers < maintainers < admins.
+    fn store() -> Vec<Value> {
+        let entity = |ty: &str, id: &str, parents: &[(&str, &str)]| {
+            json!({
+                "uid": { "type": ty, "id": id },
+                "attrs": {},
+                "parents": parents
+                    .iter()
+                    .map(|(ty, id)| json!({ "type": ty, "id": id }))
+                    .collect::<Vec<_>>(),
+            })
+        };
+        let roles = ["readers", "triagers", "writers", "maintainers", "admins"];
+        let mut store = vec![
+            entity(
+                "User",
+                "alice",
+                &[
+                    ("UserGroup", "common_knowledge_writers"),
+                    ("UserGroup", "uncommon_knowledge_writers"),
+                ],
+            ),
+            entity(
+                "User",
+                "jane",
+                &[
+                    ("UserGroup", "common_knowledge_maintainers"),
+                    ("Team", "team_that_can_read_everything"),
+                ],
+            ),
+            entity("User", "bob", &[("Organization", "tiny_corp_owners")]),
+        ];
+        let repos = ["common_knowledge", "secret", "uncommon_knowledge"];
+        let readers: Vec<String> = repos.iter().map(|r| format!("{r}_readers")).collect();
+        let admins: Vec<String> = repos.iter().map(|r| format!("{r}_admins")).collect();
+        let groups = |names: &[String]| -> Vec<(String, String)> {
+            names
+                .iter()
+                .map(|n| ("UserGroup".to_owned(), n.clone()))
+                .collect()
+        };
+        let as_refs = |v: &[(String, String)]| -> Vec<Value> {
+            v.iter()
+                .map(|(ty, id)| json!({ "type": ty, "id": id }))
+                .collect()
+        };
+        store.push(json!({
+            "uid": { "type": "Team", "id": "team_that_can_read_everything" },
+            "attrs": {},
+            "parents": as_refs(&groups(&readers)),
+        }));
+        store.push(json!({
+            "uid": { "type": "Organization", "id": "tiny_corp_owners" },
+            "attrs": {},
+            "parents": as_refs(&groups(&admins)),
+        }));
+        for repo in repos {
+            let mut attrs = serde_json::Map::new();
+            for (i, role) in roles.iter().enumerate() {
+                let id = format!("{repo}_{role}");
+                attrs.insert(
+                    (*role).to_owned(),
+                    json!({ "__entity": { "type": "UserGroup", "id": id } }),
+                );
+                let parents: Vec<(&str, &str)> = Vec::new();
+                let mut group = entity("UserGroup", &id, &parents);
+                if i > 0 {
+                    group["parents"] =
+                        json!([{ "type": "UserGroup", "id": format!("{repo}_{}", roles[i - 1]) }]);
+                }
+                store.push(group);
+            }
+            store.push(json!({
+                "uid": { "type": "Repository", "id": repo },
+                "attrs": attrs,
+                "parents": [],
+            }));
+        }
+        store
+    }
+
+    #[tokio::test]
+    async fn the_ported_policies_give_the_github_examples_decisions() {
+        let policies = CedarPolicies::builder(&tools())
+            .entity_types(entity_types())
+            .entities(|_: OwnedRequest| async { Ok(store()) })
+            .policies(POLICIES)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ledger = Arc::new(MemoryLedger::new());
+        let runtime = Runtime::builder(tools())
+            .authorize(policies)
+            .ledger(Arc::clone(&ledger))
+            .build();
+        let cases: &[(&str, &str, &str, Result<&str, &str>)] = &[
+            // The example's allow requests.
+            (
+                "alice",
+                "pull",
+                r#"{"repo":"common_knowledge"}"#,
+                Ok("readers-pull"),
+            ),
+            (
+                "alice",
+                "pull",
+                r#"{"repo":"uncommon_knowledge"}"#,
+                Ok("readers-pull"),
+            ),
+            (
+                "alice",
+                "push",
+                r#"{"repo":"uncommon_knowledge","branch":"main"}"#,
+                Ok("writers-push"),
+            ),
+            (
+                "bob",
+                "push",
+                r#"{"repo":"secret","branch":"main"}"#,
+                Ok("writers-push"),
+            ),
+            ("jane", "pull", r#"{"repo":"secret"}"#, Ok("readers-pull")),
+            // The example's deny requests.
+            (
+                "alice",
+                "pull",
+                r#"{"repo":"secret"}"#,
+                Err("no permit policy matched"),
+            ),
+            (
+                "alice",
+                "push",
+                r#"{"repo":"secret","branch":"main"}"#,
+                Err("no permit policy matched"),
+            ),
+            // From the policy text: maintainers are not admins; an organization owner is.
+            (
+                "jane",
+                "add_reader",
+                r#"{"repo":"common_knowledge","user":"alice"}"#,
+                Err("no permit policy matched"),
+            ),
+            (
+                "bob",
+                "add_reader",
+                r#"{"repo":"common_knowledge","user":"alice"}"#,
+                Ok("admins-add-reader"),
+            ),
+        ];
+        for (i, (principal, tool, arguments, expected)) in cases.iter().enumerate() {
+            let cx = Context::builder(*principal).scope("github").build();
+            let outcome = runtime
+                .invoke(&format!("g{i}"), tool, *arguments, &cx)
+                .await;
+            match (expected, outcome.failure()) {
+                (Ok(_), None) => {}
+                (Err(why), Some(failure)) => {
+                    let detail = failure.detail().unwrap_or_default();
+                    assert!(detail.starts_with(why), "{principal} {tool}: {detail}");
+                }
+                (expected, got) => panic!("{principal} {tool}: expected {expected:?}, got {got:?}"),
+            }
+        }
+        // The policy that allowed each call, from the audit trail.
+        let allowed: HashMap<String, String> = ledger
+            .trail("github")
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.event.kind == AuditKind::Authorized)
+            .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
+            .collect();
+        for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
+            if let Ok(policy) = expected {
+                assert_eq!(
+                    allowed.get(&format!("g{i}")).map(String::as_str),
+                    Some(format!("policies: {policy}").as_str()),
+                    "{principal} {tool}"
+                );
+            }
+        }
+    }
+}
