@@ -752,6 +752,57 @@ mod properties {
     }
 }
 
+/// A decision a ported example application documents: principal, tool, arguments, and the
+/// policy that allows the call or the start of the refusal's detail.
+type Case<'a> = (&'a str, &'a str, &'a str, Result<&'a str, &'a str>);
+
+/// Runs each case through a runtime with `policies` over `tools`, checks its decision, and for
+/// each allowed call that the audit trail names the policy that allowed it.
+async fn assert_decisions(
+    tools: Registry,
+    policies: CedarPolicies,
+    scope: &str,
+    cases: &[Case<'_>],
+) {
+    let ledger = Arc::new(MemoryLedger::new());
+    let runtime = Runtime::builder(tools)
+        .authorize(policies)
+        .ledger(Arc::clone(&ledger))
+        .build();
+    for (i, (principal, tool, arguments, expected)) in cases.iter().enumerate() {
+        let cx = Context::builder(*principal).scope(scope).build();
+        let outcome = runtime
+            .invoke(&format!("c{i}"), tool, *arguments, &cx)
+            .await;
+        match (expected, outcome.failure()) {
+            (Ok(_), None) => {}
+            (Err(why), Some(failure)) => {
+                let detail = failure.detail().unwrap_or_default();
+                assert!(detail.starts_with(why), "{principal} {tool}: {detail}");
+            }
+            (expected, got) => panic!("{principal} {tool}: expected {expected:?}, got {got:?}"),
+        }
+    }
+    // The policy that allowed each call, from the audit trail.
+    let allowed: HashMap<String, String> = ledger
+        .trail(scope)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.event.kind == AuditKind::Authorized)
+        .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
+        .collect();
+    for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
+        if let Ok(policy) = expected {
+            assert_eq!(
+                allowed.get(&format!("c{i}")).map(String::as_str),
+                Some(format!("policies: {policy}").as_str()),
+                "{principal} {tool}"
+            );
+        }
+    }
+}
+
 /// The policies of the Cedar project's TinyTodo example application, ported to tools: each
 /// TinyTodo action is a tool, a task list is the resource named by its `list` field, and the
 /// application entity is the tool itself. The decisions below are the ones its policies
@@ -905,12 +956,7 @@ mod tinytodo {
             .policies(POLICIES)
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
-        let ledger = Arc::new(MemoryLedger::new());
-        let runtime = Runtime::builder(tools())
-            .authorize(policies)
-            .ledger(Arc::clone(&ledger))
-            .build();
-        let cases: &[(&str, &str, &str, Result<&str, &str>)] = &[
+        let cases: &[Case<'_>] = &[
             (
                 "andrew",
                 "create_list",
@@ -965,41 +1011,7 @@ mod tinytodo {
                 Ok("admin-omnipotence"),
             ),
         ];
-        for (i, (principal, tool, arguments, expected)) in cases.iter().enumerate() {
-            let cx = Context::builder(*principal).scope("todo").build();
-            let outcome = runtime
-                .invoke(&format!("c{i}"), tool, *arguments, &cx)
-                .await;
-            let got = match outcome.failure() {
-                None => Ok(()),
-                Some(failure) => Err(failure.detail().unwrap_or_default().to_owned()),
-            };
-            match (expected, got) {
-                (Ok(_), Ok(())) => {}
-                (Err(why), Err(detail)) => {
-                    assert!(detail.starts_with(why), "{principal} {tool}: {detail}")
-                }
-                (expected, got) => panic!("{principal} {tool}: expected {expected:?}, got {got:?}"),
-            }
-        }
-        // The policy that allowed each call, from the audit trail.
-        let allowed: HashMap<String, String> = ledger
-            .trail("todo")
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|r| r.event.kind == AuditKind::Authorized)
-            .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
-            .collect();
-        for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
-            if let Ok(policy) = expected {
-                assert_eq!(
-                    allowed.get(&format!("c{i}")).map(String::as_str),
-                    Some(format!("policies: {policy}").as_str()),
-                    "{principal} {tool}"
-                );
-            }
-        }
+        assert_decisions(tools(), policies, "todo", cases).await;
     }
 }
 
@@ -1295,12 +1307,7 @@ mod github {
             .policies(POLICIES)
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
-        let ledger = Arc::new(MemoryLedger::new());
-        let runtime = Runtime::builder(tools())
-            .authorize(policies)
-            .ledger(Arc::clone(&ledger))
-            .build();
-        let cases: &[(&str, &str, &str, Result<&str, &str>)] = &[
+        let cases: &[Case<'_>] = &[
             // The example's allow requests.
             (
                 "alice",
@@ -1354,37 +1361,6 @@ mod github {
                 Ok("admins-add-reader"),
             ),
         ];
-        for (i, (principal, tool, arguments, expected)) in cases.iter().enumerate() {
-            let cx = Context::builder(*principal).scope("github").build();
-            let outcome = runtime
-                .invoke(&format!("g{i}"), tool, *arguments, &cx)
-                .await;
-            match (expected, outcome.failure()) {
-                (Ok(_), None) => {}
-                (Err(why), Some(failure)) => {
-                    let detail = failure.detail().unwrap_or_default();
-                    assert!(detail.starts_with(why), "{principal} {tool}: {detail}");
-                }
-                (expected, got) => panic!("{principal} {tool}: expected {expected:?}, got {got:?}"),
-            }
-        }
-        // The policy that allowed each call, from the audit trail.
-        let allowed: HashMap<String, String> = ledger
-            .trail("github")
-            .await
-            .unwrap()
-            .into_iter()
-            .filter(|r| r.event.kind == AuditKind::Authorized)
-            .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
-            .collect();
-        for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
-            if let Ok(policy) = expected {
-                assert_eq!(
-                    allowed.get(&format!("g{i}")).map(String::as_str),
-                    Some(format!("policies: {policy}").as_str()),
-                    "{principal} {tool}"
-                );
-            }
-        }
+        assert_decisions(tools(), policies, "github", cases).await;
     }
 }
