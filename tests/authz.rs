@@ -498,6 +498,88 @@ async fn all_needs_every_policy_and_any_needs_one() {
 }
 
 #[tokio::test]
+async fn policies_after_one_that_waits_are_still_asked_in_order() {
+    let table = Arc::new(GrantTable::default());
+    table
+        .grants
+        .write()
+        .await
+        .insert("alice".into(), HashSet::from(["refund".to_owned()]));
+    let ran = Arc::new(Ran::default());
+    let ledger = Arc::new(MemoryLedger::new());
+    // At once, then a wait, then at once again: the last one refuses `balance` only.
+    let runtime = Runtime::builder(registry(&ran, |def| def))
+        .authorize(allow("first"))
+        .authorize(Grants(Arc::clone(&table)))
+        .authorize(authz::named(
+            "no-balance",
+            |info: &ToolInfo, _: &Context| {
+                if info.name() == "balance" {
+                    Err(Denied::new("balance is closed"))
+                } else {
+                    Ok(())
+                }
+            },
+        ))
+        .ledger(Arc::clone(&ledger))
+        .build();
+    let cx = Context::builder("alice").scope("run").build();
+    assert!(runtime.invoke("c1", "refund", REFUND, &cx).await.is_ok());
+    table
+        .grants
+        .write()
+        .await
+        .get_mut("alice")
+        .unwrap()
+        .insert("balance".into());
+    let outcome = runtime
+        .invoke("c2", "balance", r#"{"account":7}"#, &cx)
+        .await;
+    assert_eq!(
+        failure(&outcome).detail(),
+        Some("balance is closed (policies: no-balance)")
+    );
+    assert_eq!(table.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(ran.count(), 1);
+    let notes: Vec<_> = ledger
+        .trail("run")
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| matches!(r.event.kind, AuditKind::Authorized | AuditKind::Denied))
+        .map(|r| r.event.note)
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            Some("policies: first, grant:alice:refund, no-balance".to_owned()),
+            Some("policies: no-balance".to_owned()),
+        ]
+    );
+
+    // The same order inside `all` and `any`, the wait in the middle.
+    let waits = || authz::boxed(Grants(Arc::clone(&table)));
+    assert_eq!(
+        decide(authz::all([allow("a"), waits(), allow("b")])).await,
+        Decision::allow_by(["a", "grant:alice:refund", "b"])
+    );
+    let Decision::Deny(denied) = decide(authz::all([allow("a"), waits(), deny("b")])).await else {
+        panic!("all with a refusal after a wait allowed")
+    };
+    assert_eq!(denied.policy_ids(), ["b"]);
+    assert_eq!(
+        decide(authz::any([deny("a"), waits(), allow("b")])).await,
+        Decision::allow_by(["grant:alice:refund"])
+    );
+    table.grants.write().await.clear();
+    let Decision::Deny(denied) = decide(authz::any([deny("a"), waits(), deny("b")])).await else {
+        panic!("any without an allow allowed")
+    };
+    assert_eq!(denied.policy_ids(), ["a", "grant-table", "b"]);
+    assert_eq!(table.reads.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test]
 async fn a_combined_policy_on_the_runtime_names_its_rules_in_the_failure() {
     let ran = Arc::new(Ran::default());
     let runtime = Runtime::builder(registry(&ran, |def| def))

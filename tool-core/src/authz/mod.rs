@@ -252,6 +252,14 @@ impl<'a> DecisionFuture<'a> {
     pub fn new(future: impl Future<Output = Decision> + Send + 'a) -> Self {
         DecisionFuture(Inner::Pending(Box::pin(future)))
     }
+
+    /// The decision when it was made already, else the wait.
+    pub(crate) fn now(self) -> Result<Decision, Self> {
+        match self.0 {
+            Inner::Ready(Some(decision)) => Ok(decision),
+            inner => Err(DecisionFuture(inner)),
+        }
+    }
 }
 
 impl Future for DecisionFuture<'_> {
@@ -443,16 +451,34 @@ pub fn all<P: Authorize>(policies: impl IntoIterator<Item = P>) -> All<P> {
 
 impl<P: Authorize> Authorize for All<P> {
     fn decide<'a>(&'a self, request: &'a Request<'a>) -> DecisionFuture<'a> {
-        DecisionFuture::new(async move {
-            let mut ids = Vec::new();
-            for policy in &self.0 {
-                match policy.decide(request).await {
-                    Decision::Allow { policy_ids } => ids.extend(policy_ids),
-                    deny @ Decision::Deny(_) => return deny,
+        let mut ids = Vec::new();
+        let mut order = self.0.iter();
+        while let Some(policy) = order.next() {
+            let decision = match policy.decide(request).now() {
+                Ok(decision) => decision,
+                // From the first policy that waits on, the rest is asked in a future.
+                Err(wait) => {
+                    return DecisionFuture::new(async move {
+                        let mut decision = wait.await;
+                        loop {
+                            match decision {
+                                Decision::Allow { policy_ids } => ids.extend(policy_ids),
+                                deny @ Decision::Deny(_) => return deny,
+                            }
+                            let Some(policy) = order.next() else {
+                                return Decision::Allow { policy_ids: ids };
+                            };
+                            decision = policy.decide(request).await;
+                        }
+                    });
                 }
+            };
+            match decision {
+                Decision::Allow { policy_ids } => ids.extend(policy_ids),
+                deny @ Decision::Deny(_) => return DecisionFuture::ready(deny),
             }
-            Decision::Allow { policy_ids: ids }
-        })
+        }
+        DecisionFuture::ready(Decision::Allow { policy_ids: ids })
     }
 
     fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
@@ -461,6 +487,39 @@ impl<P: Authorize> Authorize for All<P> {
         } else {
             Visibility::Hidden
         }
+    }
+}
+
+/// The refusals of an [`any`]'s policies so far.
+#[derive(Default)]
+struct Refusals {
+    details: Vec<String>,
+    ids: Vec<String>,
+    message: Option<String>,
+}
+
+impl Refusals {
+    fn push(&mut self, denied: &Denied) {
+        self.details.push(denied.detail().to_owned());
+        self.ids.extend(denied.policy_ids().iter().cloned());
+        if self.message.is_none() {
+            self.message = denied.message().map(str::to_owned);
+        }
+    }
+
+    /// The refusal when every policy refused: their details and rule ids joined, the first
+    /// model-facing message.
+    fn decision(self) -> Decision {
+        let detail = if self.details.is_empty() {
+            "no policy of an `any` allowed the call (it has none)".to_owned()
+        } else {
+            self.details.join("; ")
+        };
+        let mut denied = Denied::new(detail).with_policy_ids(self.ids);
+        if let Some(message) = self.message {
+            denied = denied.with_message(message);
+        }
+        Decision::Deny(denied)
     }
 }
 
@@ -485,33 +544,31 @@ pub fn any<P: Authorize>(policies: impl IntoIterator<Item = P>) -> Any<P> {
 
 impl<P: Authorize> Authorize for Any<P> {
     fn decide<'a>(&'a self, request: &'a Request<'a>) -> DecisionFuture<'a> {
-        DecisionFuture::new(async move {
-            let mut details = Vec::new();
-            let mut ids = Vec::new();
-            let mut message = None;
-            for policy in &self.0 {
-                match policy.decide(request).await {
-                    allow @ Decision::Allow { .. } => return allow,
-                    Decision::Deny(denied) => {
-                        details.push(denied.detail().to_owned());
-                        ids.extend(denied.policy_ids().iter().cloned());
-                        if message.is_none() {
-                            message = denied.message().map(str::to_owned);
+        let mut refusals = Refusals::default();
+        let mut order = self.0.iter();
+        while let Some(policy) = order.next() {
+            match policy.decide(request).now() {
+                Ok(allow @ Decision::Allow { .. }) => return DecisionFuture::ready(allow),
+                Ok(Decision::Deny(denied)) => refusals.push(&denied),
+                // From the first policy that waits on, the rest is asked in a future.
+                Err(wait) => {
+                    return DecisionFuture::new(async move {
+                        let mut decision = wait.await;
+                        loop {
+                            match decision {
+                                allow @ Decision::Allow { .. } => return allow,
+                                Decision::Deny(denied) => refusals.push(&denied),
+                            }
+                            let Some(policy) = order.next() else {
+                                return refusals.decision();
+                            };
+                            decision = policy.decide(request).await;
                         }
-                    }
+                    });
                 }
             }
-            let detail = if details.is_empty() {
-                "no policy of an `any` allowed the call (it has none)".to_owned()
-            } else {
-                details.join("; ")
-            };
-            let mut denied = Denied::new(detail).with_policy_ids(ids);
-            if let Some(message) = message {
-                denied = denied.with_message(message);
-            }
-            Decision::Deny(denied)
-        })
+        }
+        DecisionFuture::ready(refusals.decision())
     }
 
     fn visible(&self, tool: &ToolInfo, cx: &Context) -> Visibility {
@@ -531,15 +588,39 @@ impl<P> std::fmt::Debug for Any<P> {
 
 /// Asks one policy, a panic while deciding turned into a refusal.
 pub(crate) async fn ask(policy: &dyn Authorize, request: &Request<'_>, whose: &str) -> Decision {
-    AssertUnwindSafe(async { policy.decide(request).await })
+    match ask_now(policy, request, whose) {
+        Ok(decision) => decision,
+        Err(wait) => waited(wait, whose).await,
+    }
+}
+
+/// Asks one policy, a panic counting as a refusal: its decision if it made one at once, else
+/// the wait for it.
+pub(crate) fn ask_now<'r>(
+    policy: &'r dyn Authorize,
+    request: &'r Request<'r>,
+    whose: &str,
+) -> Result<Decision, DecisionFuture<'r>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| policy.decide(request))) {
+        Ok(future) => future.now(),
+        Err(payload) => Ok(panicked(whose, &*payload)),
+    }
+}
+
+/// Waits for a policy's decision, a panic while polling counting as a refusal.
+pub(crate) async fn waited(wait: DecisionFuture<'_>, whose: &str) -> Decision {
+    AssertUnwindSafe(wait)
         .catch_unwind()
         .await
-        .unwrap_or_else(|payload| {
-            Decision::Deny(Denied::new(format!(
-                "{whose} authorization policy panicked: {}",
-                crate::registry::kind::panic_text(&*payload)
-            )))
-        })
+        .unwrap_or_else(|payload| panicked(whose, &*payload))
+}
+
+#[cold]
+fn panicked(whose: &str, payload: &(dyn std::any::Any + Send)) -> Decision {
+    Decision::Deny(Denied::new(format!(
+        "{whose} authorization policy panicked: {}",
+        crate::registry::kind::panic_text(payload)
+    )))
 }
 
 /// Asks one policy whether `tool` is listed in `cx`, a panic counting as hidden.

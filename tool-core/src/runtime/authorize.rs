@@ -5,14 +5,12 @@
 //! the wait is bounded by the run's deadline and cancellation.
 
 use std::collections::HashMap;
-use std::pin::pin;
 
-use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
 
 use super::CallRef;
-use crate::authz::{Authorize, Decision, Request, ResourceRef, ask};
+use crate::authz::{self, Authorize, Decision, Request};
 use crate::context::{Context, Stopped};
-use crate::contract::Arguments;
 use crate::outcome::{Code, Denied, Failure};
 use crate::registry::ToolInfo;
 
@@ -41,68 +39,85 @@ impl Policies {
             .all(|(policy, _)| crate::authz::shown(policy, info, cx))
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.global.is_empty() && self.tenants.is_empty()
     }
 }
 
-/// Asks the runtime's policies about a valid call: `Ok` with the ids of the rules that
-/// allowed it; a refusal puts the ids of the rules that refused in `denied_by`. A decision
-/// made at once is taken at once; a wait ends with the run.
-pub(super) async fn authorize(
-    policies: &Policies,
-    info: &ToolInfo,
-    call: &CallRef<'_>,
-    arguments: Arguments<'_>,
-    resource: Option<&ResourceRef>,
-    cx: &Context,
-    denied_by: &mut Vec<String>,
-) -> Result<Vec<String>, Failure> {
-    if policies.is_empty() {
-        return Ok(Vec::new());
-    }
-    let request = Request::new(info, cx, arguments, resource);
-    let decide = async {
-        let mut ids = Vec::new();
-        for (policy, whose) in policies.of(cx) {
-            match ask(policy, &request, whose).await {
-                Decision::Allow { policy_ids } => ids.extend(policy_ids),
-                Decision::Deny(denied) => return Err(denied),
+/// What the runtime's policies said of a call: their decision when every one made it at once,
+/// else the wait for the rest, boxed so the rare wait does not enlarge every call's future.
+pub(super) enum Asked<'r> {
+    /// `Ok` with the ids of the rules that allowed the call, or the refusal.
+    Now(Result<Vec<String>, Denied>),
+    /// A policy needs a wait: the decision of it and of those after it (a refusal as
+    /// `Err(Ok(denied))`), or `Err(Err(stopped))` when the run ended first.
+    Later(BoxFuture<'r, Result<Vec<String>, Result<Denied, Stopped>>>),
+}
+
+/// Asks the runtime's policies about a valid call, in order, the first refusal deciding. A
+/// decision made at once is taken at once, without a future; from the first policy that needs
+/// a wait on, the rest is [`Asked::Later`]. Policies that answer at once are not raced
+/// against the run's end, so a cancelled run is refused by the stage that waits (admission),
+/// as without policies.
+pub(super) fn ask<'r>(
+    policies: &'r Policies,
+    request: &'r Request<'r>,
+    cx: &'r Context,
+) -> Asked<'r> {
+    let mut ids = Vec::new();
+    let mut order = policies.of(cx);
+    while let Some((policy, whose)) = order.next() {
+        let decision = match authz::ask_now(policy, request, whose) {
+            Ok(decision) => decision,
+            Err(wait) => {
+                let rest = async move {
+                    let mut decision = authz::waited(wait, whose).await;
+                    loop {
+                        match decision {
+                            Decision::Allow { policy_ids } => ids.extend(policy_ids),
+                            Decision::Deny(denied) => return Err(Ok(denied)),
+                        }
+                        let Some((policy, whose)) = order.next() else {
+                            return Ok(ids);
+                        };
+                        decision = authz::ask(policy, request, whose).await;
+                    }
+                };
+                let bounded =
+                    async move { cx.bounded(rest).await.unwrap_or_else(|stop| Err(Err(stop))) };
+                return Asked::Later(Box::pin(bounded));
             }
+        };
+        match decision {
+            Decision::Allow { policy_ids } => ids.extend(policy_ids),
+            Decision::Deny(denied) => return Asked::Now(Err(denied)),
         }
-        Ok(ids)
+    }
+    Asked::Now(Ok(ids))
+}
+
+/// The failure of a call whose run ended while its policies were deciding.
+#[cold]
+pub(super) fn stopped(stop: Stopped, info: &ToolInfo, call: &CallRef<'_>) -> Failure {
+    let what = match stop {
+        Stopped::Cancelled => "the run was cancelled",
+        Stopped::Deadline => "the run's deadline passed",
     };
-    let mut decide = pin!(decide);
-    // Policies that answer at once are not raced against the run's end, so a cancelled run
-    // is refused by the stage that waits (admission), as without policies.
-    let decided = match decide.as_mut().now_or_never() {
-        Some(decided) => decided,
-        None => cx.bounded(decide).await.map_err(|stop| {
-            let what = match stop {
-                Stopped::Cancelled => "the run was cancelled",
-                Stopped::Deadline => "the run's deadline passed",
-            };
-            let code = match stop {
-                Stopped::Cancelled => Code::Cancelled,
-                Stopped::Deadline => Code::Timeout,
-            };
-            Failure::new(
-                code,
-                format!(
-                    "{what} while the call was being authorized (reference {})",
-                    call.id
-                ),
-            )
-            .with_detail(format!(
-                "{what} before the authorization policies of `{}` decided",
-                info.name
-            ))
-        })?,
+    let code = match stop {
+        Stopped::Cancelled => Code::Cancelled,
+        Stopped::Deadline => Code::Timeout,
     };
-    decided.map_err(|denied| {
-        denied_by.extend(denied.policy_ids().iter().cloned());
-        unauthorized(denied, info, call)
-    })
+    Failure::new(
+        code,
+        format!(
+            "{what} while the call was being authorized (reference {})",
+            call.id
+        ),
+    )
+    .with_detail(format!(
+        "{what} before the authorization policies of `{}` decided",
+        info.name
+    ))
 }
 
 /// The audit note naming the rules that decided (their ids only, never argument values).

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
+use crate::authz::Request;
 use crate::context::{CallScope, Context};
 use crate::contract::arguments::Arguments;
 use crate::ledger::{AuditKind, Ledger};
@@ -322,27 +323,29 @@ impl Runtime {
         let prepared = tool
             .prepare(arguments, call_cx, output::limit(shared, info))
             .map_err(refused)?;
-        let resource = prepared.resource().cloned();
-        let mut denied_by = Vec::new();
-        let allowed_by = authorize::authorize(
-            &shared.policies,
-            info,
-            &call,
-            arguments,
-            resource.as_ref(),
-            cx,
-            &mut denied_by,
-        )
-        .await;
-        let allowed_by = match allowed_by {
+        let decided = if shared.policies.is_empty() {
+            Ok(Vec::new())
+        } else {
+            let request = Request::new(info, cx, arguments, prepared.resource());
+            match authorize::ask(&shared.policies, &request, cx) {
+                authorize::Asked::Now(decided) => decided.map_err(Ok),
+                authorize::Asked::Later(wait) => wait.await,
+            }
+        };
+        let allowed_by = match decided {
             Ok(ids) => ids,
-            Err(failure) => {
+            Err(refused) => {
                 record::stage("validated");
                 record::stage("denied");
-                if let Some((_, Some(decisions), _)) = &mut ledger {
-                    decisions.denial = authorize::audit_note(&denied_by);
-                }
-                return Err(failure);
+                return Err(match refused {
+                    Ok(denied) => {
+                        if let Some((_, Some(decisions), _)) = &mut ledger {
+                            decisions.denial = authorize::audit_note(denied.policy_ids());
+                        }
+                        authorize::unauthorized(denied, info, &call)
+                    }
+                    Err(stop) => authorize::stopped(stop, info, &call),
+                });
             }
         };
         let work = prepared.finish(cx).map_err(|refusal| {
