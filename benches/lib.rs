@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
 /// `create_invoice` as a plain serde struct: the floor.
 #[derive(Deserialize, Debug)]

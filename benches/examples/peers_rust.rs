@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use benches::{
-    FLIGHTS_INVALID3, FLIGHTS_VALID, FlightsBorrowed, FlightsTwin, INVOICE_INVALID3,
-    INVOICE_VALID, InvoiceBorrowed, InvoiceTwin,
+    FLIGHTS_INVALID3, FLIGHTS_VALID, FlightsBorrowed, FlightsTwin, INVOICE_INVALID3, INVOICE_VALID,
+    InvoiceBorrowed, InvoiceTwin,
 };
 use examples::{CreateInvoice, SearchFlights};
 use serde::de::DeserializeOwned;
@@ -168,6 +168,38 @@ fn ledger_way(way: &str, dir: &std::path::Path) -> Option<Way> {
     }
 }
 
+/// The zero-copy twins really borrow: every string of the valid payloads points into the text.
+fn assert_borrows() {
+    use std::borrow::Cow::Borrowed;
+    let invoice: InvoiceBorrowed<'_> =
+        serde_json::from_str(INVOICE_VALID).expect("the zero-copy twin reads the invoice");
+    assert!(matches!(invoice.customer_id.0, Borrowed(_)));
+    let flights: FlightsBorrowed<'_> =
+        serde_json::from_str(FLIGHTS_VALID).expect("the zero-copy twin reads the flights");
+    let strings = [
+        &flights.origin,
+        &flights.destination,
+        &flights.departure_date,
+    ]
+    .into_iter()
+    .chain(flights.return_date.as_ref())
+    .chain(&flights.preferred_airlines)
+    .chain(flights.tags.iter().flat_map(|(k, v)| [k, v]));
+    for text in strings {
+        assert!(matches!(text.0, Borrowed(_)), "{text:?} was copied");
+    }
+}
+
+/// The processor time this process has used, user and system, in nanoseconds (Linux only:
+/// `/proc/self/stat`, in clock ticks of 10 ms).
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10_000_000)
+}
+
 /// The median time per call of `way`: about `budget` of batches, each long enough
 /// (`batch_time`) for the clock's resolution not to matter, after a warm-up.
 fn median_ns(way: &mut Way, budget: Duration, batch_time: Duration) -> f64 {
@@ -203,6 +235,7 @@ fn time(group: &str, budget: Duration) {
     let batch_time = Duration::from_millis(2);
     match group {
         "contract" | "unions" => {
+            assert_borrows();
             let ways: &[&str] = if group == "contract" {
                 &["floor", "zero_copy", "jsonschema", "parse_arguments"]
             } else {
@@ -231,7 +264,21 @@ fn time(group: &str, budget: Duration) {
                 // Writes take tens of microseconds: longer batches, so a checkpoint of the
                 // write-ahead log is spread over fewer samples.
                 let ns = median_ns(&mut run, budget, batch_time * 10);
-                line(way, "invoice", "valid", ns, accepted);
+                // The processor time per call, which the waits of a loaded machine do not
+                // inflate as they inflate the elapsed time.
+                let calls = 2_000;
+                let cpu = cpu_ns();
+                for _ in 0..calls {
+                    black_box(run());
+                }
+                let cpu_per_call = cpu_ns()
+                    .zip(cpu)
+                    .map(|(after, before)| after.saturating_sub(before) as f64 / f64::from(calls));
+                println!(
+                    "{}",
+                    json!({"impl": way, "tool": "invoice", "payload": "valid", "ns_median": ns,
+                        "accepted": accepted, "cpu_ns": cpu_per_call})
+                );
             }
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -258,7 +305,12 @@ fn export(file: &PathBuf) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["export", file] => export(&PathBuf::from(file)),
         ["time", group] => time(group, Duration::from_millis(300)),
         ["time", group, ms] => time(

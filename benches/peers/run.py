@@ -120,14 +120,14 @@ def measure_pass(groups, export, python, budget_ms):
         for command in commands:
             for entry in run_lines(command):
                 key = (group, entry["tool"], entry["payload"], entry["impl"])
-                found[key] = (entry["ns_median"], entry["accepted"])
+                found[key] = (entry["ns_median"], entry["accepted"], entry.get("cpu_ns"))
     return found
 
 
 def check_agreement(found):
     """A valid payload is accepted by every way, an invalid one refused by every way."""
     wrong = []
-    for (group, tool, payload, impl), (_, accepted) in sorted(found.items()):
+    for (group, tool, payload, impl), (_, accepted, _) in sorted(found.items()):
         expected = payload.startswith("valid")
         if accepted != expected:
             wrong.append(f"{group} {tool}/{payload}: {impl} {'accepts' if accepted else 'refuses'}"
@@ -168,6 +168,34 @@ def table(title, rows, group, columns, passes, floor):
             if len(ratios) > 1:
                 ratio += f" ({min(ratios):.2f}–{max(ratios):.2f})"
             cells.append(f"{fmt_ns(statistics.median(times))}, {ratio}")
+        if any(cells):
+            print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+def ledger_table(passes, suffix):
+    """The ledger: elapsed and processor time per call, each with its ratio to the hand-written
+    transaction within the pass."""
+    print(f"\n### Ledger (one call: claim, run, settle){suffix}\n")
+    print("| | elapsed per call | / hand-written | processor time per call | / hand-written |")
+    print("|---|---:|---:|---:|---:|")
+    for impl, label in LEDGER:
+        cells = []
+        for index in (0, 2):
+            values, ratios = [], []
+            for found in passes:
+                mine = found.get(("ledger", "invoice", "valid", impl))
+                base = found.get(("ledger", "invoice", "valid", "plain_sqlite"))
+                if mine is None or base is None or mine[index] is None or not base[index]:
+                    continue
+                values.append(mine[index])
+                ratios.append(mine[index] / base[index])
+            if not values:
+                cells += ["", ""]
+                continue
+            ratio = f"{statistics.median(ratios):.2f}×"
+            if len(ratios) > 1:
+                ratio += f" ({min(ratios):.2f}–{max(ratios):.2f})"
+            cells += [fmt_ns(statistics.median(values)), ratio]
         if any(cells):
             print(f"| {label} | " + " | ".join(cells) + " |")
 
@@ -280,8 +308,7 @@ def main():
             table("Unions (edit_file, 20 tagged edits)" + suffix, UNIONS, "unions",
                   [("edit_file", "valid"), ("edit_file", "invalid3")], chosen, "floor")
         if "ledger" in groups:
-            table("Ledger (one call: claim, run, settle)" + suffix, LEDGER, "ledger",
-                  [("invoice", "valid")], chosen, "plain_sqlite")
+            ledger_table(chosen, suffix)
     if not args.no_callgrind:
         if shutil.which("valgrind") is None:
             print("\n(valgrind not found: no instruction counts)")
