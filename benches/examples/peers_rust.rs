@@ -266,10 +266,18 @@ fn time(group: &str, budget: Duration) {
                 let ns = median_ns(&mut run, budget, batch_time * 10);
                 // The processor time per call, which the waits of a loaded machine do not
                 // inflate as they inflate the elapsed time.
-                let calls = 2_000;
+                // At least 30 ticks of the clock, so its resolution is within about 3%.
+                let mut calls = 0_u32;
                 let cpu = cpu_ns();
-                for _ in 0..calls {
+                let mut used = 0;
+                while calls < 100 || (used < 300_000_000 && calls < 1_000_000) {
                     black_box(run());
+                    calls += 1;
+                    if calls % 64 == 0 {
+                        used = cpu_ns()
+                            .zip(cpu)
+                            .map_or(u64::MAX, |(a, b)| a.saturating_sub(b));
+                    }
                 }
                 let cpu_per_call = cpu_ns()
                     .zip(cpu)
