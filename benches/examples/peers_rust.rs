@@ -273,7 +273,7 @@ fn time(group: &str, budget: Duration) {
                 while calls < 100 || (used < 300_000_000 && calls < 1_000_000) {
                     black_box(run());
                     calls += 1;
-                    if calls % 64 == 0 {
+                    if calls.is_multiple_of(64) {
                         used = cpu_ns()
                             .zip(cpu)
                             .map_or(u64::MAX, |(a, b)| a.saturating_sub(b));

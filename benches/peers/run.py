@@ -44,7 +44,7 @@ Set up the peers once, from the workspace root:
 # the floor its ratios are taken to.
 CONTRACT = [
     ("floor", "`serde_json::from_str::<Twin>` (floor)"),
-    ("zero_copy", "zero-copy twin (`Cow<'a, str>` strings)"),
+    ("zero_copy", "zero-copy twin (strings borrowed)"),
     ("jsonschema", "`Value` + `jsonschema` + `from_value`"),
     ("parse_arguments", "**`parse_arguments`**"),
     ("ajv", "Ajv 8 (2020-12, allErrors) on `JSON.parse`"),
