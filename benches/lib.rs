@@ -1,9 +1,11 @@
 //! Payloads and baselines shared by the benchmarks: serde twins of the example tools (plain
 //! `#[derive(Deserialize)]`, no checks) and the argument texts measured.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
 /// `create_invoice` as a plain serde struct: the floor.
 #[derive(Deserialize, Debug)]
@@ -82,6 +84,74 @@ pub enum CabinTwin {
     PremiumEconomy,
     Business,
     First,
+}
+
+/// A string of the zero-copy twins: borrowed from the argument text when it has no escapes,
+/// owned when serde_json had to unescape it. (serde's own `Cow<str>` borrows only as a direct
+/// field; inside an `Option`, a `Vec` or a map it always copies.)
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// `create_invoice` as a serde struct that borrows its strings from the argument text where it
+/// has no escapes: the zero-copy line, checking no more than the floor.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub struct InvoiceBorrowed<'a> {
+    #[serde(borrow)]
+    pub customer_id: Text<'a>,
+    pub amount: f64,
+    pub currency: CurrencyTwin,
+}
+
+/// `search_flights` as a serde struct that borrows its strings from the argument text where it
+/// has no escapes: the zero-copy line, checking no more than the floor.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+#[allow(missing_docs)]
+pub struct FlightsBorrowed<'a> {
+    #[serde(borrow)]
+    pub origin: Text<'a>,
+    #[serde(borrow)]
+    pub destination: Text<'a>,
+    #[serde(borrow)]
+    pub departure_date: Text<'a>,
+    #[serde(borrow)]
+    pub return_date: Option<Text<'a>>,
+    pub passengers: Vec<PassengerTwin>,
+    pub cabin: CabinTwin,
+    pub max_stops: Option<u8>,
+    pub max_price: Option<PriceTwin>,
+    #[serde(default, borrow)]
+    pub preferred_airlines: Vec<Text<'a>>,
+    #[serde(default)]
+    pub refundable_only: bool,
+    pub departure_window: Option<WindowTwin>,
+    pub limit: u32,
+    #[serde(default, borrow)]
+    pub tags: BTreeMap<Text<'a>, Text<'a>>,
 }
 
 /// A valid `create_invoice` call.
