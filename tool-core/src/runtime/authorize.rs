@@ -89,6 +89,7 @@ pub(super) fn ask<'r>(
             }
         };
         match decision {
+            Decision::Allow { policy_ids } if ids.is_empty() => ids = policy_ids,
             Decision::Allow { policy_ids } => ids.extend(policy_ids),
             Decision::Deny(denied) => return Asked::Now(Err(denied)),
         }

@@ -40,20 +40,28 @@ pub(super) async fn execute(
     }
     let effect = work.effect;
     // The handler's programs run with the tool's declared authority, narrowed by the context.
+    // A scope with none declared reads as none, so most calls skip setting it.
     #[cfg(feature = "sandbox")]
-    scope.declare(info.settings.authority.clone());
+    if info.settings.authority.is_some() {
+        scope.declare(info.settings.authority.clone());
+    }
     let ended = {
         let mut work = pin!(AssertUnwindSafe(work.future).catch_unwind());
         // Most handlers finish on their first poll: they never arm a timer or a waiter.
         match std::future::poll_fn(|task| Poll::Ready(work.as_mut().poll(task))).await {
             Poll::Ready(result) => Ended::Done(result),
+            // Boxed so the timer and the cancellation waiter do not enlarge every call's
+            // future.
             Poll::Pending => {
-                tokio::select! {
-                    biased;
-                    result = work => Ended::Done(result),
-                    () = cx.cancelled() => Ended::Cancelled,
-                    () = tokio::time::sleep(limit) => Ended::TimedOut,
-                }
+                Box::pin(async {
+                    tokio::select! {
+                        biased;
+                        result = work => Ended::Done(result),
+                        () = cx.cancelled() => Ended::Cancelled,
+                        () = tokio::time::sleep(limit) => Ended::TimedOut,
+                    }
+                })
+                .await
             }
         }
         // The work, and with it the handler's context, is dropped here.

@@ -257,9 +257,8 @@ impl Runtime {
             } else {
                 call_id
             };
-            decisions
-                .refused(ledger, cx, audited_id, tool, failure)
-                .await;
+            // Boxed, as the ledger's other steps: a call without a ledger does not carry them.
+            Box::pin(decisions.refused(ledger, cx, audited_id, tool, failure)).await;
         }
         result
     }
@@ -386,7 +385,7 @@ impl Runtime {
         };
         let decisions = decisions.take().unwrap_or_else(claim::Decisions::new);
         let contract = &shared.contracts[index];
-        let held = match claim::claim(
+        let held = match Box::pin(claim::claim(
             shared,
             ledger,
             info,
@@ -396,7 +395,7 @@ impl Runtime {
             arguments,
             cx,
             decisions,
-        )
+        ))
         .await?
         {
             claim::Admission::Run(held) => {
@@ -412,7 +411,7 @@ impl Runtime {
         let result = execute::execute(shared, info, &call, &scope, work, cx)
             .await
             .map(|text| Output { text });
-        claim::settle(ledger, held, info, call_id, &result, cx).await;
+        Box::pin(claim::settle(ledger, held, info, call_id, &result, cx)).await;
         result
     }
 }
