@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use benches::{
-    FLIGHTS_INVALID3, FLIGHTS_INVALID3_CONTAINER, FLIGHTS_VALID, FlightsTwin, INVOICE_INVALID3, INVOICE_VALID, InvoiceTwin,
-    flights_64k, invoice_64k,
+    FLIGHTS_INVALID3, FLIGHTS_INVALID3_CONTAINER, FLIGHTS_VALID, FlightsTwin, INVOICE_INVALID3,
+    INVOICE_VALID, InvoiceTwin, flights_64k, invoice_64k,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use examples::{CreateInvoice, SearchFlights};

@@ -454,7 +454,12 @@ fn refuse_format(s: &str, cx: &mut Cx, at: &Path<'_>, format: crate::contract::F
     // Written when first read: this is the commonest refusal of a string, and the
     // formatting costs more than the check.
     let (got, quoted) = Got::Str(s).subject();
-    cx.report_reason(at, Keyword::Other("format"), Reason::Format { format, got }, quoted);
+    cx.report_reason(
+        at,
+        Keyword::Other("format"),
+        Reason::Format { format, got },
+        quoted,
+    );
 }
 
 /// Checks `got` as a string outside the common case, recording every violation; whether it

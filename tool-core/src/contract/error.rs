@@ -5,9 +5,9 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::contract::Format;
+use crate::contract::argument::push_num;
 use crate::contract::constraints::Num;
 use crate::contract::path::Path;
-use crate::contract::argument::push_num;
 use crate::contract::validate::{push_json_string, push_quoted_list};
 
 /// What a [`Violation`] broke: a JSON Schema keyword of the advertised schema, or a rule of
@@ -417,7 +417,10 @@ impl Reason {
         match self {
             Reason::Type { expected, got } => 16 + expected.len() + subject(got),
             Reason::Enum { allowed, got, .. } => {
-                let listed: usize = allowed.iter().map(|name| name.len().saturating_mul(6) + 4).sum();
+                let listed: usize = allowed
+                    .iter()
+                    .map(|name| name.len().saturating_mul(6) + 4)
+                    .sum();
                 32 + listed + subject(got)
             }
             Reason::Bound { relation, .. } => 80 + relation.len(),
@@ -794,7 +797,11 @@ mod tests {
         let mut eager = String::from("expected integer, got ");
         Got::Str(&long).write_to(&mut eager, false);
         assert_eq!(violation.message(), eager);
-        assert!(violation.message().ends_with("\"…"), "{}", violation.message());
+        assert!(
+            violation.message().ends_with("\"…"),
+            "{}",
+            violation.message()
+        );
         let number = type_mismatch(&at, Got::Number(Num::F(1.5)));
         assert_eq!(number.message(), "expected integer, got 1.5");
         let bound = Violation::found(
@@ -820,7 +827,10 @@ mod tests {
             },
             "",
         );
-        assert_eq!(listed.message(), r#"must be one of "USD", "EUR", null; got false"#);
+        assert_eq!(
+            listed.message(),
+            r#"must be one of "USD", "EUR", null; got false"#
+        );
         assert_eq!(listed.pointer(), "/a~0b/x");
         assert_eq!(listed.instance_location(), "/a~0b");
         assert_eq!(listed.property(), Some("x"));
@@ -838,7 +848,10 @@ mod tests {
         assert_ne!(first, type_mismatch(&at, Got::Str("11")));
         assert_ne!(first, type_mismatch(&root, Got::Str("10")));
         let debug = format!("{second:?}");
-        assert!(debug.contains(r#"expected integer, got string \"10\""#), "{debug}");
+        assert!(
+            debug.contains(r#"expected integer, got string \"10\""#),
+            "{debug}"
+        );
     }
 
     #[test]
