@@ -166,6 +166,10 @@ pub const FLIGHTS_VALID: &str = r#"{"origin":"CDG","destination":"JFK","departur
 /// `search_flights` with three violations: a wrong type, a bad enum value, a missing field.
 pub const FLIGHTS_INVALID3: &str = r#"{"origin":"CDG","departureDate":"2026-12-01","passengers":[{"age":34}],"cabin":"luxury","limit":"10"}"#;
 
+/// `search_flights` with three violations whose wrong type is a container's: a number where
+/// the `maxPrice` object goes, a bad enum value, a missing field.
+pub const FLIGHTS_INVALID3_CONTAINER: &str = r#"{"origin":"CDG","departureDate":"2026-12-01","passengers":[{"age":34}],"cabin":"luxury","maxPrice":5,"limit":10}"#;
+
 /// A valid `create_invoice` call of about 64 KiB (a long customer id).
 pub fn invoice_64k() -> String {
     format!(

@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use benches::{
-    FLIGHTS_INVALID3, FLIGHTS_VALID, FlightsTwin, INVOICE_INVALID3, INVOICE_VALID, InvoiceTwin,
-    flights_64k, invoice_64k,
+    FLIGHTS_INVALID3, FLIGHTS_INVALID3_CONTAINER, FLIGHTS_VALID, FlightsTwin, INVOICE_INVALID3,
+    INVOICE_VALID, InvoiceTwin, flights_64k, invoice_64k,
 };
 use examples::{CreateInvoice, SearchFlights};
 use serde::de::DeserializeOwned;
@@ -53,6 +53,7 @@ fn main() {
         ("invoice", "64k") => invoice_64k(),
         ("flights", "valid") => FLIGHTS_VALID.to_owned(),
         ("flights", "invalid3") => FLIGHTS_INVALID3.to_owned(),
+        ("flights", "invalid3_container") => FLIGHTS_INVALID3_CONTAINER.to_owned(),
         ("flights", "64k") => flights_64k(),
         other => panic!("unknown payload {other:?}"),
     };

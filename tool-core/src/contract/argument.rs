@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::contract::constraints::Constraints;
 use crate::contract::constraints::{ConstConstraints, Num};
-use crate::contract::error::Keyword;
+use crate::contract::error::{Keyword, Reason};
 use crate::contract::path::Path;
 use crate::contract::schema::{NullableRule, SchemaGen, nullable};
 use crate::contract::validate::{
@@ -139,16 +139,14 @@ pub(crate) fn check_bounds(
 ) -> bool {
     use std::cmp::Ordering::{Greater, Less};
     let mut ok = true;
-    // Messages built by hand: the formatting machinery costs more than the checks.
-    let bound = |cx: &mut Cx, keyword: Keyword, relation: &str, limit: Num| {
-        let mut message = String::with_capacity(32);
-        message.push_str("must be ");
-        message.push_str(relation);
-        message.push(' ');
-        push_num(&mut message, limit);
-        message.push_str("; got ");
-        push_num(&mut message, n);
-        cx.report(at, keyword, message);
+    // Messages are written when first read: the formatting costs more than the checks.
+    let bound = |cx: &mut Cx, keyword: Keyword, relation: &'static str, limit: Num| {
+        let reason = Reason::Bound {
+            relation,
+            limit,
+            got: n,
+        };
+        cx.report_reason(at, keyword, reason, "");
     };
     if let Some(min) = c.merged_minimum(type_min)
         && n.compare(min) == Less
@@ -178,7 +176,7 @@ pub(crate) fn check_bounds(
 }
 
 /// Appends `n` as its `Display` writes it; integers without the formatting machinery.
-fn push_num(out: &mut String, n: Num) {
+pub(crate) fn push_num(out: &mut String, n: Num) {
     match n {
         Num::U(u) => crate::contract::path::push_decimal(out, u),
         Num::I(i) => {
@@ -453,17 +451,15 @@ fn string_passes(s: &str, c: &Constraints) -> Passes {
 #[cold]
 #[inline(never)]
 fn refuse_format(s: &str, cx: &mut Cx, at: &Path<'_>, format: crate::contract::Format) {
-    // Built by hand: this is the commonest refusal of a string, and the formatting
-    // machinery costs more than the check.
-    let looks_like = format.looks_like();
-    let mut message = String::with_capacity(40 + looks_like.len() + s.len().min(100));
-    message.push_str("must be ");
-    message.push_str(looks_like);
-    message.push_str(" (format \"");
-    message.push_str(format.name());
-    message.push_str("\"); got ");
-    Got::Str(s).write_to(&mut message, true);
-    cx.report(at, Keyword::Other("format"), message);
+    // Written when first read: this is the commonest refusal of a string, and the
+    // formatting costs more than the check.
+    let (got, quoted) = Got::Str(s).subject();
+    cx.report_reason(
+        at,
+        Keyword::Other("format"),
+        Reason::Format { format, got },
+        quoted,
+    );
 }
 
 /// Checks `got` as a string outside the common case, recording every violation; whether it
@@ -671,8 +667,7 @@ impl<T: Argument> Argument for Vec<T> {
         cx: &mut Cx,
         at: &Path<'_>,
     ) -> Result<Option<Self>, D::Error> {
-        // Typed (see `parse_str`): fails the parse on anything but an array.
-        de.deserialize_seq(SeqVisitor::<T, C> {
+        de.deserialize_any(SeqVisitor::<T, C> {
             cx,
             at,
             _marker: std::marker::PhantomData,

@@ -2,6 +2,13 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
+
+use crate::contract::Format;
+use crate::contract::argument::push_num;
+use crate::contract::constraints::Num;
+use crate::contract::path::Path;
+use crate::contract::validate::{push_json_string, push_quoted_list};
 
 /// What a [`Violation`] broke: a JSON Schema keyword of the advertised schema, or a rule of
 /// strict JSON that holds before the schema is consulted.
@@ -140,12 +147,68 @@ impl fmt::Display for Keyword {
 }
 
 /// One broken rule, located by an RFC 6901 JSON Pointer into the arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The commonest messages (a wrong type, a value outside an `enum`, a bound or a format
+/// broken) are kept as the facts they state and written out the first time they are read, so
+/// refusing arguments costs no formatting until someone looks at the reasons.
+#[derive(Clone)]
 pub struct Violation {
-    location: String,
-    property: Option<Box<str>>,
+    /// The instance location, then the field named (if any), then the text of the string at
+    /// fault that the message quotes (if any): one buffer.
+    text: String,
+    /// Where the instance location ends in `text`.
+    location_end: usize,
+    /// Where the field named ends in `text`, if one is.
+    property_end: Option<usize>,
     keyword: Keyword,
-    message: Cow<'static, str>,
+    message: Message,
+}
+
+/// What a violation says, written or still as the facts it states.
+#[derive(Clone)]
+enum Message {
+    Static(&'static str),
+    Text(String),
+    /// Written from the reason on first read.
+    Lazy(Reason, OnceLock<Box<str>>),
+}
+
+/// The facts behind a message that is written only when read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reason {
+    /// `expected {expected}, got {subject}`.
+    Type {
+        expected: &'static str,
+        got: Subject,
+    },
+    /// `must be one of {allowed}[, null]; got {subject, bare}`.
+    Enum {
+        allowed: &'static [&'static str],
+        nullable: bool,
+        got: Subject,
+    },
+    /// `must be {relation} {limit}; got {got}`.
+    Bound {
+        relation: &'static str,
+        limit: Num,
+        got: Num,
+    },
+    /// `must be {looks like} (format "{name}"); got {the string}`.
+    Format { format: Format, got: Subject },
+}
+
+/// The value at fault as a message describes it; a string's text is held by the violation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Subject {
+    Null,
+    Bool(bool),
+    Number(Num),
+    /// A string, its text cut after the characters a message quotes (`cut` when it was).
+    Str {
+        cut: bool,
+    },
+    Array,
+    Object,
 }
 
 impl Violation {
@@ -154,11 +217,13 @@ impl Violation {
         keyword: Keyword,
         message: impl Into<Cow<'static, str>>,
     ) -> Self {
+        let location_end = location.len();
         Violation {
-            location,
-            property: None,
+            text: location,
+            location_end,
+            property_end: None,
             keyword,
-            message: message.into(),
+            message: Message::from(message.into()),
         }
     }
 
@@ -168,11 +233,43 @@ impl Violation {
         keyword: Keyword,
         message: impl Into<Cow<'static, str>>,
     ) -> Self {
+        let mut text = location;
+        let location_end = text.len();
+        text.push_str(property);
         Violation {
-            location,
-            property: Some(property.into()),
+            property_end: Some(text.len()),
+            text,
+            location_end,
             keyword,
-            message: message.into(),
+            message: Message::from(message.into()),
+        }
+    }
+
+    /// A violation at `at` (on its field `property`, if any) whose message is written from
+    /// `reason` when first read; `quoted` is the string the message quotes, if any, already
+    /// cut to what it shows.
+    pub(crate) fn found(
+        at: &Path<'_>,
+        property: Option<&str>,
+        keyword: Keyword,
+        reason: Reason,
+        quoted: &str,
+    ) -> Self {
+        let extra = property.map_or(0, str::len) + quoted.len();
+        let mut text = String::with_capacity(32 + extra);
+        at.write_pointer(&mut text);
+        let location_end = text.len();
+        let property_end = property.map(|name| {
+            text.push_str(name);
+            text.len()
+        });
+        text.push_str(quoted);
+        Violation {
+            text,
+            location_end,
+            property_end,
+            keyword,
+            message: Message::Lazy(reason, OnceLock::new()),
         }
     }
 
@@ -181,10 +278,10 @@ impl Violation {
     /// For a missing, unknown or repeated field this points at the field itself
     /// (`/currency`), which is where a model has to make its fix.
     pub fn pointer(&self) -> Cow<'_, str> {
-        match &self.property {
-            None => Cow::Borrowed(&self.location),
+        match self.property() {
+            None => Cow::Borrowed(self.instance_location()),
             Some(name) => {
-                let mut pointer = self.location.clone();
+                let mut pointer = self.instance_location().to_owned();
                 crate::contract::path::push_escaped(&mut pointer, name);
                 Cow::Owned(pointer)
             }
@@ -195,12 +292,18 @@ impl Violation {
     /// `required`, `additionalProperties` and `duplicateKey`, where it is the enclosing object,
     /// as standard validators report it.
     pub fn instance_location(&self) -> &str {
-        &self.location
+        &self.text[..self.location_end]
     }
 
     /// The field named by a `required`, `additionalProperties` or `duplicateKey` violation.
     pub fn property(&self) -> Option<&str> {
-        self.property.as_deref()
+        self.property_end
+            .map(|end| &self.text[self.location_end..end])
+    }
+
+    /// The text of the string at fault, as the message quotes it.
+    fn quoted(&self) -> &str {
+        &self.text[self.property_end.unwrap_or(self.location_end)..]
     }
 
     /// Puts `message` in place of the message, handing back the old one.
@@ -208,7 +311,15 @@ impl Violation {
         &mut self,
         message: impl Into<Cow<'static, str>>,
     ) -> Cow<'static, str> {
-        std::mem::replace(&mut self.message, message.into())
+        let old = std::mem::replace(&mut self.message, Message::from(message.into()));
+        match old {
+            Message::Static(text) => Cow::Borrowed(text),
+            Message::Text(text) => Cow::Owned(text),
+            Message::Lazy(reason, written) => Cow::Owned(match written.into_inner() {
+                Some(text) => text.into_string(),
+                None => reason.write(self.quoted()),
+            }),
+        }
     }
 
     /// The rule that was broken.
@@ -218,14 +329,152 @@ impl Violation {
 
     /// A short sentence saying what is wrong and what is expected, without the pointer.
     pub fn message(&self) -> &str {
-        &self.message
+        match &self.message {
+            Message::Static(text) => text,
+            Message::Text(text) => text.as_str(),
+            Message::Lazy(reason, written) => {
+                written.get_or_init(|| reason.write(self.quoted()).into_boxed_str())
+            }
+        }
     }
 
-    /// The bytes of text this violation holds.
+    /// The bytes of text this violation holds, or will once its message is written: at least
+    /// the length of the message.
     fn held_bytes(&self) -> usize {
-        self.location.len() + self.property.as_ref().map_or(0, |p| p.len()) + self.message.len()
+        let message = match &self.message {
+            Message::Static(text) => text.len(),
+            Message::Text(text) => text.len(),
+            Message::Lazy(reason, _) => reason.max_len(self.quoted().len()),
+        };
+        self.text.len().saturating_add(message)
     }
 }
+
+impl From<Cow<'static, str>> for Message {
+    fn from(message: Cow<'static, str>) -> Self {
+        match message {
+            Cow::Borrowed(text) => Message::Static(text),
+            Cow::Owned(text) => Message::Text(text),
+        }
+    }
+}
+
+impl Reason {
+    /// The message, `quoted` being the text of the string at fault.
+    fn write(self, quoted: &str) -> String {
+        let mut out = String::with_capacity(self.max_len(quoted.len()).min(256));
+        match self {
+            Reason::Type { expected, got } => {
+                out.push_str("expected ");
+                out.push_str(expected);
+                out.push_str(", got ");
+                got.write_to(&mut out, quoted, false);
+            }
+            Reason::Enum {
+                allowed,
+                nullable,
+                got,
+            } => {
+                out.push_str("must be one of ");
+                push_quoted_list(&mut out, allowed.iter().copied());
+                if nullable {
+                    out.push_str(", null");
+                }
+                out.push_str("; got ");
+                got.write_to(&mut out, quoted, true);
+            }
+            Reason::Bound {
+                relation,
+                limit,
+                got,
+            } => {
+                out.push_str("must be ");
+                out.push_str(relation);
+                out.push(' ');
+                push_num(&mut out, limit);
+                out.push_str("; got ");
+                push_num(&mut out, got);
+            }
+            Reason::Format { format, got } => {
+                out.push_str("must be ");
+                out.push_str(format.looks_like());
+                out.push_str(" (format \"");
+                out.push_str(format.name());
+                out.push_str("\"); got ");
+                got.write_to(&mut out, quoted, true);
+            }
+        }
+        out
+    }
+
+    /// At least the length of the message, `quoted` bytes long; counted without writing it.
+    fn max_len(self, quoted: usize) -> usize {
+        // A quoted character takes at most 6 bytes (`\u001f`) for each byte of text.
+        let subject = |got: Subject| match got {
+            Subject::Str { .. } => 16 + quoted.saturating_mul(6),
+            _ => 32,
+        };
+        match self {
+            Reason::Type { expected, got } => 16 + expected.len() + subject(got),
+            Reason::Enum { allowed, got, .. } => {
+                let listed: usize = allowed
+                    .iter()
+                    .map(|name| name.len().saturating_mul(6) + 4)
+                    .sum();
+                32 + listed + subject(got)
+            }
+            Reason::Bound { relation, .. } => 80 + relation.len(),
+            Reason::Format { format, got } => {
+                32 + format.looks_like().len() + format.name().len() + subject(got)
+            }
+        }
+    }
+}
+
+impl Subject {
+    /// Appends the description; `bare` leaves out the word `string` before a quoted string,
+    /// whose text is `quoted`.
+    fn write_to(self, out: &mut String, quoted: &str, bare: bool) {
+        match self {
+            Subject::Null => out.push_str("null"),
+            Subject::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Subject::Number(n) => push_num(out, n),
+            Subject::Str { cut } => {
+                if !bare {
+                    out.push_str("string ");
+                }
+                push_json_string(out, quoted, usize::MAX);
+                if cut {
+                    out.push('…');
+                }
+            }
+            Subject::Array => out.push_str("array"),
+            Subject::Object => out.push_str("object"),
+        }
+    }
+}
+
+impl fmt::Debug for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Violation")
+            .field("location", &self.instance_location())
+            .field("property", &self.property())
+            .field("keyword", &self.keyword)
+            .field("message", &self.message())
+            .finish()
+    }
+}
+
+impl PartialEq for Violation {
+    fn eq(&self, other: &Self) -> bool {
+        self.keyword == other.keyword
+            && self.instance_location() == other.instance_location()
+            && self.property() == other.property()
+            && self.message() == other.message()
+    }
+}
+
+impl Eq for Violation {}
 
 impl fmt::Display for Violation {
     /// Renders `/amount: expected number, got string "120.5"`; the whole arguments object is
@@ -237,7 +486,8 @@ impl fmt::Display for Violation {
         } else {
             f.write_str(&pointer)?;
         }
-        write!(f, ": {}", self.message)
+        f.write_str(": ")?;
+        f.write_str(self.message())
     }
 }
 
@@ -385,7 +635,7 @@ impl fmt::Display for ArgumentErrors {
                 write_cut(f, &pointer, SHOWN_POINTER_BYTES)?;
             }
             f.write_str(": ")?;
-            write_cut(f, &violation.message, SHOWN_MESSAGE_BYTES)?;
+            write_cut(f, violation.message(), SHOWN_MESSAGE_BYTES)?;
         }
         let mut rest = Vec::new();
         for violation in &self.violations[shown..] {
@@ -516,5 +766,110 @@ impl IntoIterator for ArgumentErrors {
 
     fn into_iter(self) -> Self::IntoIter {
         self.violations.into_iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Reason, Subject, Violation};
+    use crate::contract::Keyword;
+    use crate::contract::constraints::Num;
+    use crate::contract::path::Path;
+    use crate::contract::validate::Got;
+
+    fn type_mismatch(at: &Path<'_>, got: Got<'_>) -> Violation {
+        let (got, quoted) = got.subject();
+        let reason = Reason::Type {
+            expected: "integer",
+            got,
+        };
+        Violation::found(at, None, Keyword::Type, reason, quoted)
+    }
+
+    #[test]
+    fn a_message_written_when_read_says_what_it_would_have_said_at_once() {
+        let root = Path::root();
+        let at = root.key("a~b");
+        let long = "\"é\n".repeat(40);
+        let violation = type_mismatch(&at, Got::Str(&long));
+        assert_eq!(violation.pointer(), "/a~0b");
+        assert_eq!(violation.property(), None);
+        let mut eager = String::from("expected integer, got ");
+        Got::Str(&long).write_to(&mut eager, false);
+        assert_eq!(violation.message(), eager);
+        assert!(
+            violation.message().ends_with("\"…"),
+            "{}",
+            violation.message()
+        );
+        let number = type_mismatch(&at, Got::Number(Num::F(1.5)));
+        assert_eq!(number.message(), "expected integer, got 1.5");
+        let bound = Violation::found(
+            &at,
+            None,
+            Keyword::Maximum,
+            Reason::Bound {
+                relation: "<=",
+                limit: Num::U(1440),
+                got: Num::I(-3),
+            },
+            "",
+        );
+        assert_eq!(bound.message(), "must be <= 1440; got -3");
+        let listed = Violation::found(
+            &at,
+            Some("x"),
+            Keyword::Enum,
+            Reason::Enum {
+                allowed: &["USD", "EUR"],
+                nullable: true,
+                got: Subject::Bool(false),
+            },
+            "",
+        );
+        assert_eq!(
+            listed.message(),
+            r#"must be one of "USD", "EUR", null; got false"#
+        );
+        assert_eq!(listed.pointer(), "/a~0b/x");
+        assert_eq!(listed.instance_location(), "/a~0b");
+        assert_eq!(listed.property(), Some("x"));
+    }
+
+    #[test]
+    fn equal_violations_compare_equal_whether_or_not_their_messages_were_read() {
+        let root = Path::root();
+        let at = root.key("limit");
+        let first = type_mismatch(&at, Got::Str("10"));
+        let second = first.clone();
+        assert_eq!(first.message(), r#"expected integer, got string "10""#);
+        assert_eq!(first, second);
+        assert_eq!(second, first);
+        assert_ne!(first, type_mismatch(&at, Got::Str("11")));
+        assert_ne!(first, type_mismatch(&root, Got::Str("10")));
+        let debug = format!("{second:?}");
+        assert!(
+            debug.contains(r#"expected integer, got string \"10\""#),
+            "{debug}"
+        );
+    }
+
+    #[test]
+    fn the_bytes_counted_for_a_message_not_yet_written_are_at_least_its_length() {
+        let root = Path::root();
+        let texts = [
+            String::new(),
+            "\u{1}".repeat(100),
+            "\"\\".repeat(100),
+            "😀".repeat(70),
+        ];
+        for text in &texts {
+            let violation = type_mismatch(&root, Got::Str(text));
+            let counted = violation.held_bytes();
+            let written = violation.message().len() + violation.instance_location().len();
+            assert!(counted >= written, "{counted} < {written} for {text:?}");
+        }
+        let violation = type_mismatch(&root, Got::Number(Num::F(-1.5e-300)));
+        assert!(violation.held_bytes() >= violation.message().len());
     }
 }

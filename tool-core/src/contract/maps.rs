@@ -227,9 +227,7 @@ macro_rules! maps {
                 cx: &mut Cx,
                 at: &Path<'_>,
             ) -> Result<Option<Self>, D::Error> {
-                // Typed (see `parse_str`): fails the parse on a value neither object nor
-                // array.
-                de.deserialize_map(MapVisitor::<Self, K, T, C> {
+                de.deserialize_any(MapVisitor::<Self, K, T, C> {
                     cx,
                     at,
                     _marker: std::marker::PhantomData,

@@ -96,7 +96,8 @@ impl<'a> Path<'a> {
         pointer
     }
 
-    fn write_pointer(&self, out: &mut String) {
+    /// Appends the JSON Pointer of this location to `out`.
+    pub(crate) fn write_pointer(&self, out: &mut String) {
         if let Some(parent) = self.parent {
             parent.write_pointer(out);
         }

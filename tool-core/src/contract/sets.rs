@@ -58,8 +58,7 @@ macro_rules! sets {
                 cx: &mut Cx,
                 at: &Path<'_>,
             ) -> Result<Option<Self>, D::Error> {
-                // Typed (see `parse_str`): fails the parse on anything but an array.
-                de.deserialize_seq(SetVisitor::<Self, T, C> {
+                de.deserialize_any(SetVisitor::<Self, T, C> {
                     cx,
                     at,
                     _marker: std::marker::PhantomData,

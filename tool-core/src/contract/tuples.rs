@@ -97,8 +97,7 @@ fn parse_fixed<'de, T: Positions, C: ConstConstraints, D: Deserializer<'de>>(
     cx: &mut Cx,
     at: &Path<'_>,
 ) -> Result<Option<T>, D::Error> {
-    // Typed (see `parse_str`): fails the parse on anything but an array.
-    de.deserialize_seq(FixedVisitor::<T, C> {
+    de.deserialize_any(FixedVisitor::<T, C> {
         cx,
         at,
         _marker: std::marker::PhantomData,

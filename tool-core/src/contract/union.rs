@@ -215,7 +215,7 @@ impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
             Some(index) => Ok(E::unit(index)),
             None => {
                 let units: Vec<&str> = names::<E>(true).collect();
-                self.cx.not_in_enum(self.at, &units, false, Got::Str(v));
+                self.cx.not_in_listed(self.at, &units, Got::Str(v));
                 Ok(None)
             }
         }

@@ -1,12 +1,12 @@
 //! A deserializer adapter that answers every typed request with `deserialize_any`.
 //!
-//! The checked parsers read objects and arrays with serde's typed calls (`deserialize_struct`,
-//! `deserialize_seq`), which serde_json serves more cheaply than `deserialize_any` but which
-//! fail the whole parse on a value of another JSON type. Their visitors accept every JSON
-//! type and record a wrong one as a violation, so through [`Untyped`] (every call but
-//! `deserialize_option` and `deserialize_ignored_any` becomes `deserialize_any`, down to the
-//! last nested value) the same parsers never fail on a type and report every violation.
-//! [`crate::contract::validate`] parses text typed first and again through [`Untyped`] only if that
+//! The checked parsers of this crate read every value with `deserialize_any` (or
+//! `deserialize_option`), and their visitors accept every JSON type and record a wrong one as
+//! a violation. A parser outside this crate (a hand-written [`crate::Argument`]) may still use
+//! serde's typed calls, which fail the whole parse on a value of another JSON type; through
+//! [`Untyped`] (every call but `deserialize_option` and `deserialize_ignored_any` becomes
+//! `deserialize_any`, down to the last nested value) no parser fails on a type.
+//! [`crate::contract::validate`] parses text again through [`Untyped`] only if the first pass
 //! stopped; already-parsed values always go through [`Untyped`].
 
 use std::fmt;

@@ -3,9 +3,9 @@
 //!
 //! A value that breaks a rule is recorded in [`Cx`] and parsed on (its subtree is skipped),
 //! so the caller learns about all of them. Only text that is not JSON at all, or nests deeper
-//! than [`MAX_DEPTH`], stops the pass. (Text is first parsed with typed reads of objects and
-//! arrays, which also stop at a value of another JSON type; then it is parsed again through
-//! [`Untyped`], see [`parse_str`].)
+//! than [`MAX_DEPTH`], stops the pass. (Objects and arrays are read with `deserialize_any`,
+//! so a value of another JSON type reaches their visitors and is recorded like any other
+//! violation; see [`parse_str`].)
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use crate::Argument;
 use crate::contract::constraints::Constraints;
 use crate::contract::constraints::{ConstConstraints, Num, Unconstrained};
-use crate::contract::error::{ArgumentErrors, Collector, Keyword, Violation};
+use crate::contract::error::{ArgumentErrors, Collector, Keyword, Reason, Subject, Violation};
 use crate::contract::path::Path;
 use crate::contract::untyped::Untyped;
 
@@ -175,38 +175,57 @@ impl Cx {
 
     /// Records a value of the wrong JSON type.
     #[cold]
-    pub fn type_mismatch(&mut self, at: &Path<'_>, expected: &str, got: Got<'_>) {
-        if self.counted_only(Keyword::Type) {
-            return;
-        }
-        let mut message = String::with_capacity(40);
-        message.push_str("expected ");
-        message.push_str(expected);
-        message.push_str(", got ");
-        got.write_to(&mut message, false);
-        self.report(at, Keyword::Type, message);
+    pub fn type_mismatch(&mut self, at: &Path<'_>, expected: &'static str, got: Got<'_>) {
+        let (got, quoted) = got.subject();
+        self.report_reason(at, Keyword::Type, Reason::Type { expected, got }, quoted);
     }
 
     /// Records a value outside an `enum`.
     #[cold]
-    pub fn not_in_enum(&mut self, at: &Path<'_>, allowed: &[&str], nullable: bool, got: Got<'_>) {
+    pub fn not_in_enum(
+        &mut self,
+        at: &Path<'_>,
+        allowed: &'static [&'static str],
+        nullable: bool,
+        got: Got<'_>,
+    ) {
+        let (got, quoted) = got.subject();
+        let reason = Reason::Enum {
+            allowed,
+            nullable,
+            got,
+        };
+        self.report_reason(at, Keyword::Enum, reason, quoted);
+    }
+
+    /// Records a value outside an `enum` whose values are not known for the whole program.
+    #[cold]
+    pub(crate) fn not_in_listed(&mut self, at: &Path<'_>, allowed: &[&str], got: Got<'_>) {
         if self.counted_only(Keyword::Enum) {
             return;
         }
-        let listed: usize = allowed.iter().map(|name| name.len() + 4).sum();
-        let quoted = match got {
-            Got::Str(s) => s.len().min(4 * QUOTE_LIMIT) + 2,
-            _ => 8,
-        };
-        let mut message = String::with_capacity(32 + listed + quoted);
-        message.push_str("must be one of ");
+        let mut message = String::from("must be one of ");
         push_quoted_list(&mut message, allowed.iter().copied());
-        if nullable {
-            message.push_str(", null");
-        }
         message.push_str("; got ");
         got.write_to(&mut message, true);
         self.report(at, Keyword::Enum, message);
+    }
+
+    /// Records a violation at `at` whose message is written from `reason` when first read;
+    /// `quoted` is the text of the string at fault, if the message quotes one.
+    #[cold]
+    pub(crate) fn report_reason(
+        &mut self,
+        at: &Path<'_>,
+        keyword: Keyword,
+        reason: Reason,
+        quoted: &str,
+    ) {
+        if self.counted_only(keyword) {
+            return;
+        }
+        self.violations
+            .push(Violation::found(at, None, keyword, reason, quoted));
     }
 
     /// Whether numbers are read as serde reads them, as while an untagged union first tries
@@ -225,7 +244,7 @@ impl Cx {
     }
 }
 
-fn push_quoted_list<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
+pub(crate) fn push_quoted_list<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) {
     for (i, item) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -238,7 +257,7 @@ fn push_quoted_list<'a>(out: &mut String, items: impl Iterator<Item = &'a str>) 
 const QUOTE_LIMIT: usize = 60;
 
 /// Appends `text` as a JSON string literal, cut after `limit` characters (marked `…`).
-fn push_json_string(out: &mut String, text: &str, limit: usize) {
+pub(crate) fn push_json_string(out: &mut String, text: &str, limit: usize) {
     out.reserve(text.len().min(limit.saturating_mul(4)) + 2);
     out.push('"');
     // Where the text is cut: after `limit` characters, if it has more (it cannot when it has
@@ -297,6 +316,31 @@ pub enum Got<'a> {
 }
 
 impl<'a> Got<'a> {
+    /// The value as a violation keeps it, and the text of a string cut to what a message
+    /// quotes of it.
+    pub(crate) fn subject(self) -> (Subject, &'a str) {
+        match self {
+            Got::Null => (Subject::Null, ""),
+            Got::Bool(b) => (Subject::Bool(b), ""),
+            Got::Number(n) => (Subject::Number(n), ""),
+            Got::Str(s) => {
+                // Cut after `QUOTE_LIMIT` characters, if it has more (it cannot when it has
+                // no more bytes than that).
+                let end = if s.len() <= QUOTE_LIMIT {
+                    None
+                } else {
+                    s.char_indices().nth(QUOTE_LIMIT).map(|(end, _)| end)
+                };
+                match end {
+                    Some(end) => (Subject::Str { cut: true }, &s[..end]),
+                    None => (Subject::Str { cut: false }, s),
+                }
+            }
+            Got::Array => (Subject::Array, ""),
+            Got::Object => (Subject::Object, ""),
+        }
+    }
+
     /// Appends the description; `bare` leaves out the word `string` before a quoted string.
     pub(crate) fn write_to(self, out: &mut String, bare: bool) {
         match self {
@@ -519,8 +563,7 @@ pub fn parse_object<'de, T: Object, D: Deserializer<'de>>(
     cx: &mut Cx,
     at: &Path<'_>,
 ) -> Result<Option<T>, D::Error> {
-    // Typed (see `parse_str`): fails the parse on a value neither object nor array.
-    de.deserialize_map(ObjectVisitor::<T> {
+    de.deserialize_any(ObjectVisitor::<T> {
         cx,
         at,
         expected: "object",
@@ -621,27 +664,26 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 
 /// Parses `raw` as the arguments of `T`, strictly: one JSON value, nothing after it.
 ///
-/// The first pass is typed: objects and arrays are read with serde's `deserialize_struct` /
-/// `deserialize_seq`, which serde_json dispatches without going through `deserialize_any`.
-/// The visitors are the same and accept every JSON type, so wherever the typed calls
-/// succeed the outcome is that of an untyped pass. But a typed call fails the whole parse
-/// on a value of another JSON type, losing the other violations; so when the typed pass
-/// stops with an error (that, a syntax error, or nesting too deep), the text is parsed
-/// again through [`Untyped`], which turns every call into `deserialize_any`, records a
-/// wrong type as a violation and goes on; its outcome is the answer.
+/// One pass: the parsers of this crate read objects and arrays with `deserialize_any`, whose
+/// visitors take every JSON type, so a value of the wrong type (a number where an object
+/// goes) is recorded and skipped like any other violation. serde's typed calls
+/// (`deserialize_map`, `deserialize_seq`) would fail the whole parse on it before a visitor
+/// saw it, and reading the text a second time cost more than twice the floor. The pass stops
+/// only at text that is not JSON, at nesting too deep, or at a typed call made by an
+/// [`Argument`] implemented outside this crate; then the text is parsed again through
+/// [`Untyped`], which turns every call into `deserialize_any`, and its outcome is the answer.
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::root());
     match parsed.and_then(|value| de.end().map(|()| value)) {
         Ok(Some(value)) if cx.is_clean() => Ok(value),
-        // The typed pass went through: its violations are those of an untyped pass.
         Ok(_) => Err(refused(cx)),
         Err(_) => parse_str_untyped(raw),
     }
 }
 
-/// The untyped pass of [`parse_str`], out of line: it runs only after the typed pass stopped.
+/// The untyped pass of [`parse_str`], out of line: it runs only after the first pass stopped.
 #[inline(never)]
 fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
