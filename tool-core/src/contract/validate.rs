@@ -20,6 +20,7 @@ use crate::contract::path::Path;
 use crate::contract::untyped::Untyped;
 
 mod enums;
+mod reader;
 
 pub use enums::parse_enum;
 
@@ -621,16 +622,20 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 
 /// Parses `raw` as the arguments of `T`, strictly: one JSON value, nothing after it.
 ///
-/// The first pass is typed: objects and arrays are read with serde's `deserialize_struct` /
-/// `deserialize_seq`, which serde_json dispatches without going through `deserialize_any`.
+/// The first pass is typed: objects and arrays are read with serde's `deserialize_map` /
+/// `deserialize_seq`, which the reader dispatches without going through `deserialize_any`.
 /// The visitors are the same and accept every JSON type, so wherever the typed calls
 /// succeed the outcome is that of an untyped pass. But a typed call fails the whole parse
 /// on a value of another JSON type, losing the other violations; so when the typed pass
 /// stops with an error (that, a syntax error, or nesting too deep), the text is parsed
 /// again through [`Untyped`], which turns every call into `deserialize_any`, records a
 /// wrong type as a violation and goes on; its outcome is the answer.
+///
+/// The first pass reads the text with [`reader::Reader`], which accepts exactly what
+/// `serde_json` accepts, with the same values, and explains nothing: whenever it stops, the
+/// second pass reads the text with `serde_json`, whose messages are the ones reported.
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
-    let mut de = serde_json::Deserializer::from_str(raw);
+    let mut de = reader::Reader::new(raw);
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::root());
     match parsed.and_then(|value| de.end().map(|()| value)) {
