@@ -14,7 +14,6 @@
 
 use std::fmt;
 
-use serde::Deserialize as _;
 use serde::de::{self, DeserializeSeed, Visitor};
 
 /// The reader gave up; `serde_json` reads the text again and says why.
@@ -509,7 +508,7 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
 
     /// Reads the value through and hands the visitor a unit, as `serde_json` does.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        de::IgnoredAny::deserialize(&mut *self)?;
+        de::Deserializer::deserialize_any(&mut *self, de::IgnoredAny)?;
         visitor.visit_unit()
     }
 
@@ -678,48 +677,60 @@ impl<'de> de::Deserializer<'de> for Key<'de, '_> {
 
     key_as_str! {
         deserialize_any deserialize_str deserialize_string deserialize_identifier
-        deserialize_ignored_any
+        deserialize_ignored_any deserialize_char deserialize_unit deserialize_seq deserialize_map
     }
 
+    // `serde_json` parses numbers and booleans out of keys: left to it.
     stop! {
         deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
         deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
-        deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char deserialize_bytes
-        deserialize_byte_buf deserialize_option deserialize_unit deserialize_seq deserialize_map
+        deserialize_u128 deserialize_f32 deserialize_f64 deserialize_bytes deserialize_byte_buf
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, _: V) -> Result<V::Value> {
-        Err(Stop)
+    #[inline]
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _: &'static str,
-        _: V,
+        name: &'static str,
+        visitor: V,
     ) -> Result<V::Value> {
-        Err(Stop)
+        if name == "$serde_json::private::RawValue" {
+            return Err(Stop);
+        }
+        visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value> {
-        Err(Stop)
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.visit(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value> {
+        self.visit(visitor)
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
         _: &'static str,
         _: usize,
-        _: V,
+        visitor: V,
     ) -> Result<V::Value> {
-        Err(Stop)
+        self.visit(visitor)
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         _: &'static str,
         _: &'static [&'static str],
-        _: V,
+        visitor: V,
     ) -> Result<V::Value> {
-        Err(Stop)
+        self.visit(visitor)
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -737,6 +748,7 @@ mod tests {
     use std::fmt;
 
     use proptest::prelude::*;
+    use serde::Deserialize as _;
     use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
     use super::Reader;
@@ -938,6 +950,22 @@ mod tests {
             "[1]]",
         ] {
             assert_eq!(agrees(text), None, "accepted {text:?}");
+        }
+    }
+
+    #[test]
+    fn skips_ignored_values_as_serde_json_does() {
+        let skip = |text: &str| {
+            let mut reader = Reader::new(text);
+            let read = de::IgnoredAny::deserialize(&mut reader).is_ok() && reader.end().is_ok();
+            let json = serde_json::from_str::<de::IgnoredAny>(text).is_ok();
+            (read, json)
+        };
+        for text in [r#"{"a":[1,{"b":null}],"c":"d"}"#, "[[[]]]", "\"x\"", "-1.5"] {
+            assert_eq!(skip(text), (true, true), "on {text:?}");
+        }
+        for text in ["[1,]", "{\"a\"}", "\"\\q\""] {
+            assert_eq!(skip(text), (false, false), "on {text:?}");
         }
     }
 
