@@ -132,18 +132,30 @@ impl<'de> Reader<'de> {
     fn plain_run(&self, from: usize) -> usize {
         const ONES: u64 = u64::MAX / 255;
         const HIGH: u64 = ONES << 7;
-        let mut at = from;
-        while let Some(chunk) = self.bytes.get(at..at + 8) {
+        // The lowest byte flagged is exact: a flag above it may come from its borrow.
+        let flags = |chunk: &[u8]| {
             let mut word = [0; 8];
             word.copy_from_slice(chunk);
             let word = u64::from_le_bytes(word);
-            // The lowest byte flagged is exact: a flag above it may come from its borrow.
             let control = word.wrapping_sub(ONES * 0x20) & !word;
             let quote = word ^ (ONES * u64::from(b'"'));
             let quote = quote.wrapping_sub(ONES) & !quote;
             let backslash = word ^ (ONES * u64::from(b'\\'));
             let backslash = backslash.wrapping_sub(ONES) & !backslash;
-            let found = (control | quote | backslash) & HIGH;
+            (control | quote | backslash) & HIGH
+        };
+        // Most strings end within their first eight bytes.
+        let Some(first) = self.bytes.get(from..from + 8) else {
+            return self.plain_tail(from);
+        };
+        let found = flags(first);
+        if found != 0 {
+            return from + found.trailing_zeros() as usize / 8;
+        }
+        let mut at = from + 8;
+        let mut chunks = self.bytes[at..].chunks_exact(8);
+        for chunk in &mut chunks {
+            let found = flags(chunk);
             if found != 0 {
                 return at + found.trailing_zeros() as usize / 8;
             }
