@@ -638,10 +638,7 @@ impl<'de> de::SeqAccess<'de> for Items<'_, 'de> {
     type Error = Stop;
 
     #[inline]
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         let reader = &mut *self.reader;
         match reader.skip_space() {
             Some(b']') => return Ok(None),
@@ -1035,9 +1032,8 @@ mod tests {
             any::<f64>()
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(|f| f.to_string()),
-            (any::<i32>(), 0u32..30).prop_map(|(n, places)| {
-                format!("{n}.{}", "7".repeat(places as usize + 1))
-            }),
+            (any::<i32>(), 0u32..30)
+                .prop_map(|(n, places)| { format!("{n}.{}", "7".repeat(places as usize + 1)) }),
             (any::<i16>(), -330i32..330).prop_map(|(n, e)| format!("{n}e{e}")),
         ];
         let leaf = prop_oneof![
