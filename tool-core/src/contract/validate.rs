@@ -20,6 +20,7 @@ use crate::contract::path::Path;
 use crate::contract::untyped::Untyped;
 
 mod enums;
+mod reader;
 
 pub use enums::parse_enum;
 
@@ -672,8 +673,12 @@ impl<'de, K, F: FnOnce(&str) -> K> Visitor<'de> for KeyVisitor<F> {
 /// only at text that is not JSON, at nesting too deep, or at a typed call made by an
 /// [`Argument`] implemented outside this crate; then the text is parsed again through
 /// [`Untyped`], which turns every call into `deserialize_any`, and its outcome is the answer.
+///
+/// The first pass reads the text with [`reader::Reader`], which accepts exactly what
+/// `serde_json` accepts, with the same values, and explains nothing: whenever it stops, the
+/// second pass reads the text with `serde_json`, whose messages are the ones reported.
 pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
-    let mut de = serde_json::Deserializer::from_str(raw);
+    let mut de = reader::Reader::new(raw);
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::root());
     match parsed.and_then(|value| de.end().map(|()| value)) {

@@ -1,0 +1,1081 @@
+//! The JSON reader of the checked parse's first pass (see [`parse_str`](super::parse_str)).
+//!
+//! It reads RFC 8259 text as strictly as `serde_json` does and hands the visitors the same
+//! calls `serde_json::Deserializer` would, but it never explains a refusal: anything it does
+//! not accept (text that is not JSON, nesting deeper than `serde_json` allows, a number or an
+//! escape it leaves to `serde_json`, a typed read of another JSON type) stops it with
+//! [`Stop`], and the text is read again by `serde_json`, whose answer is then the answer. So
+//! whatever this reader accepts, it must accept with the values `serde_json` gives; what it
+//! refuses only costs time.
+//!
+//! What it saves over `serde_json` on valid text: no error positions or messages built on the
+//! way, strings borrowed from the text whenever they hold no escape, and integers and plain
+//! decimals read in one pass over their digits.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Visitor};
+
+/// The reader gave up; `serde_json` reads the text again and says why.
+#[derive(Debug)]
+pub(crate) struct Stop;
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the text is read again by serde_json")
+    }
+}
+
+impl std::error::Error for Stop {}
+
+impl de::Error for Stop {
+    #[cold]
+    fn custom<T: fmt::Display>(_: T) -> Self {
+        Stop
+    }
+}
+
+type Result<T> = std::result::Result<T, Stop>;
+
+/// How many containers may be open at once, plus one: `serde_json`'s recursion limit.
+const DEPTH: u8 = 128;
+
+/// The exact powers of ten of an `f64` (10^22 is the last one a double holds exactly).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// A strict JSON reader over one argument text.
+pub(crate) struct Reader<'de> {
+    text: &'de str,
+    bytes: &'de [u8],
+    at: usize,
+    /// Containers that may still be opened, as `serde_json` counts them.
+    depth: u8,
+    /// The decoded content of the last string that had escapes.
+    scratch: String,
+}
+
+/// A string read from the text: borrowed when it had no escape.
+enum Text<'de, 's> {
+    Borrowed(&'de str),
+    Copied(&'s str),
+}
+
+impl<'de> Reader<'de> {
+    pub(crate) fn new(text: &'de str) -> Self {
+        Reader {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            depth: DEPTH,
+            scratch: String::new(),
+        }
+    }
+
+    /// Succeeds when nothing but whitespace is left.
+    pub(crate) fn end(&mut self) -> Result<()> {
+        match self.skip_space() {
+            None => Ok(()),
+            Some(_) => Err(Stop),
+        }
+    }
+
+    /// Skips JSON whitespace and peeks at the next byte.
+    #[inline(always)]
+    fn skip_space(&mut self) -> Option<u8> {
+        while let Some(&byte) = self.bytes.get(self.at) {
+            if !matches!(byte, b' ' | b'\n' | b'\t' | b'\r') {
+                return Some(byte);
+            }
+            self.at += 1;
+        }
+        None
+    }
+
+    /// Reads the literal `word` (whose first byte was peeked at).
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Result<()> {
+        if self.bytes[self.at..].starts_with(word) {
+            self.at += word.len();
+            Ok(())
+        } else {
+            Err(Stop)
+        }
+    }
+
+    /// Reads a string whose opening quote was peeked at.
+    #[inline(always)]
+    fn string(&mut self) -> Result<Text<'de, '_>> {
+        self.at += 1;
+        let start = self.at;
+        let end = self.plain_run(start);
+        match self.bytes.get(end) {
+            Some(b'"') => {
+                self.at = end + 1;
+                // Both ends are at ASCII bytes (after a quote, at a quote): char boundaries.
+                Ok(Text::Borrowed(&self.text[start..end]))
+            }
+            Some(b'\\') => {
+                self.at = end;
+                self.escaped(start).map(Text::Copied)
+            }
+            // A control character, or the end of the text.
+            _ => Err(Stop),
+        }
+    }
+
+    /// The index of the first byte from `from` that is a quote, a backslash or a control
+    /// character (or the length of the text), eight bytes at a time.
+    #[inline(always)]
+    fn plain_run(&self, from: usize) -> usize {
+        const ONES: u64 = u64::MAX / 255;
+        const HIGH: u64 = ONES << 7;
+        // The lowest byte flagged is exact: a flag above it may come from its borrow.
+        let flags = |chunk: &[u8]| {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            let word = u64::from_le_bytes(word);
+            let control = word.wrapping_sub(ONES * 0x20) & !word;
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let quote = quote.wrapping_sub(ONES) & !quote;
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            let backslash = backslash.wrapping_sub(ONES) & !backslash;
+            (control | quote | backslash) & HIGH
+        };
+        // Most strings end within their first eight bytes.
+        let Some(first) = self.bytes.get(from..from + 8) else {
+            return self.plain_tail(from);
+        };
+        let found = flags(first);
+        if found != 0 {
+            return from + found.trailing_zeros() as usize / 8;
+        }
+        let mut at = from + 8;
+        let mut chunks = self.bytes[at..].chunks_exact(8);
+        for chunk in &mut chunks {
+            let found = flags(chunk);
+            if found != 0 {
+                return at + found.trailing_zeros() as usize / 8;
+            }
+            at += 8;
+        }
+        self.plain_tail(at)
+    }
+
+    /// [`Self::plain_run`] over the last seven bytes of the text at most.
+    #[cold]
+    #[inline(never)]
+    fn plain_tail(&self, mut at: usize) -> usize {
+        while let Some(&byte) = self.bytes.get(at) {
+            if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                break;
+            }
+            at += 1;
+        }
+        at
+    }
+
+    /// Reads the rest of a string from its first escape (at `self.at`) into the scratch
+    /// buffer; `start` is where its content began.
+    #[cold]
+    #[inline(never)]
+    fn escaped(&mut self, start: usize) -> Result<&str> {
+        self.scratch.clear();
+        let mut run = start;
+        loop {
+            let end = self.plain_run(self.at);
+            // Runs end at ASCII bytes: char boundaries.
+            self.scratch.push_str(&self.text[run..end]);
+            match self.bytes.get(end) {
+                Some(b'"') => {
+                    self.at = end + 1;
+                    return Ok(&self.scratch);
+                }
+                Some(b'\\') => {
+                    self.at = end + 1;
+                    let decoded = self.escape()?;
+                    self.scratch.push(decoded);
+                    run = self.at;
+                }
+                _ => return Err(Stop),
+            }
+        }
+    }
+
+    /// Decodes the escape after a backslash. A surrogate must come in a pair.
+    fn escape(&mut self) -> Result<char> {
+        let byte = *self.bytes.get(self.at).ok_or(Stop)?;
+        self.at += 1;
+        Ok(match byte {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = self.hex4()?;
+                match high {
+                    0xD800..=0xDBFF => {
+                        if self.bytes.get(self.at..self.at + 2) != Some(b"\\u") {
+                            return Err(Stop);
+                        }
+                        self.at += 2;
+                        let low = self.hex4()?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return Err(Stop);
+                        }
+                        let code = 0x1_0000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        char::from_u32(code).ok_or(Stop)?
+                    }
+                    _ => char::from_u32(high).ok_or(Stop)?,
+                }
+            }
+            _ => return Err(Stop),
+        })
+    }
+
+    /// Reads four hexadecimal digits.
+    fn hex4(&mut self) -> Result<u32> {
+        let digits = self.bytes.get(self.at..self.at + 4).ok_or(Stop)?;
+        let mut n = 0;
+        for &digit in digits {
+            let value = match digit {
+                b'0'..=b'9' => digit - b'0',
+                b'a'..=b'f' => digit - b'a' + 10,
+                b'A'..=b'F' => digit - b'A' + 10,
+                _ => return Err(Stop),
+            };
+            n = n * 16 + u32::from(value);
+        }
+        self.at += 4;
+        Ok(n)
+    }
+
+    /// Reads a number (its first byte, `-` or a digit, was peeked at) and hands it to the
+    /// visitor as `serde_json` would: `u64` for a non-negative integer, `i64` for a negative
+    /// one, `f64` otherwise. Integers of up to 19 digits and decimals whose digits fit a
+    /// double exactly are read here; every other number is read by `serde_json` itself.
+    #[inline]
+    fn number<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        let start = self.at;
+        let negative = self.bytes[start] == b'-';
+        let mut at = start + usize::from(negative);
+        let first = at;
+        let mut significand: u64 = 0;
+        while let Some(&digit) = self.bytes.get(at)
+            && digit.is_ascii_digit()
+        {
+            significand = significand.wrapping_mul(10) + u64::from(digit - b'0');
+            at += 1;
+        }
+        let digits = at - first;
+        // One digit at least; no leading zero; at most 19 digits, which cannot overflow.
+        if digits == 0 || digits > 19 || (self.bytes[first] == b'0' && digits > 1) {
+            return self.delegated(visitor);
+        }
+        match self.bytes.get(at) {
+            Some(b'.') => {
+                let fraction = at + 1;
+                let mut end = fraction;
+                while let Some(&digit) = self.bytes.get(end)
+                    && digit.is_ascii_digit()
+                {
+                    significand = significand.wrapping_mul(10) + u64::from(digit - b'0');
+                    end += 1;
+                }
+                let places = end - fraction;
+                // Exact when the digits fit a double's significand and the power of ten is
+                // exact: one correctly rounded division, the value every parser gives.
+                if places == 0
+                    || digits + places > 19
+                    || places >= POW10.len()
+                    || significand > 1 << 53
+                    || matches!(self.bytes.get(end), Some(b'e' | b'E'))
+                {
+                    return self.delegated(visitor);
+                }
+                self.at = end;
+                let value = significand as f64 / POW10[places];
+                visitor.visit_f64(if negative { -value } else { value })
+            }
+            Some(b'e' | b'E') => self.delegated(visitor),
+            _ => {
+                self.at = at;
+                if !negative {
+                    return visitor.visit_u64(significand);
+                }
+                // As `serde_json` decides: `-0` and integers below `i64::MIN` are doubles.
+                let negated = (significand as i64).wrapping_neg();
+                if negated >= 0 {
+                    visitor.visit_f64(-(significand as f64))
+                } else {
+                    visitor.visit_i64(negated)
+                }
+            }
+        }
+    }
+
+    /// Hands the number at `self.at` to `serde_json`, which reads it as it reads any number.
+    #[cold]
+    #[inline(never)]
+    fn delegated<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        let end = self.number_end().ok_or(Stop)?;
+        // The number is ASCII: its ends are char boundaries.
+        let mut de = serde_json::Deserializer::from_str(&self.text[self.at..end]);
+        let value = de::Deserializer::deserialize_any(&mut de, visitor).map_err(|_| Stop)?;
+        de.end().map_err(|_| Stop)?;
+        self.at = end;
+        Ok(value)
+    }
+
+    /// Where the number at `self.at` ends, if it follows the grammar of RFC 8259.
+    fn number_end(&self) -> Option<usize> {
+        let bytes = self.bytes;
+        let digits = |mut at: usize| {
+            let from = at;
+            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            (at > from).then_some(at)
+        };
+        let mut at = self.at + usize::from(bytes.get(self.at) == Some(&b'-'));
+        at = match bytes.get(at) {
+            Some(b'0') => at + 1,
+            Some(b'1'..=b'9') => digits(at)?,
+            _ => return None,
+        };
+        if bytes.get(at) == Some(&b'.') {
+            at = digits(at + 1)?;
+        }
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            at = digits(at)?;
+        }
+        Some(at)
+    }
+
+    /// Opens an array or object (its bracket was peeked at) within the depth limit.
+    #[inline(always)]
+    fn open(&mut self) -> Result<()> {
+        self.depth -= 1;
+        if self.depth == 0 {
+            return Err(Stop);
+        }
+        self.at += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn seq<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        self.open()?;
+        let value = visitor.visit_seq(Items {
+            reader: self,
+            first: true,
+        })?;
+        self.depth += 1;
+        match self.skip_space() {
+            Some(b']') => {
+                self.at += 1;
+                Ok(value)
+            }
+            _ => Err(Stop),
+        }
+    }
+
+    #[inline]
+    fn map<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        self.open()?;
+        let value = visitor.visit_map(Members {
+            reader: self,
+            first: true,
+        })?;
+        self.depth += 1;
+        match self.skip_space() {
+            Some(b'}') => {
+                self.at += 1;
+                Ok(value)
+            }
+            _ => Err(Stop),
+        }
+    }
+
+    #[inline]
+    fn str_visit<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        match self.string()? {
+            Text::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Text::Copied(s) => visitor.visit_str(s),
+        }
+    }
+}
+
+/// The typed reads `tool-core`'s visitors never ask for, left to `serde_json`.
+macro_rules! stop {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, _: V) -> Result<V::Value> {
+            Err(Stop)
+        }
+    )*};
+}
+
+/// Typed reads of one JSON type: that type is read as `deserialize_any` reads it, any other
+/// stops the reader (as the typed read fails in `serde_json`).
+macro_rules! typed {
+    ($($method:ident => $first:pat,)*) => {$(
+        #[inline]
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            match self.skip_space() {
+                Some($first) => self.deserialize_any(visitor),
+                _ => Err(Stop),
+            }
+        }
+    )*};
+}
+
+impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
+    type Error = Stop;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.skip_space().ok_or(Stop)? {
+            b'"' => self.str_visit(visitor),
+            b'0'..=b'9' | b'-' => self.number(visitor),
+            b'{' => self.map(visitor),
+            b'[' => self.seq(visitor),
+            b't' => {
+                self.literal(b"true")?;
+                visitor.visit_bool(true)
+            }
+            b'f' => {
+                self.literal(b"false")?;
+                visitor.visit_bool(false)
+            }
+            b'n' => {
+                self.literal(b"null")?;
+                visitor.visit_unit()
+            }
+            _ => Err(Stop),
+        }
+    }
+
+    #[inline]
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.skip_space() {
+            Some(b'{') => self.map(visitor),
+            _ => Err(Stop),
+        }
+    }
+
+    #[inline]
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.skip_space() {
+            Some(b'[') => self.seq(visitor),
+            _ => Err(Stop),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        match self.skip_space() {
+            Some(b'{') => self.map(visitor),
+            Some(b'[') => self.seq(visitor),
+            _ => Err(Stop),
+        }
+    }
+
+    #[inline]
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.skip_space() {
+            Some(b'n') => {
+                self.literal(b"null")?;
+                visitor.visit_none()
+            }
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    #[inline]
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        // `serde_json` reads its raw values under this name.
+        if name == "$serde_json::private::RawValue" {
+            return Err(Stop);
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    /// Reads the value through and hands the visitor a unit, as `serde_json` does.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        de::Deserializer::deserialize_any(&mut *self, de::IgnoredAny)?;
+        visitor.visit_unit()
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    /// A unit variant written as a string; a variant with content is left to `serde_json`.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        use de::value::{BorrowedStrDeserializer, StrDeserializer};
+        if self.skip_space() != Some(b'"') {
+            return Err(Stop);
+        }
+        match self.string()? {
+            Text::Borrowed(s) => visitor.visit_enum(BorrowedStrDeserializer::<Stop>::new(s)),
+            Text::Copied(s) => visitor.visit_enum(StrDeserializer::<Stop>::new(s)),
+        }
+    }
+
+    typed! {
+        deserialize_bool => b't' | b'f',
+        deserialize_unit => b'n',
+        deserialize_str => b'"',
+        deserialize_string => b'"',
+        deserialize_identifier => b'"',
+        deserialize_char => b'"',
+        deserialize_i8 => b'-' | b'0'..=b'9',
+        deserialize_i16 => b'-' | b'0'..=b'9',
+        deserialize_i32 => b'-' | b'0'..=b'9',
+        deserialize_i64 => b'-' | b'0'..=b'9',
+        deserialize_u8 => b'-' | b'0'..=b'9',
+        deserialize_u16 => b'-' | b'0'..=b'9',
+        deserialize_u32 => b'-' | b'0'..=b'9',
+        deserialize_u64 => b'-' | b'0'..=b'9',
+        deserialize_f64 => b'-' | b'0'..=b'9',
+    }
+
+    // 128-bit integers are read from every digit, and `serde_json` may read an `f32` to the
+    // nearest `f32` directly (`float_roundtrip`): both are left to it, as are byte strings.
+    stop! {
+        deserialize_i128 deserialize_u128 deserialize_f32 deserialize_bytes deserialize_byte_buf
+    }
+}
+
+/// The members of an object being read.
+struct Members<'a, 'de> {
+    reader: &'a mut Reader<'de>,
+    first: bool,
+}
+
+impl<'de> de::MapAccess<'de> for Members<'_, 'de> {
+    type Error = Stop;
+
+    #[inline]
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let reader = &mut *self.reader;
+        match reader.skip_space() {
+            Some(b'}') => return Ok(None),
+            Some(b'"') if self.first => self.first = false,
+            Some(b',') if !self.first => {
+                reader.at += 1;
+                if reader.skip_space() != Some(b'"') {
+                    return Err(Stop);
+                }
+            }
+            _ => return Err(Stop),
+        }
+        let key = match reader.string()? {
+            Text::Borrowed(s) => Key::Borrowed(s),
+            Text::Copied(s) => Key::Copied(s),
+        };
+        seed.deserialize(key).map(Some)
+    }
+
+    #[inline]
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let reader = &mut *self.reader;
+        if reader.skip_space() != Some(b':') {
+            return Err(Stop);
+        }
+        reader.at += 1;
+        seed.deserialize(reader)
+    }
+}
+
+/// The items of an array being read.
+struct Items<'a, 'de> {
+    reader: &'a mut Reader<'de>,
+    first: bool,
+}
+
+impl<'de> de::SeqAccess<'de> for Items<'_, 'de> {
+    type Error = Stop;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let reader = &mut *self.reader;
+        match reader.skip_space() {
+            Some(b']') => return Ok(None),
+            Some(_) if self.first => self.first = false,
+            Some(b',') => {
+                reader.at += 1;
+                if matches!(reader.skip_space(), Some(b']') | None) {
+                    return Err(Stop);
+                }
+            }
+            _ => return Err(Stop),
+        }
+        seed.deserialize(reader).map(Some)
+    }
+}
+
+/// An object key, read as a string whatever the visitor asks for (as `serde_json` reads a
+/// key, save the numbers and booleans it also parses out of keys, left to it here).
+enum Key<'de, 's> {
+    Borrowed(&'de str),
+    Copied(&'s str),
+}
+
+impl<'de> Key<'de, '_> {
+    #[inline(always)]
+    fn visit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self {
+            Key::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Key::Copied(s) => visitor.visit_str(s),
+        }
+    }
+}
+
+macro_rules! key_as_str {
+    ($($method:ident)*) => {$(
+        #[inline]
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            self.visit(visitor)
+        }
+    )*};
+}
+
+impl<'de> de::Deserializer<'de> for Key<'de, '_> {
+    type Error = Stop;
+
+    key_as_str! {
+        deserialize_any deserialize_str deserialize_string deserialize_identifier
+        deserialize_ignored_any deserialize_char deserialize_unit deserialize_seq deserialize_map
+    }
+
+    // `serde_json` parses numbers and booleans out of keys: left to it.
+    stop! {
+        deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
+        deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+        deserialize_u128 deserialize_f32 deserialize_f64 deserialize_bytes deserialize_byte_buf
+    }
+
+    #[inline]
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if name == "$serde_json::private::RawValue" {
+            return Err(Stop);
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.visit(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value> {
+        self.visit(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.visit(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.visit(visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value> {
+        Err(Stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+
+    use proptest::prelude::*;
+    use serde::Deserialize as _;
+    use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    use super::Reader;
+
+    /// Every call a visitor receives, with doubles by their bits and strings marked borrowed
+    /// or copied.
+    struct Trace<'t>(&'t mut Vec<String>);
+
+    impl<'de> DeserializeSeed<'de> for Trace<'_> {
+        type Value = ();
+
+        fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+            de.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Trace<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON")
+        }
+
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+            self.0.push(format!("bool {v}"));
+            Ok(())
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+            self.0.push(format!("i64 {v}"));
+            Ok(())
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+            self.0.push(format!("u64 {v}"));
+            Ok(())
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+            self.0.push(format!("f64 {:#x}", v.to_bits()));
+            Ok(())
+        }
+
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<(), E> {
+            self.0.push(format!("borrowed {v:?}"));
+            Ok(())
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+            self.0.push(format!("copied {v:?}"));
+            Ok(())
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            self.0.push("null".to_owned());
+            Ok(())
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            self.0.push("[".to_owned());
+            while seq.next_element_seed(Trace(&mut *self.0))?.is_some() {}
+            self.0.push("]".to_owned());
+            Ok(())
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            self.0.push("{".to_owned());
+            while map.next_key_seed(Trace(&mut *self.0))?.is_some() {
+                map.next_value_seed(Trace(&mut *self.0))?;
+            }
+            self.0.push("}".to_owned());
+            Ok(())
+        }
+    }
+
+    /// The calls `serde_json` makes on `text`, or `None` when it refuses the text.
+    fn by_serde_json(text: &str) -> Option<Vec<String>> {
+        let mut trace = Vec::new();
+        let mut de = serde_json::Deserializer::from_str(text);
+        Trace(&mut trace).deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(trace)
+    }
+
+    /// The calls the reader makes on `text`, or `None` when it stops.
+    fn by_reader(text: &str) -> Option<Vec<String>> {
+        let mut trace = Vec::new();
+        let mut reader = Reader::new(text);
+        Trace(&mut trace).deserialize(&mut reader).ok()?;
+        reader.end().ok()?;
+        Some(trace)
+    }
+
+    #[track_caller]
+    fn agrees(text: &str) -> Option<Vec<String>> {
+        let reader = by_reader(text);
+        assert_eq!(reader, by_serde_json(text), "on {text:?}");
+        reader
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads_with_the_same_values() {
+        for text in [
+            r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#,
+            " \t\n\r[1, -2, 3.25, true, false, null, \"x\", {}, []] \n",
+            r#"{"a":{"b":[{"c":[[]]}]}}"#,
+            "0",
+            "-0",
+            "-0.0",
+            "0.1",
+            "1450.0",
+            "123456789012345678",
+            "1234567890123456789",
+            "12345678901234567890",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775807",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "-10000000000000000000",
+            "9007199254740993.0",
+            "9007199254740992.5",
+            "0.30000000000000004",
+            "1.7976931348623157e308",
+            "1e22",
+            "1e23",
+            "1E5",
+            "1e-400",
+            "2.5e-3",
+            "-1.5E+2",
+            "123.456789012345678901234",
+            "0.0000000000000000000001",
+            "0.00000000000000000000001",
+            r#""plain""#,
+            r#""""#,
+            r#""é€😀""#,
+            r#""a\"b\\c\/d\be\ff\ng\rh\ti""#,
+            r#""\u00e9\u20AC\ud83d\ude00""#,
+            r#""\u0000""#,
+            "\"\u{7f}\"",
+            r#"{"a\nb":1}"#,
+            r#"{"a":1,"a":2}"#,
+        ] {
+            assert!(agrees(text).is_some(), "refused {text:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_serde_json_refuses() {
+        for text in [
+            "",
+            " ",
+            "1e400",
+            "-1e400",
+            "01",
+            "-01",
+            "1.",
+            ".5",
+            "+1",
+            "1.e5",
+            "1e",
+            "1e+",
+            "-",
+            "NaN",
+            "Infinity",
+            "\u{feff}{}",
+            "{} x",
+            "{}{}",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "{\"a\":1,}",
+            "{,}",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{a:1}",
+            "{'a':1}",
+            "{1:1}",
+            "[",
+            "{",
+            "{\"a\":1",
+            "\"abc",
+            "\"a\u{1}b\"",
+            "\"a\nb\"",
+            "\"a\tb\"",
+            r#""\x""#,
+            r#""\u12""#,
+            r#""\u12g4""#,
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800x""#,
+            r#""\ud800\u0041""#,
+            r#""\ud800\ud800\udc00""#,
+            r#""\ud83d\n""#,
+            "tru",
+            "nul",
+            "True",
+            "truex",
+            "[1]]",
+        ] {
+            assert_eq!(agrees(text), None, "accepted {text:?}");
+        }
+    }
+
+    #[test]
+    fn skips_ignored_values_as_serde_json_does() {
+        let skip = |text: &str| {
+            let mut reader = Reader::new(text);
+            let read = de::IgnoredAny::deserialize(&mut reader).is_ok() && reader.end().is_ok();
+            let json = serde_json::from_str::<de::IgnoredAny>(text).is_ok();
+            (read, json)
+        };
+        for text in [r#"{"a":[1,{"b":null}],"c":"d"}"#, "[[[]]]", "\"x\"", "-1.5"] {
+            assert_eq!(skip(text), (true, true), "on {text:?}");
+        }
+        for text in ["[1,]", "{\"a\"}", "\"\\q\""] {
+            assert_eq!(skip(text), (false, false), "on {text:?}");
+        }
+    }
+
+    #[test]
+    fn nests_exactly_as_deep_as_serde_json() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(agrees(&nested(127)).is_some());
+        assert_eq!(agrees(&nested(128)), None);
+        let objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+        assert!(agrees(&objects(127)).is_some());
+        assert_eq!(agrees(&objects(128)), None);
+    }
+
+    /// Text built from the pieces JSON is made of, most of it not JSON.
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("{"),
+            Just("}"),
+            Just("["),
+            Just("]"),
+            Just(","),
+            Just(":"),
+            Just("\""),
+            Just("\"k\""),
+            Just("\\"),
+            Just("\\u"),
+            Just("d83d"),
+            Just("de00"),
+            Just("00e9"),
+            Just("n"),
+            Just("0"),
+            Just("1"),
+            Just("9"),
+            Just("-"),
+            Just("+"),
+            Just("."),
+            Just("e"),
+            Just("E"),
+            Just(" "),
+            Just("\n"),
+            Just("\u{1}"),
+            Just("é"),
+            Just("true"),
+            Just("null"),
+            Just("x"),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+    }
+
+    /// Valid JSON values written out, compact or spaced.
+    fn documents() -> impl Strategy<Value = String> {
+        let number = prop_oneof![
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| f.to_string()),
+            (any::<i32>(), 0u32..30)
+                .prop_map(|(n, places)| { format!("{n}.{}", "7".repeat(places as usize + 1)) }),
+            (any::<i16>(), -330i32..330).prop_map(|(n, e)| format!("{n}e{e}")),
+        ];
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            number,
+            any::<String>().prop_map(|s| serde_json::to_string(&s).unwrap_or_default()),
+            "[a-z\\\\\"/]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap_or_default()),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                proptest::collection::vec(("[a-c]{1,2}", inner), 0..6).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(key, value)| format!("\"{key}\" : {value}"))
+                        .collect();
+                    format!("{{ {} }}", members.join(" ,\n"))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_serde_json_on_any_text(text in pieces()) {
+            let _ = agrees(&text);
+        }
+
+        #[test]
+        fn agrees_with_serde_json_on_json(text in documents()) {
+            prop_assert!(agrees(&text).is_some() || by_serde_json(&text).is_none());
+        }
+
+        #[test]
+        fn agrees_with_serde_json_on_json_cut_short(text in documents(), cut in any::<prop::sample::Index>()) {
+            let mut end = cut.index(text.len() + 1);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let _ = agrees(&text[..end]);
+        }
+    }
+}
