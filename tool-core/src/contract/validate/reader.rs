@@ -270,7 +270,9 @@ impl<'de> Reader<'de> {
         while let Some(&digit) = self.bytes.get(at)
             && digit.is_ascii_digit()
         {
-            significand = significand.wrapping_mul(10) + u64::from(digit - b'0');
+            significand = significand
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(digit - b'0'));
             at += 1;
         }
         let digits = at - first;
@@ -285,7 +287,9 @@ impl<'de> Reader<'de> {
                 while let Some(&digit) = self.bytes.get(end)
                     && digit.is_ascii_digit()
                 {
-                    significand = significand.wrapping_mul(10) + u64::from(digit - b'0');
+                    significand = significand
+                        .wrapping_mul(10)
+                        .wrapping_add(u64::from(digit - b'0'));
                     end += 1;
                 }
                 let places = end - fraction;
