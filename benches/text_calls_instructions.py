@@ -2,20 +2,25 @@
 """Instructions per byte of text_calls::parse_calls on the BFCL v4 reply mix
 (benches/text_calls_corpus.rs), per dialect named and detected, prose detected and the whole
 mix, counted by callgrind: (instructions for 3 passes - instructions for 1) / 2 / bytes, so
-loading and rendering the corpus is not counted. Needs valgrind."""
+loading and rendering the corpus is not counted. Needs valgrind. An argument names another
+build of the text_calls_count example to count (a copy kept from before a change, say)."""
 import os
 import pathlib
 import re
 import subprocess
+import sys
 import tempfile
 
 root = pathlib.Path(__file__).resolve().parent.parent
-subprocess.run(["cargo", "build", "-q", "--release", "-p", "benches", "--example", "text_calls_count"],
-               cwd=root, check=True)
-# Where cargo puts the build: CARGO_TARGET_DIR when set (relative to the workspace root, as
-# cargo takes it), else target/.
-target = root / os.environ.get("CARGO_TARGET_DIR", "target")
-binary = target / "release" / "examples" / "text_calls_count"
+if len(sys.argv) > 1:
+    binary = pathlib.Path(sys.argv[1])
+else:
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "benches", "--example", "text_calls_count"],
+                   cwd=root, check=True)
+    # Where cargo puts the build: CARGO_TARGET_DIR when set (relative to the workspace root, as
+    # cargo takes it), else target/.
+    target = root / os.environ.get("CARGO_TARGET_DIR", "target")
+    binary = target / "release" / "examples" / "text_calls_count"
 dialects = ["json", "hermes", "llama3", "mistral", "granite", "deepseek", "pythonic"]
 
 
