@@ -163,7 +163,6 @@ pub fn detection_digest<'a>(texts: impl IntoIterator<Item = &'a str>) -> String 
         .collect()
 }
 
-
 /// `value` written as a Python literal.
 pub fn python(value: &Value) -> String {
     match value {

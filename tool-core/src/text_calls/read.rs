@@ -73,7 +73,8 @@ fn may_be_envelope(raw: &str) -> bool {
     let after = |open: usize| raw[open..].trim_start_matches([' ', '\t', '\n', '\r']);
     match raw.as_bytes().first() {
         Some(b'{') => after(1).strip_prefix('"').is_none_or(|key| {
-            key.starts_with("tool_calls\"") || key.split('"').next().is_some_and(|k| k.contains('\\'))
+            key.starts_with("tool_calls\"")
+                || key.split('"').next().is_some_and(|k| k.contains('\\'))
         }),
         Some(b'[') => after(1).starts_with('['),
         _ => true,

@@ -87,7 +87,10 @@ fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Opt
 fn next_written(table: &Table, text: &str, from: usize) -> Option<usize> {
     let b = text.as_bytes();
     let mut at = from;
-    while let Some(found) = b.get(at..).and_then(|rest| memchr::memchr2(b'<', b'[', rest)) {
+    while let Some(found) = b
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'<', b'[', rest))
+    {
         let start = at + found;
         if let Ok(Some(_)) = marker_at(table, text, start, true) {
             return Some(start);
