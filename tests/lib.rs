@@ -1,6 +1,7 @@
 //! Integration tests live in this package; this library holds what several of them share.
 
 pub mod replay;
+pub mod replies;
 
 use std::path::{Path, PathBuf};
 

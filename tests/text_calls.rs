@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
+use tests::replies::render;
 use tool_core::agent::{Agent, RunEnd};
 use tool_core::model::{Message, Provider, ProviderState, Turn};
 use tool_core::testing::{ScriptedModel, ScriptedTurns};
@@ -326,104 +327,6 @@ fn calls() -> impl Strategy<Value = Vec<(String, Map<String, Value>)>> {
             .prop_map(|(name, args)| (name, args.into_iter().collect())),
         1..4,
     )
-}
-
-/// `value` written as a Python literal.
-fn python(value: &Value) -> String {
-    match value {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => {
-            let mut out = String::from("'");
-            for c in s.chars() {
-                match c {
-                    '\'' => out.push_str("\\'"),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    c => out.push(c),
-                }
-            }
-            out.push('\'');
-            out
-        }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(python).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Object(map) => format!(
-            "{{{}}}",
-            map.iter()
-                .map(|(k, v)| format!("{}: {}", python(&Value::String(k.clone())), python(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// The calls rendered in `dialect`, with `before` and `after` prose where the dialect allows it.
-fn render(
-    dialect: Dialect,
-    calls: &[(String, Map<String, Value>)],
-    before: &str,
-    after: &str,
-) -> String {
-    let object = |(name, args): &(String, Map<String, Value>), key: &str| {
-        json!({ "name": name, key: args }).to_string()
-    };
-    match dialect {
-        Dialect::Json => format!(
-            "[{}]",
-            calls.iter().map(|c| object(c, "arguments")).collect::<Vec<_>>().join(", ")
-        ),
-        Dialect::Hermes => format!(
-            "{before}\n{}\n{after}",
-            calls
-                .iter()
-                .map(|c| format!("<tool_call>\n{}\n</tool_call>", object(c, "arguments")))
-                .collect::<Vec<_>>()
-                .join("\n")
-        ),
-        Dialect::Llama3 => format!(
-            "{before}<|python_tag|>{}<|eom_id|>",
-            calls.iter().map(|c| object(c, "parameters")).collect::<Vec<_>>().join("; ")
-        ),
-        Dialect::Mistral => format!(
-            "{before}[TOOL_CALLS][{}]",
-            calls.iter().map(|c| object(c, "arguments")).collect::<Vec<_>>().join(", ")
-        ),
-        Dialect::Granite => format!(
-            "{before}{}",
-            calls
-                .iter()
-                .map(|c| format!("<function_call> {}\n", object(c, "arguments")))
-                .collect::<String>()
-        ),
-        Dialect::DeepSeek => format!(
-            "{before}<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>{after}",
-            calls
-                .iter()
-                .map(|(name, args)| format!(
-                    "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{}\n```<｜tool▁call▁end｜>",
-                    Value::Object(args.clone())
-                ))
-                .collect::<String>()
-        ),
-        Dialect::Pythonic => format!(
-            "[{}]",
-            calls
-                .iter()
-                .map(|(name, args)| format!(
-                    "{name}({})",
-                    args.iter().map(|(k, v)| format!("{k}={}", python(v))).collect::<Vec<_>>().join(", ")
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        _ => unreachable!(),
-    }
 }
 
 proptest! {
@@ -1519,62 +1422,18 @@ async fn a_text_model_reply_that_cannot_be_read_runs_nothing() {
 /// identifiers).
 #[test]
 fn bfcl_ground_truth_round_trips_in_every_dialect() {
-    let mut sets: Vec<Vec<(String, Map<String, Value>)>> = Vec::new();
-    let folder = tests::data("bfcl-v4/possible_answer");
-    let mut files: Vec<_> = std::fs::read_dir(&folder)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    for file in files {
-        for line in std::fs::read_to_string(&file).unwrap().lines() {
-            let entry: Value = serde_json::from_str(line).unwrap();
-            let Some(truth) = entry["ground_truth"].as_array() else {
-                continue;
-            };
-            let mut calls = Vec::new();
-            for call in truth {
-                let Some((name, params)) = call.as_object().and_then(|m| m.iter().next()) else {
-                    continue;
-                };
-                let mut args = Map::new();
-                for (param, accepted) in params.as_object().into_iter().flatten() {
-                    match accepted.as_array().and_then(|a| a.first()) {
-                        Some(Value::String(s)) if s.is_empty() => {}
-                        Some(value) => {
-                            args.insert(param.clone(), value.clone());
-                        }
-                        None => {}
-                    }
-                }
-                calls.push((name.clone(), args));
-            }
-            if !calls.is_empty() {
-                sets.push(calls);
-            }
-        }
-    }
+    let sets = tests::replies::bfcl_call_sets();
     assert!(
         sets.len() > 1_000,
         "the ground truth is there: {} call sets",
         sets.len()
     );
-    let identifier = |s: &str| {
-        s.chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
     let mut report = Vec::new();
     for dialect in Dialect::ALL {
         let mut exact = 0;
         let mut inexpressible = 0;
         for calls in &sets {
-            if dialect == Dialect::Pythonic
-                && calls
-                    .iter()
-                    .any(|(_, args)| args.keys().any(|k| !identifier(k)))
-            {
+            if dialect == Dialect::Pythonic && !tests::replies::pythonic_writable(calls) {
                 inexpressible += 1;
                 continue;
             }
@@ -1867,3 +1726,53 @@ fn marker_of(dialect: Dialect) -> &'static [&'static str] {
         _ => &["<|python_start|>", "<|python_end|>"],
     }
 }
+
+/// Detection over the BFCL v4 reply mix (`tests::replies::bfcl_replies`): every rendered reply
+/// is detected as the dialect it was written in and gives the calls and prose the named
+/// dialect gives, a reply quoted inside a call's string argument is that one call; and every
+/// reading, of the replies and of variants that must be refused or read as prose
+/// (`tests::replies::variants`), is the one recorded, by a digest of each result (dialect,
+/// calls with spans, prose, or the refusal and its reason).
+#[test]
+fn detection_over_the_bfcl_replies_reads_what_the_named_dialect_reads() {
+    let replies = tests::replies::bfcl_replies();
+    let (mut read, mut prose, mut refused) = (0, 0, 0);
+    for reply in &replies {
+        let detected = parse_calls(&reply.text, None);
+        match reply.dialect {
+            Some(dialect) => {
+                let named = parse_calls(&reply.text, Some(dialect))
+                    .unwrap_or_else(|error| panic!("{dialect}: {error}\n{}", reply.text));
+                let detected = detected
+                    .unwrap_or_else(|error| panic!("{dialect} detected: {error}\n{}", reply.text));
+                assert_eq!(detected.dialect(), Some(dialect), "{}", reply.text);
+                assert_eq!(detected.calls(), named.calls(), "{}", reply.text);
+                assert_eq!(detected.prose(), named.prose(), "{}", reply.text);
+                read += 1;
+            }
+            None => match detected {
+                Ok(parsed) => {
+                    assert_eq!(parsed.dialect(), None, "{}", reply.text);
+                    assert!(parsed.calls().is_empty(), "{}", reply.text);
+                    prose += 1;
+                }
+                Err(_) => refused += 1,
+            },
+        }
+        let quoted = tests::replies::quoted_in_a_call(&reply.text);
+        let parsed = parse_calls(&quoted, None).unwrap_or_else(|error| panic!("{error}: {quoted}"));
+        assert_eq!(parsed.calls().len(), 1, "{quoted}");
+        assert_eq!(parsed.calls()[0].name(), "search", "{quoted}");
+    }
+    eprintln!("{read} replies read, {prose} prose, {refused} refused");
+    assert!(read > 10_000 && prose > 1_000, "{read} read, {prose} prose");
+    let variants = tests::replies::variants(&replies);
+    let texts = replies.iter().map(|r| r.text.as_str());
+    let digest = tests::replies::detection_digest(texts.chain(variants.iter().map(String::as_str)));
+    assert_eq!(digest, RECORDED_DETECTION_DIGEST);
+}
+
+/// The digest of every detection result of the test above, as recorded when detection first
+/// read the whole mix one dialect at a time.
+const RECORDED_DETECTION_DIGEST: &str =
+    "fbd4ed90793b0fc78b69056d51a8a13f68ba62acaf9b534da480e938cedb505a";

@@ -39,7 +39,9 @@ pub(crate) fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize)
         }
         Err(error) => return Err(error),
     };
-    if let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get()) {
+    if may_be_envelope(raw.get())
+        && let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get())
+    {
         let calls = envelope
             .tool_calls
             .into_iter()
@@ -62,6 +64,21 @@ pub(crate) fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize)
         _ => vec![call_object(raw, at..end)?],
     };
     Ok((calls, end))
+}
+
+/// Whether the JSON value `raw` may read as an [`Envelope`]: an object whose first key may be
+/// `tool_calls`, or a list whose first item is a list (serde reads a struct from a sequence of
+/// its fields too). Anything else fails to, and is not tried.
+fn may_be_envelope(raw: &str) -> bool {
+    let after = |open: usize| raw[open..].trim_start_matches([' ', '\t', '\n', '\r']);
+    match raw.as_bytes().first() {
+        Some(b'{') => after(1).strip_prefix('"').is_none_or(|key| {
+            key.starts_with("tool_calls\"")
+                || key.split('"').next().is_some_and(|k| k.contains('\\'))
+        }),
+        Some(b'[') => after(1).starts_with('['),
+        _ => true,
+    }
 }
 
 /// Call objects written as Python literals at `at` (after whitespace): a dict

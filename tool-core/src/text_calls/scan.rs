@@ -71,12 +71,33 @@ fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Opt
         .flat_map(|(dialect, markers)| markers.iter().map(move |m| (*dialect, m)))
     {
         let m = marker.text().as_bytes();
+        // Most candidates differ at the second byte.
+        if m.len() > 1 && rest.get(1).is_some_and(|c| m[1] != *c) {
+            continue;
+        }
         if rest.starts_with(m) {
             return Ok(Some(Seen::new(dialect, marker)));
         }
         wait |= !complete && rest.len() < m.len() && m.starts_with(rest);
     }
     if wait { Err(()) } else { Ok(None) }
+}
+
+/// Where the first marker written in `text` at or after `from` starts, in quotes or not.
+fn next_written(table: &Table, text: &str, from: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut at = from;
+    while let Some(found) = b
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'<', b'[', rest))
+    {
+        let start = at + found;
+        if let Ok(Some(_)) = marker_at(table, text, start, true) {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
 }
 
 /// Reads prose for markers from a position on.
@@ -93,6 +114,10 @@ pub(crate) struct Scanner {
     /// The backtick runs `(start, length)` from a failed search up to the end of its line
     /// (`.0`), so that later runs on that line are matched without searching again.
     line_runs: Option<(usize, Vec<(usize, usize)>)>,
+    /// In a whole text, where the next marker is written (in quotes or not), as last looked
+    /// for: no marker starts between the position it was looked for from and it.
+    /// `usize::MAX`: none up to the end. `None`: not looked for yet.
+    written: Option<usize>,
 }
 
 /// An inline code span being read: its opening run, and how far its partner was looked for.
@@ -125,6 +150,7 @@ impl Scanner {
             hidden: None,
             span: None,
             line_runs: None,
+            written: None,
         }
     }
 
@@ -145,8 +171,26 @@ impl Scanner {
         if self.span.is_some() && !self.read_span(table, text, complete) {
             return None;
         }
+        // In a whole text, the bytes after the last marker written can neither name a dialect
+        // nor hide one, whatever their quotes and brackets: they are not read one by one.
+        // (Read as it streams in, a text's state is kept for the bytes that follow.)
+        let mut ahead = usize::MAX;
+        if complete {
+            ahead = self.written_from(table, text);
+            if ahead == usize::MAX {
+                self.at = b.len();
+                return None;
+            }
+        }
         while self.at < b.len() {
             let at = self.at;
+            if at > ahead {
+                ahead = self.written_from(table, text);
+                if ahead == usize::MAX {
+                    self.at = b.len();
+                    return None;
+                }
+            }
             let c = b[at];
             if let Some((quote, triple)) = self.quote {
                 match c {
@@ -272,6 +316,19 @@ impl Scanner {
 }
 
 impl Scanner {
+    /// Where the next marker is written at or after the scanner's position, in quotes or not
+    /// (`usize::MAX`: nowhere); each part of the text is searched once.
+    fn written_from(&mut self, table: &Table, text: &str) -> usize {
+        match self.written {
+            Some(written) if written >= self.at => written,
+            _ => {
+                let written = next_written(table, text, self.at).unwrap_or(usize::MAX);
+                self.written = Some(written);
+                written
+            }
+        }
+    }
+
     /// Goes on with the pending span's search: `false` when the text ends before its end is
     /// known. Once known, the scanner stands after the span (or after its opening run, which
     /// then is literal).
