@@ -328,10 +328,25 @@ impl<'de> Reader<'de> {
     #[cold]
     #[inline(never)]
     fn delegated<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        self.delegated_to(visitor, |de, visitor| {
+            de::Deserializer::deserialize_any(de, visitor)
+        })
+    }
+
+    /// Reads the number at `self.at` with `serde_json`, by `read`.
+    #[cold]
+    fn delegated_to<V: Visitor<'de>>(
+        &mut self,
+        visitor: V,
+        read: impl FnOnce(
+            &mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
+            V,
+        ) -> serde_json::Result<V::Value>,
+    ) -> Result<V::Value> {
         let end = self.number_end().ok_or(Stop)?;
         // The number is ASCII: its ends are char boundaries.
         let mut de = serde_json::Deserializer::from_str(&self.text[self.at..end]);
-        let value = de::Deserializer::deserialize_any(&mut de, visitor).map_err(|_| Stop)?;
+        let value = read(&mut de, visitor).map_err(|_| Stop)?;
         de.end().map_err(|_| Stop)?;
         self.at = end;
         Ok(value)
@@ -584,10 +599,33 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         deserialize_f64 => b'-' | b'0'..=b'9',
     }
 
-    // 128-bit integers are read from every digit, and `serde_json` may read an `f32` to the
-    // nearest `f32` directly (`float_roundtrip`): both are left to it, as are byte strings.
+    // 128-bit integers are read from every digit by `serde_json`'s own 128-bit reads: the
+    // second pass reads every number as `deserialize_any` does, beyond 64 bits as a double,
+    // which would round an integer that is not one.
+    #[inline]
+    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.skip_space().ok_or(Stop)? {
+            b'-' | b'0'..=b'9' => self.delegated_to(visitor, |de, visitor| {
+                de::Deserializer::deserialize_i128(de, visitor)
+            }),
+            _ => Err(Stop),
+        }
+    }
+
+    #[inline]
+    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.skip_space().ok_or(Stop)? {
+            b'-' | b'0'..=b'9' => self.delegated_to(visitor, |de, visitor| {
+                de::Deserializer::deserialize_u128(de, visitor)
+            }),
+            _ => Err(Stop),
+        }
+    }
+
+    // `serde_json` may read an `f32` to the nearest `f32` directly (`float_roundtrip`): left
+    // to it, as are byte strings.
     stop! {
-        deserialize_i128 deserialize_u128 deserialize_f32 deserialize_bytes deserialize_byte_buf
+        deserialize_f32 deserialize_bytes deserialize_byte_buf
     }
 }
 
