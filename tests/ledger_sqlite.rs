@@ -95,7 +95,10 @@ async fn two_connections_taking_turns_keep_one_chain() {
         );
         assert!(settler.settle(&claim.key, 1, &done, &[]).await.unwrap());
         // A claim the same connection makes twice in a row, after the other one wrote.
-        assert_eq!(settler.claim(&claim).await.unwrap(), Claimed::Replay(done.clone()));
+        assert_eq!(
+            settler.claim(&claim).await.unwrap(),
+            Claimed::Replay(done.clone())
+        );
     }
     for ledger in [&first, &second] {
         let trail = ledger.trail("s").await.unwrap();

@@ -517,8 +517,9 @@ mod tests {
     /// `exact_text` must give what `exact_json` gives for the value parsed from the same
     /// text, or leave the text to it.
     fn agrees(text: &str) -> bool {
-        let through_value =
-            serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| exact_json(&v));
+        let through_value = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| exact_json(&v));
         match exact_text(text) {
             Some(direct) => {
                 assert_eq!(Some(&direct), through_value.as_ref(), "{text}");
@@ -597,13 +598,32 @@ mod tests {
                 self.space(out);
                 match self.next() % if depth == 0 { 4 } else { 6 } {
                     0 => out.push_str(self.pick(&[
-                        "0", "-0", "7", "-12", "1.0", "2.5", "-0.0", "1e2", "1E-3", "6.02e23",
-                        "12345678901234567890", "99999999999999999999999", "0.1", "1e21",
-                        "-9223372036854775808", "18446744073709551615", "3.0e0",
+                        "0",
+                        "-0",
+                        "7",
+                        "-12",
+                        "1.0",
+                        "2.5",
+                        "-0.0",
+                        "1e2",
+                        "1E-3",
+                        "6.02e23",
+                        "12345678901234567890",
+                        "99999999999999999999999",
+                        "0.1",
+                        "1e21",
+                        "-9223372036854775808",
+                        "18446744073709551615",
+                        "3.0e0",
                     ])),
                     1 => out.push_str(self.pick(&[
-                        r#""""#, r#""plain""#, r#""\n\t\"\\\/""#, r#""\u00e9\u0000\u001f""#,
-                        r#""😀 é ￿""#, r#""\ud83d\ude00""#, r#""a\u0062c""#,
+                        r#""""#,
+                        r#""plain""#,
+                        r#""\n\t\"\\\/""#,
+                        r#""\u00e9\u0000\u001f""#,
+                        r#""😀 é ￿""#,
+                        r#""\ud83d\ude00""#,
+                        r#""a\u0062c""#,
                     ])),
                     2 => out.push_str(self.pick(&["true", "false", "null"])),
                     3 => out.push_str(self.pick(&[r#""x""#, "42"])),
@@ -622,8 +642,18 @@ mod tests {
                     _ => {
                         out.push('{');
                         let mut keys = vec![
-                            r#""a""#, r#""b""#, r#""B""#, r#""ab""#, r#""é""#, r#""\u00e9x""#,
-                            r#""😀""#, r#""￿""#, r#""\n""#, r#""""#, r#""a\"""#, r#""z""#,
+                            r#""a""#,
+                            r#""b""#,
+                            r#""B""#,
+                            r#""ab""#,
+                            r#""é""#,
+                            r#""\u00e9x""#,
+                            r#""😀""#,
+                            r#""￿""#,
+                            r#""\n""#,
+                            r#""""#,
+                            r#""a\"""#,
+                            r#""z""#,
                         ];
                         let n = self.next() % 5;
                         for i in 0..n {

@@ -816,7 +816,13 @@ fn claim_in(conn: &mut Conn, claim: &Claim) -> Result<Claimed, Error> {
                     None => (held.attempt.saturating_add(1), effect, true),
                     Some(answer) => {
                         let event = claim_event(claim, &answer);
-                        append(&tx, heads, &claim.scope, now, claim.audit.iter().chain([&event]))?;
+                        append(
+                            &tx,
+                            heads,
+                            &claim.scope,
+                            now,
+                            claim.audit.iter().chain([&event]),
+                        )?;
                         tx.commit()?;
                         heads.committed();
                         return Ok(answer);
@@ -833,7 +839,13 @@ fn claim_in(conn: &mut Conn, claim: &Claim) -> Result<Claimed, Error> {
         }
     };
     let event = claim_event(claim, &answer);
-    append(&tx, heads, &claim.scope, now, claim.audit.iter().chain([&event]))?;
+    append(
+        &tx,
+        heads,
+        &claim.scope,
+        now,
+        claim.audit.iter().chain([&event]),
+    )?;
     tx.commit()?;
     heads.committed();
     Ok(answer)
@@ -1133,7 +1145,9 @@ fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error>
 }
 
 fn use_nonce_in(conn: &mut Conn, nonce: &str, expires: i64) -> Result<bool, Error> {
-    let tx = conn.connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = conn
+        .connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = unix_millis(SystemTime::now());
     // Each nonce is deleted once, after it expired: the table holds the unexpired ones.
     tx.prepare_cached("DELETE FROM ledger_nonces WHERE expires_at <= ?1")?
@@ -1210,9 +1224,7 @@ impl Ledger for SqliteLedger {
 
     fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
         let scope = scope.to_owned();
-        Box::pin(self.run_owned("read the audit trail", move |conn| {
-            trail_in(conn, &scope)
-        }))
+        Box::pin(self.run_owned("read the audit trail", move |conn| trail_in(conn, &scope)))
     }
 
     fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
