@@ -24,15 +24,16 @@ use crate::outcome::Code;
 /// Every method is one transaction. Claims of the same key wait for each other on the claim's
 /// row and quotas on their counters' rows; the second of two racing claims therefore reads what
 /// the first committed and answers from it (in flight, replay, conflict) instead of failing.
+/// Leases are timed by the database server's clock, so workers whose clocks disagree still
+/// agree on when a claim's holder is taken for dead.
+///
 /// Audit records are appended without waiting for one another: each transaction adds its
 /// records to the scope's pending records, and they are *sealed* into the scope's hash chain
 /// (given their sequence numbers and hashes, in the order their transactions took their
 /// places) in batches, by a writer now and then (one append in 16, when no other is sealing
-/// that scope) and always by [`trail`](Ledger::trail) before it reads. So the calls
-/// of one scope share no lock while their commits wait for the disk, and a trail read is
-/// always whole and verifiable; a record is covered by the chain from the time it is sealed. Leases are timed by the database
-/// server's clock, so workers whose clocks disagree still agree on when a claim's holder is
-/// taken for dead.
+/// that scope) and always by [`trail`](Ledger::trail) before it reads. So the calls of one
+/// scope share no lock while their commits wait for the disk, and a trail read is always
+/// whole and verifiable; a record is covered by the chain from the time it is sealed.
 ///
 /// The database must be in the UTF8 encoding (others cannot hold every string a call may
 /// carry); the ledger refuses to open in any other. Its statements take every value as a
