@@ -369,6 +369,8 @@ impl<'a> TextReader<'a> {
 }
 
 /// Writes an object key as [`write_string`] would.
+// The variant matters: a borrowed key is text without escapes, copied as it is.
+#[allow(clippy::ptr_arg)]
 fn write_key(key: &std::borrow::Cow<'_, str>, out: &mut String) {
     match key {
         std::borrow::Cow::Borrowed(raw) => {

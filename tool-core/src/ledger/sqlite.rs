@@ -240,49 +240,47 @@ impl SqliteLedger {
     /// and back. When either is busy (another task's or another process's transaction),
     /// nothing was written, and the work `later` makes (owning what it needs) runs on a
     /// blocking thread, where it may wait up to the busy timeout.
-    fn run<'a, T, L>(
+    async fn run<'a, T, L>(
         &'a self,
         what: &'static str,
         here: impl FnOnce(&mut Conn) -> Result<T, Error> + Send + 'a,
         later: impl FnOnce() -> L + Send + 'a,
-    ) -> impl Future<Output = Result<T, LedgerError>> + Send + 'a
+    ) -> Result<T, LedgerError>
     where
         T: Send + 'static,
         L: FnOnce(&mut Conn) -> Result<T, Error> + Send + 'static,
     {
-        async move {
-            let failed = |reason: &dyn fmt::Display| {
-                LedgerError::new(format!(
-                    "the SQLite ledger {} could not {what}: {reason}",
-                    self.path.display()
-                ))
-            };
-            // Checked first, so the answer does not depend on whether the file is busy.
-            let handle = tokio::runtime::Handle::try_current()
-                .map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
-            match run_here(&self.connection, self.busy_timeout, here) {
-                None => {}
-                Some(Ok(value)) => return Ok(value),
-                Some(Err(Error::Sqlite(error))) => return Err(failed(&error)),
-                Some(Err(Error::Data(message))) => return Err(failed(&message)),
-            }
-            let work = later();
-            let connection = Arc::clone(&self.connection);
-            let busy_timeout = self.busy_timeout;
-            match handle
-                .spawn_blocking(move || {
-                    let mut conn = lock(&connection);
-                    conn.connection.busy_timeout(busy_timeout)?;
-                    work(&mut conn)
-                })
-                .await
-            {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(Error::Sqlite(error))) => Err(failed(&error)),
-                Ok(Err(Error::Data(message))) => Err(failed(&message)),
-                Err(error) if error.is_panic() => Err(failed(&"its blocking thread panicked")),
-                Err(_) => Err(failed(&"its blocking task was cancelled")),
-            }
+        let failed = |reason: &dyn fmt::Display| {
+            LedgerError::new(format!(
+                "the SQLite ledger {} could not {what}: {reason}",
+                self.path.display()
+            ))
+        };
+        // Checked first, so the answer does not depend on whether the file is busy.
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
+        match run_here(&self.connection, self.busy_timeout, here) {
+            None => {}
+            Some(Ok(value)) => return Ok(value),
+            Some(Err(Error::Sqlite(error))) => return Err(failed(&error)),
+            Some(Err(Error::Data(message))) => return Err(failed(&message)),
+        }
+        let work = later();
+        let connection = Arc::clone(&self.connection);
+        let busy_timeout = self.busy_timeout;
+        match handle
+            .spawn_blocking(move || {
+                let mut conn = lock(&connection);
+                conn.connection.busy_timeout(busy_timeout)?;
+                work(&mut conn)
+            })
+            .await
+        {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(Error::Sqlite(error))) => Err(failed(&error)),
+            Ok(Err(Error::Data(message))) => Err(failed(&message)),
+            Err(error) if error.is_panic() => Err(failed(&"its blocking thread panicked")),
+            Err(_) => Err(failed(&"its blocking task was cancelled")),
         }
     }
 }
