@@ -415,9 +415,13 @@ async fn brought_up_to_date_from_version_1(isolated: Isolated) {
         ledger.claim(&marked).await.unwrap(),
         Claimed::New { attempt: 1 }
     );
+    // Reading the trails seals their pending records into the chains.
+    for scope in ["s", "t"] {
+        verify(&ledger.trail(scope).await.unwrap(), None).expect("the trail verifies");
+    }
     drop(ledger);
     // As version 1 wrote them: no outcome digests, no settling records on the claims, no
-    // escaped strings.
+    // escaped strings, no pending records.
     isolated
         .sql(
             r"UPDATE tool_ledger_claims SET id = substr(replace(id, '\\', '\'), 2),
@@ -431,6 +435,8 @@ async fn brought_up_to_date_from_version_1(isolated: Isolated) {
                  WHERE scope = 's';
              ALTER TABLE tool_ledger_audit DROP COLUMN output;
              ALTER TABLE tool_ledger_claims DROP COLUMN settled_seq;
+             DROP TABLE tool_ledger_audit_pending;
+             DROP SEQUENCE tool_ledger_audit_batches;
              UPDATE tool_ledger_schema SET version = 1;",
         )
         .await;

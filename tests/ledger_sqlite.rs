@@ -73,6 +73,42 @@ async fn claims_and_trails_survive_reopening_the_file() {
     verify(&trail, Some(&head)).expect("the trail verifies across openings");
 }
 
+/// Two ledgers on one file take turns appending to one scope: each sees the other's records
+/// (it keeps the head of a chain only while no other connection has written), so the chain
+/// stays one and verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_connections_taking_turns_keep_one_chain() {
+    let dir = Scratch::new("turns");
+    let path = dir.file("ledger.db");
+    let (first, second) = (open(&path), open(&path));
+    let done = Recorded::Output("1".into());
+    for i in 0..6 {
+        let (claimer, settler) = if i % 2 == 0 {
+            (&first, &second)
+        } else {
+            (&second, &first)
+        };
+        let claim = suite::claim("s", &format!("call_{i}"), "refund", "aa");
+        assert_eq!(
+            claimer.claim(&claim).await.unwrap(),
+            Claimed::New { attempt: 1 }
+        );
+        assert!(settler.settle(&claim.key, 1, &done, &[]).await.unwrap());
+        // A claim the same connection makes twice in a row, after the other one wrote.
+        assert_eq!(
+            settler.claim(&claim).await.unwrap(),
+            Claimed::Replay(done.clone())
+        );
+    }
+    for ledger in [&first, &second] {
+        let trail = ledger.trail("s").await.unwrap();
+        assert_eq!(trail.len(), 6 * 5, "{trail:#?}");
+        verify(&trail, None).expect("the chain both connections wrote verifies");
+        let seqs: Vec<u64> = trail.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, (1..=30).collect::<Vec<u64>>());
+    }
+}
+
 /// Sends a message: the effect the runtime tests count.
 #[derive(Tool, Debug)]
 struct SendMessage {

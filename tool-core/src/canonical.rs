@@ -108,6 +108,289 @@ fn write_number(number: &serde_json::Number, out: &mut String) {
     }
 }
 
+/// How deep [`exact_text`] reads before it leaves the text to [`exact_json`]: well within the
+/// nesting `serde_json` parses, so the fallback sees the same value.
+const TEXT_MAX_DEPTH: usize = 64;
+
+/// The exact canonical form of JSON text, written straight from the text: the same string as
+/// [`exact_json`] of the value `serde_json` parses from it, without building that value.
+/// Strings without escapes and short integers are copied as they are; everything else is
+/// written as [`exact_json`] writes it. `None` when the text is not JSON, has a duplicate key,
+/// or nests deeper than [`TEXT_MAX_DEPTH`]: the caller then goes through a `Value`, whose
+/// answer for such text this function does not try to reproduce.
+pub(crate) fn exact_text(text: &str) -> Option<String> {
+    let mut reader = TextReader {
+        text,
+        at: 0,
+        out: String::with_capacity(text.len()),
+        members: Vec::new(),
+    };
+    reader.value(TEXT_MAX_DEPTH)?;
+    reader.skip_whitespace();
+    (reader.at == text.len()).then_some(reader.out)
+}
+
+/// One object member as [`exact_text`] wrote it: its key and where it sits in the output.
+struct Member<'a> {
+    key: std::borrow::Cow<'a, str>,
+    start: usize,
+    end: usize,
+}
+
+struct TextReader<'a> {
+    text: &'a str,
+    at: usize,
+    out: String,
+    /// The members of the objects being written, innermost last (one buffer for all).
+    members: Vec<Member<'a>>,
+}
+
+impl<'a> TextReader<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        self.skip_whitespace();
+        match self.peek()? {
+            b'{' => self.object(depth.checked_sub(1)?),
+            b'[' => self.array(depth.checked_sub(1)?),
+            b'"' => {
+                let string = self.string()?;
+                match string {
+                    std::borrow::Cow::Borrowed(raw) => {
+                        self.out.push('"');
+                        self.out.push_str(raw);
+                        self.out.push('"');
+                    }
+                    std::borrow::Cow::Owned(decoded) => write_string(&decoded, &mut self.out),
+                }
+                Some(())
+            }
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &'static str) -> Option<()> {
+        self.text[self.at..].starts_with(word).then_some(())?;
+        self.at += word.len();
+        self.out.push_str(word);
+        Some(())
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        self.at += 1;
+        self.out.push('[');
+        self.skip_whitespace();
+        if self.peek()? == b']' {
+            self.at += 1;
+            self.out.push(']');
+            return Some(());
+        }
+        loop {
+            self.value(depth)?;
+            self.skip_whitespace();
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    self.out.push(',');
+                }
+                b']' => {
+                    self.at += 1;
+                    self.out.push(']');
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.at += 1;
+        self.out.push('{');
+        let open = self.out.len();
+        let first = self.members.len();
+        self.skip_whitespace();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            self.out.push('}');
+            return Some(());
+        }
+        loop {
+            self.skip_whitespace();
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let key = self.string()?;
+            self.skip_whitespace();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.at += 1;
+            let start = self.out.len();
+            write_key(&key, &mut self.out);
+            self.out.push(':');
+            self.value(depth)?;
+            let end = self.out.len();
+            self.members.push(Member { key, start, end });
+            self.skip_whitespace();
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    self.out.push(',');
+                }
+                b'}' => {
+                    self.at += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        let members = &mut self.members[first..];
+        let ordered = |a: &Member<'_>, b: &Member<'_>| utf16_order(&a.key, &b.key);
+        let sorted = members
+            .windows(2)
+            .all(|pair| ordered(&pair[0], &pair[1]) == std::cmp::Ordering::Less);
+        if !sorted {
+            // RFC 8785 orders keys by their UTF-16 code units; a key twice is not taken here.
+            members.sort_by(ordered);
+            if members
+                .windows(2)
+                .any(|pair| ordered(&pair[0], &pair[1]) == std::cmp::Ordering::Equal)
+            {
+                return None;
+            }
+            let written = self.out[open..].to_owned();
+            self.out.truncate(open);
+            for (i, member) in members.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                self.out
+                    .push_str(&written[member.start - open..member.end - open]);
+            }
+        }
+        self.members.truncate(first);
+        self.out.push('}');
+        Some(())
+    }
+
+    /// The string at the cursor: the text between its quotes when it has no escape, else its
+    /// decoded value.
+    fn string(&mut self) -> Option<std::borrow::Cow<'a, str>> {
+        let text: &'a str = self.text;
+        let bytes = text.as_bytes();
+        let start = self.at + 1;
+        let mut at = start;
+        let mut escaped = false;
+        loop {
+            match *bytes.get(at)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    at += 2;
+                }
+                0..=0x1f => return None,
+                _ => at += 1,
+            }
+        }
+        self.at = at + 1;
+        if escaped {
+            serde_json::from_str::<String>(&text[start - 1..=at])
+                .ok()
+                .map(std::borrow::Cow::Owned)
+        } else {
+            Some(std::borrow::Cow::Borrowed(&text[start..at]))
+        }
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let mut at = start;
+        if bytes.get(at) == Some(&b'-') {
+            at += 1;
+        }
+        let digits = at;
+        match bytes.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => {
+                while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                    at += 1;
+                }
+            }
+            _ => return None,
+        }
+        let integer = at - digits;
+        let mut plain = true;
+        if bytes.get(at) == Some(&b'.') {
+            plain = false;
+            at += 1;
+            let from = at;
+            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            (at > from).then_some(())?;
+        }
+        if let Some(b'e' | b'E') = bytes.get(at) {
+            plain = false;
+            at += 1;
+            if let Some(b'+' | b'-') = bytes.get(at) {
+                at += 1;
+            }
+            let from = at;
+            while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            (at > from).then_some(())?;
+        }
+        self.at = at;
+        let token = &self.text[start..at];
+        // Up to 18 digits fit both u64 and i64, so such an integer is written as it is; `-0`
+        // is the float negative zero.
+        if plain && integer <= 18 && token != "-0" {
+            self.out.push_str(token);
+        } else {
+            let number: serde_json::Number = token.parse().ok()?;
+            write_number(&number, &mut self.out);
+        }
+        Some(())
+    }
+}
+
+/// Writes an object key as [`write_string`] would.
+// The variant matters: a borrowed key is text without escapes, copied as it is.
+#[allow(clippy::ptr_arg)]
+fn write_key(key: &std::borrow::Cow<'_, str>, out: &mut String) {
+    match key {
+        std::borrow::Cow::Borrowed(raw) => {
+            out.push('"');
+            out.push_str(raw);
+            out.push('"');
+        }
+        std::borrow::Cow::Owned(decoded) => write_string(decoded, out),
+    }
+}
+
+/// RFC 8785's key order: by UTF-16 code units (byte order for ASCII keys).
+fn utf16_order(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.cmp(b)
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
 /// The exact canonical form of JSON text (see [`exact_json`]), or `None` when the text is not
 /// JSON.
 pub(crate) fn canonical_text(text: &str) -> Option<String> {
@@ -142,7 +425,9 @@ pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{EXACT_MAX_DEPTH, canonical_json, canonical_text, exact_json, same_json};
+    use super::{
+        EXACT_MAX_DEPTH, canonical_json, canonical_text, exact_json, exact_text, same_json,
+    };
     use serde_json::json;
 
     #[test]
@@ -229,6 +514,180 @@ mod tests {
             exact(text),
             canonical_json(&serde_json::from_str(text).unwrap())
         );
+    }
+
+    /// `exact_text` must give what `exact_json` gives for the value parsed from the same
+    /// text, or leave the text to it.
+    fn agrees(text: &str) -> bool {
+        let through_value = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| exact_json(&v));
+        match exact_text(text) {
+            Some(direct) => {
+                assert_eq!(Some(&direct), through_value.as_ref(), "{text}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn exact_text_writes_what_exact_json_writes() {
+        let written = [
+            r#"{"customerId":"cus_42","amount":120.5,"currency":"USD"}"#,
+            r#" { "b" : [ 1 , 2.50 , -3e2 , 4E+1 , 0 ] , "a" : { "d" : null , "c" : true } } "#,
+            r#"{"k":"line\nbreak \u00e9 \ud83d\ude00 \"quoted\" \\ \/"}"#,
+            r#"{"\u00e9":1,"e":2,"\ud83d\ude00":3,"\uffff":4,"z":5}"#,
+            r#"{"é":1,"😀":2,"￿":3,"a\"b":4}"#,
+            r#"[-0, -0.0, 0.0, 1.0, 1e0, 100, 1e2, 1.8e18, 1800000000000000000]"#,
+            r#"[123456789012345678, 1234567890123456789, 18446744073709551615, 18446744073709551616]"#,
+            r#"[-123456789012345678, -9223372036854775808, -9223372036854775809, 0.1, 1e-7, 5e-324]"#,
+            r#"[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001, 1e21, 1e20]"#,
+            r#""just a string""#,
+            "true",
+            "null",
+            "[]",
+            "{}",
+            r#"{"a":{},"b":[[],{}]}"#,
+        ];
+        for text in written {
+            assert!(agrees(text), "{text} is written directly");
+        }
+        let left = [
+            r#"{"a":1,"a":2}"#,
+            r#"{"b":1,"a":2,"b":3}"#,
+            "[1,]",
+            "{\"a\":1}x",
+            "01",
+            "1.",
+            "-",
+            "1e400",
+            "\"tab\tinside\"",
+            "\"\\ud800\"",
+            "[1 2]",
+            "{\"a\" 1}",
+            "tru",
+            "",
+        ];
+        for text in left {
+            assert!(!agrees(text), "{text} is left to the value");
+        }
+        let deep = format!("{}1{}", "[".repeat(65), "]".repeat(65));
+        assert!(!agrees(&deep));
+        let shallow = format!("{}1{}", "[".repeat(64), "]".repeat(64));
+        assert!(agrees(&shallow));
+    }
+
+    #[test]
+    fn exact_text_agrees_with_exact_json_on_generated_values() {
+        // A small deterministic generator: values of every kind, keys in any order, any
+        // whitespace, escapes, numbers of every spelling.
+        struct Gen(u64);
+        impl Gen {
+            fn next(&mut self) -> u64 {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                self.0
+            }
+            fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+                items[(self.next() % items.len() as u64) as usize]
+            }
+            fn space(&mut self, out: &mut String) {
+                out.push_str(self.pick(&["", "", "", " ", "\n  ", "\t"]));
+            }
+            fn value(&mut self, out: &mut String, depth: u32) {
+                self.space(out);
+                match self.next() % if depth == 0 { 4 } else { 6 } {
+                    0 => out.push_str(self.pick(&[
+                        "0",
+                        "-0",
+                        "7",
+                        "-12",
+                        "1.0",
+                        "2.5",
+                        "-0.0",
+                        "1e2",
+                        "1E-3",
+                        "6.02e23",
+                        "12345678901234567890",
+                        "99999999999999999999999",
+                        "0.1",
+                        "1e21",
+                        "-9223372036854775808",
+                        "18446744073709551615",
+                        "3.0e0",
+                    ])),
+                    1 => out.push_str(self.pick(&[
+                        r#""""#,
+                        r#""plain""#,
+                        r#""\n\t\"\\\/""#,
+                        r#""\u00e9\u0000\u001f""#,
+                        r#""😀 é ￿""#,
+                        r#""\ud83d\ude00""#,
+                        r#""a\u0062c""#,
+                    ])),
+                    2 => out.push_str(self.pick(&["true", "false", "null"])),
+                    3 => out.push_str(self.pick(&[r#""x""#, "42"])),
+                    4 => {
+                        out.push('[');
+                        let n = self.next() % 4;
+                        for i in 0..n {
+                            if i > 0 {
+                                out.push(',');
+                            }
+                            self.value(out, depth - 1);
+                        }
+                        self.space(out);
+                        out.push(']');
+                    }
+                    _ => {
+                        out.push('{');
+                        let mut keys = vec![
+                            r#""a""#,
+                            r#""b""#,
+                            r#""B""#,
+                            r#""ab""#,
+                            r#""é""#,
+                            r#""\u00e9x""#,
+                            r#""😀""#,
+                            r#""￿""#,
+                            r#""\n""#,
+                            r#""""#,
+                            r#""a\"""#,
+                            r#""z""#,
+                        ];
+                        let n = self.next() % 5;
+                        for i in 0..n {
+                            let at = (self.next() % keys.len() as u64) as usize;
+                            let key = keys.swap_remove(at);
+                            if i > 0 {
+                                out.push(',');
+                            }
+                            self.space(out);
+                            out.push_str(key);
+                            self.space(out);
+                            out.push(':');
+                            self.value(out, depth - 1);
+                        }
+                        self.space(out);
+                        out.push('}');
+                    }
+                }
+                self.space(out);
+            }
+        }
+        let mut generator = Gen(0x9e37_79b9_7f4a_7c15);
+        let mut direct = 0;
+        for _ in 0..5_000 {
+            let mut text = String::new();
+            generator.value(&mut text, 4);
+            if agrees(&text) {
+                direct += 1;
+            }
+        }
+        // Nearly every generated text is valid and has no duplicate key.
+        assert!(direct > 4_000, "{direct}");
     }
 
     #[test]

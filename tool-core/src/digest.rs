@@ -21,12 +21,13 @@ pub(crate) fn contract_hash(schema: &Value) -> String {
 /// `bytes` as lowercase hex.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
+    let mut out = Vec::with_capacity(bytes.len() * 2);
     for byte in bytes {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 15)]));
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 15)]);
     }
-    out
+    // Hex digits are ASCII, so this never falls back.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The bytes a hex string (either case) stands for; `None` unless it is whole bytes of hex

@@ -140,35 +140,40 @@ impl AuditRecord {
     /// two different records hash the same bytes. The `output` digest comes last and only
     /// when there is one, so records without it hash as they did before it existed.
     pub fn compute_hash(&self) -> String {
-        fn field(hasher: &mut Sha256, value: Option<&[u8]>) {
-            match value {
-                None => hasher.update([0]),
-                Some(bytes) => {
-                    hasher.update([1]);
-                    hasher.update((bytes.len() as u64).to_be_bytes());
-                    hasher.update(bytes);
-                }
+        record_hash(&self.scope, self.seq, self.at, &self.event, &self.prev)
+    }
+}
+
+/// The hash of the record of `e` at `seq` in `scope`'s chain, after the record whose hash is
+/// `prev`: what [`AuditRecord::compute_hash`] gives for that record, from borrowed fields.
+pub(crate) fn record_hash(scope: &str, seq: u64, at: i64, e: &AuditEvent, prev: &str) -> String {
+    fn field(hasher: &mut Sha256, value: Option<&[u8]>) {
+        match value {
+            None => hasher.update([0]),
+            Some(bytes) => {
+                hasher.update([1]);
+                hasher.update((bytes.len() as u64).to_be_bytes());
+                hasher.update(bytes);
             }
         }
-        let e = &self.event;
-        let mut hasher = Sha256::new();
-        hasher.update(b"tool-core audit record v1");
-        field(&mut hasher, Some(self.scope.as_bytes()));
-        field(&mut hasher, Some(&self.seq.to_be_bytes()));
-        field(&mut hasher, Some(&self.at.to_be_bytes()));
-        field(&mut hasher, Some(e.call_id.as_bytes()));
-        field(&mut hasher, Some(e.tool.as_bytes()));
-        field(&mut hasher, Some(e.kind.as_str().as_bytes()));
-        field(&mut hasher, e.code.map(|code| code.as_str().as_bytes()));
-        field(&mut hasher, e.digest.as_deref().map(str::as_bytes));
-        field(&mut hasher, Some(e.principal.as_bytes()));
-        field(&mut hasher, e.note.as_deref().map(str::as_bytes));
-        field(&mut hasher, Some(self.prev.as_bytes()));
-        if let Some(output) = &e.output {
-            field(&mut hasher, Some(output.as_bytes()));
-        }
-        crate::digest::hex(&hasher.finalize())
     }
+    let mut hasher = Sha256::new();
+    hasher.update(b"tool-core audit record v1");
+    field(&mut hasher, Some(scope.as_bytes()));
+    field(&mut hasher, Some(&seq.to_be_bytes()));
+    field(&mut hasher, Some(&at.to_be_bytes()));
+    field(&mut hasher, Some(e.call_id.as_bytes()));
+    field(&mut hasher, Some(e.tool.as_bytes()));
+    field(&mut hasher, Some(e.kind.as_str().as_bytes()));
+    field(&mut hasher, e.code.map(|code| code.as_str().as_bytes()));
+    field(&mut hasher, e.digest.as_deref().map(str::as_bytes));
+    field(&mut hasher, Some(e.principal.as_bytes()));
+    field(&mut hasher, e.note.as_deref().map(str::as_bytes));
+    field(&mut hasher, Some(prev.as_bytes()));
+    if let Some(output) = &e.output {
+        field(&mut hasher, Some(output.as_bytes()));
+    }
+    crate::digest::hex(&hasher.finalize())
 }
 
 /// Why a trail does not verify: the first record at fault.

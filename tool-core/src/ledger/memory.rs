@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use super::audit::{AuditEvent, AuditKind, AuditRecord};
 use super::{
     Binding, Claim, ClaimKey, Claimed, Ledger, LedgerFuture, Reconciled, Recorded, Resolution,
-    Unsettled, claim_event, decide, settling_at, taken_over_effect, unix_millis,
+    Unsettled, claim_decision, decide, settling_at, taken_over_effect, unix_millis,
 };
 use crate::Effect;
 use crate::outcome::Code;
@@ -155,6 +155,27 @@ impl Trail {
         records
     }
 
+    /// The call of the last record when it is `claim`'s, else a new one.
+    fn call_of(&self, claim: &Claim) -> Arc<Call> {
+        let b = &claim.binding;
+        match self.events.last() {
+            Some(last)
+                if last.call.call_id == claim.call_id
+                    && last.call.tool == b.tool
+                    && last.call.digest.as_deref() == Some(b.arguments.as_str())
+                    && last.call.principal == b.principal =>
+            {
+                Arc::clone(&last.call)
+            }
+            _ => Arc::new(Call {
+                call_id: claim.call_id.clone(),
+                tool: b.tool.clone(),
+                digest: Some(b.arguments.clone()),
+                principal: b.principal.clone(),
+            }),
+        }
+    }
+
     /// Appends `event`, whose outcome digest is that of `outcome` when there is one.
     fn push(&mut self, at: i64, event: &AuditEvent, outcome: Option<Arc<Recorded>>) {
         let call = match self.events.last() {
@@ -240,6 +261,16 @@ impl Trails {
         events: impl IntoIterator<Item = (&'e AuditEvent, Option<Arc<Recorded>>)>,
         capacity: usize,
     ) {
+        self.append_at(unix_millis(SystemTime::now()), scope, events, capacity);
+    }
+
+    fn append_at<'e>(
+        &mut self,
+        at: i64,
+        scope: &str,
+        events: impl IntoIterator<Item = (&'e AuditEvent, Option<Arc<Recorded>>)>,
+        capacity: usize,
+    ) {
         if !self.by_scope.contains_key(scope) {
             self.scopes.push_back(scope.to_owned());
             while self.scopes.len() > capacity.max(1) {
@@ -253,10 +284,34 @@ impl Trails {
         let Some(trail) = self.by_scope.get_mut(scope) else {
             return;
         };
-        let at = unix_millis(SystemTime::now());
         for (event, outcome) in events {
             trail.push(at, event, outcome);
         }
+    }
+
+    /// Appends `claim`'s events and the record of the ledger's answer, what
+    /// [`claim_event`](super::claim_event) makes, without building that event.
+    fn append_claim(&mut self, claim: &Claim, answer: &Claimed, capacity: usize) {
+        let at = unix_millis(SystemTime::now());
+        self.append_at(
+            at,
+            &claim.scope,
+            claim.audit.iter().map(|e| (e, None)),
+            capacity,
+        );
+        let Some(trail) = self.by_scope.get_mut(&claim.scope) else {
+            return;
+        };
+        let (kind, code, note) = claim_decision(claim, answer);
+        let call = trail.call_of(claim);
+        trail.events.push(Stored {
+            at,
+            call,
+            kind,
+            code,
+            note,
+            output: Output::None,
+        });
     }
 
     fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
@@ -321,12 +376,7 @@ impl Ledger for MemoryLedger {
                         taken_over_effect(claim, held.effect, held.released),
                     ),
                     Some(answer) => {
-                        let event = claim_event(claim, &answer);
-                        state.trails.append(
-                            &claim.scope,
-                            claim.audit.iter().chain([&event]).map(|e| (e, None)),
-                            self.capacity,
-                        );
+                        state.trails.append_claim(claim, &answer, self.capacity);
                         return Box::pin(std::future::ready(Ok(answer)));
                     }
                 }
@@ -353,12 +403,7 @@ impl Ledger for MemoryLedger {
                 Claimed::New { attempt }
             }
         };
-        let event = claim_event(claim, &answer);
-        state.trails.append(
-            &claim.scope,
-            claim.audit.iter().chain([&event]).map(|e| (e, None)),
-            self.capacity,
-        );
+        state.trails.append_claim(claim, &answer, self.capacity);
         Box::pin(std::future::ready(Ok(answer)))
     }
 

@@ -755,10 +755,7 @@ pub fn claimed_kind(claimed: &Claimed) -> (AuditKind, Option<Code>) {
 
 /// The audit event recording a ledger's answer to `claim`.
 pub fn claim_event(claim: &Claim, claimed: &Claimed) -> AuditEvent {
-    let (kind, mut code) = claimed_kind(claimed);
-    if code == Some(Code::CallIdConflict) && claim.key.kind == KeyKind::IdempotencyKey {
-        code = Some(Code::IdempotencyConflict);
-    }
+    let (kind, code, note) = claim_decision(claim, claimed);
     AuditEvent {
         call_id: claim.call_id.clone(),
         tool: claim.binding.tool.clone(),
@@ -767,11 +764,24 @@ pub fn claim_event(claim: &Claim, claimed: &Claimed) -> AuditEvent {
         digest: Some(claim.binding.arguments.clone()),
         principal: claim.binding.principal.clone(),
         output: None,
-        note: match claimed {
-            Claimed::New { attempt } if *attempt > 1 => Some(format!("attempt {attempt}")),
-            Claimed::Conflict { differs } => Some(format!("conflict: {differs}")),
-            Claimed::Exhausted(quota) => Some(format!("quota {quota}")),
-            _ => None,
-        },
+        note,
     }
+}
+
+/// The kind, code and note of the event [`claim_event`] makes.
+pub(crate) fn claim_decision(
+    claim: &Claim,
+    claimed: &Claimed,
+) -> (AuditKind, Option<Code>, Option<String>) {
+    let (kind, mut code) = claimed_kind(claimed);
+    if code == Some(Code::CallIdConflict) && claim.key.kind == KeyKind::IdempotencyKey {
+        code = Some(Code::IdempotencyConflict);
+    }
+    let note = match claimed {
+        Claimed::New { attempt } if *attempt > 1 => Some(format!("attempt {attempt}")),
+        Claimed::Conflict { differs } => Some(format!("conflict: {differs}")),
+        Claimed::Exhausted(quota) => Some(format!("quota {quota}")),
+        _ => None,
+    };
+    (kind, code, note)
 }

@@ -22,11 +22,18 @@ use crate::outcome::Code;
 /// A [`Ledger`] in a PostgreSQL database (9.6 or newer), for many workers on many machines.
 ///
 /// Every method is one transaction. Claims of the same key wait for each other on the claim's
-/// row, quotas on their counters' rows, appends to a scope's audit trail on that scope's head
-/// row; the second of two racing claims therefore reads what the first committed and answers
-/// from it (in flight, replay, conflict) instead of failing. Leases are timed by the database
-/// server's clock, so workers whose clocks disagree still agree on when a claim's holder is
-/// taken for dead.
+/// row and quotas on their counters' rows; the second of two racing claims therefore reads what
+/// the first committed and answers from it (in flight, replay, conflict) instead of failing.
+/// Leases are timed by the database server's clock, so workers whose clocks disagree still
+/// agree on when a claim's holder is taken for dead.
+///
+/// Audit records are appended without waiting for one another: each transaction adds its
+/// records to the scope's pending records, and they are *sealed* into the scope's hash chain
+/// (given their sequence numbers and hashes, in the order their transactions took their
+/// places) in batches, by a writer now and then (one append in 16, when no other is sealing
+/// that scope) and always by [`trail`](Ledger::trail) before it reads. So the calls of one
+/// scope share no lock while their commits wait for the disk, and a trail read is always
+/// whole and verifiable; a record is covered by the chain from the time it is sealed.
 ///
 /// The database must be in the UTF8 encoding (others cannot hold every string a call may
 /// carry); the ledger refuses to open in any other. Its statements take every value as a
@@ -34,9 +41,10 @@ use crate::outcome::Code;
 ///
 /// The tables are created on first use if they are missing, all named `tool_ledger_*`, with a
 /// schema version that later versions of this crate check before touching them. Tables at
-/// schema version 1 are brought to version 2 when the ledger opens: their records verify as
-/// before, and the outcomes of claims settled before then are not covered by the audit trail
-/// (later ones are).
+/// schema version 1 or 2 are brought to version 3 when the ledger opens: their records verify
+/// as before, and the outcomes of claims settled before version 2 are not covered by the audit
+/// trail (later ones are). Version 3 adds the table of pending records; a crate that reads
+/// version 2 refuses version 3 tables.
 ///
 /// PostgreSQL text cannot hold U+0000, which a model may well put in a call id or a tool name.
 /// Such a string (and one that starts with U+FFFF) is stored escaped: U+FFFF, then the string
@@ -78,9 +86,14 @@ pub struct PostgresLedger {
 /// The mark that starts a stored string in which U+0000 is escaped (see [`stored`]).
 const ESCAPED: char = '\u{FFFF}';
 
-/// The schema this version of the crate reads and writes. Tables at version 1 are brought to
-/// it (their claims settled until then have no audit record that covers their outcome).
-const SCHEMA_VERSION: i32 = 2;
+/// The schema this version of the crate reads and writes. Tables at version 1 or 2 are brought
+/// to it (claims settled under version 1 have no audit record that covers their outcome).
+const SCHEMA_VERSION: i32 = 3;
+
+/// One append in this many seals its scope's pending records, when no other transaction is
+/// sealing them: the chain stays a few batches behind the pending records, and a sealing
+/// transaction's cost is shared by as many calls.
+const SEAL_EVERY: i64 = 16;
 
 /// What version 2 adds to version 1: the digest of an outcome on the audit record that
 /// settled it, and that record's place on the claim. Version 1 stored every string as it is
@@ -118,6 +131,35 @@ UPDATE tool_ledger_runs SET scope = pg_temp.tool_ledger_escape(scope),
 DROP FUNCTION pg_temp.tool_ledger_escape(text);
 UPDATE tool_ledger_schema SET version = 2;
 ";
+
+/// The pending audit records, appended without the scope's head and sealed into its chain
+/// later (see [`PostgresLedger`]): each transaction's records form a batch, numbered by a
+/// sequence, in the order of `ord`. A record that settles a claim names it, so that sealing
+/// notes the record's place on the claim.
+const PENDING: &str = r#"
+CREATE SEQUENCE tool_ledger_audit_batches;
+CREATE TABLE tool_ledger_audit_pending (
+    scope text COLLATE "C" NOT NULL,
+    batch int8 NOT NULL,
+    ord int8 NOT NULL,
+    at int8 NOT NULL,
+    call_id text NOT NULL,
+    tool text NOT NULL,
+    kind text NOT NULL,
+    code text,
+    digest text,
+    principal text NOT NULL,
+    note text,
+    output text,
+    settles_kind text,
+    settles_scope text,
+    settles_id text,
+    PRIMARY KEY (scope, batch, ord)
+);
+"#;
+
+/// What version 3 adds to version 2: the pending records.
+const FROM_VERSION_2: &str = "UPDATE tool_ledger_schema SET version = 3;";
 
 /// The key of the advisory lock that serializes schema creation across processes.
 const SCHEMA_LOCK: i64 = 0x746f_6f6c_6c65_6467;
@@ -249,7 +291,7 @@ const TAKE_COUNTERS: &str = concat!(
     "WHERE c.scope = $1 AND c.name = q.name"
 );
 
-/// Creates the scope's head if it is missing and locks it: appends to one scope wait here.
+/// Creates the scope's head if it is missing and locks it: sealers of one scope wait here.
 const LOCK_HEAD: &str = concat!(
     "INSERT INTO tool_ledger_audit_heads (scope, seq, hash) VALUES ($1, 0, $2) ",
     "ON CONFLICT (scope) DO UPDATE SET seq = tool_ledger_audit_heads.seq ",
@@ -257,18 +299,55 @@ const LOCK_HEAD: &str = concat!(
     now_ms!()
 );
 
-/// Appends the records and moves the head; when `$15` is not NULL, notes it on the claim
-/// `($16, $17, $18)` as the record that settled it.
+/// Locks the scope's head if no other transaction holds it; no row when one does (or when the
+/// scope has no head yet).
+const TRY_HEAD: &str =
+    "SELECT seq, hash FROM tool_ledger_audit_heads WHERE scope = $1 FOR UPDATE SKIP LOCKED";
+
+/// Creates the scope's head, unless another transaction did: no row then.
+const NEW_HEAD: &str = concat!(
+    "INSERT INTO tool_ledger_audit_heads (scope, seq, hash) VALUES ($1, 0, $2) ",
+    "ON CONFLICT DO NOTHING RETURNING seq, hash"
+);
+
+/// Appends the records to the scope's pending ones, as one batch in their order, at the
+/// server's time; the record at `ord = $10` settles the claim `($11, $12, $13)`. Returns the
+/// batch's number (once per record).
+const INSERT_PENDING: &str = concat!(
+    "WITH b AS (SELECT nextval('tool_ledger_audit_batches') AS batch, ",
+    now_ms!(),
+    " AS at) INSERT INTO tool_ledger_audit_pending (scope, batch, ord, at, call_id, tool, kind, ",
+    "code, digest, principal, note, output, settles_kind, settles_scope, settles_id) ",
+    "SELECT $1, b.batch, r.ord, b.at, r.call_id, r.tool, r.kind, r.code, r.digest, ",
+    "r.principal, r.note, r.output, ",
+    "CASE WHEN r.ord = $10 THEN $11 END, CASE WHEN r.ord = $10 THEN $12 END, ",
+    "CASE WHEN r.ord = $10 THEN $13 END ",
+    "FROM b, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], ",
+    "$8::text[], $9::text[]) WITH ORDINALITY ",
+    "AS r(call_id, tool, kind, code, digest, principal, note, output, ord) ",
+    "RETURNING batch"
+);
+
+/// Takes the scope's pending records that are committed (and this transaction's own).
+const TAKE_PENDING: &str = concat!(
+    "DELETE FROM tool_ledger_audit_pending WHERE scope = $1 RETURNING batch, ord, at, call_id, ",
+    "tool, kind, code, digest, principal, note, output, settles_kind, settles_scope, settles_id"
+);
+
+/// Adds sealed records to the chain, moves the head, and notes on each claim `($15, $16, $17)`
+/// the record `$18` that settled it.
 const INSERT_AUDIT: &str = concat!(
     "WITH added AS (INSERT INTO tool_ledger_audit ",
     "(scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output) ",
-    "SELECT $1, r.seq, $2, r.call_id, r.tool, r.kind, r.code, r.digest, r.principal, r.note, ",
-    "r.prev, r.hash, r.output FROM unnest($3::int8[], $4::text[], $5::text[], $6::text[], ",
-    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $19::text[]) ",
-    "AS r(seq, call_id, tool, kind, code, digest, principal, note, prev, hash, output)), ",
-    "settled AS (UPDATE tool_ledger_claims SET settled_seq = $15 WHERE $15::int8 IS NOT NULL ",
-    "AND kind = $16 AND key_scope = $17 AND id = $18) ",
-    "UPDATE tool_ledger_audit_heads SET seq = $13, hash = $14 WHERE scope = $1"
+    "SELECT $1, r.seq, r.at, r.call_id, r.tool, r.kind, r.code, r.digest, r.principal, r.note, ",
+    "r.prev, r.hash, r.output FROM unnest($2::int8[], $3::int8[], $4::text[], $5::text[], ",
+    "$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], ",
+    "$13::text[]) ",
+    "AS r(seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output)), ",
+    "settled AS (UPDATE tool_ledger_claims AS c SET settled_seq = s.seq ",
+    "FROM unnest($15::text[], $16::text[], $17::text[], $18::int8[]) AS s(kind, key_scope, id, seq) ",
+    "WHERE c.kind = s.kind AND c.key_scope = s.key_scope AND c.id = s.id) ",
+    "UPDATE tool_ledger_audit_heads SET seq = $14, hash = $19 WHERE scope = $1"
 );
 
 const SETTLE: &str = concat!(
@@ -621,13 +700,18 @@ impl PostgresLedger {
                 .collect::<Result<_, _>>()?;
             return match versions.as_slice() {
                 [SCHEMA_VERSION] => Ok(()),
-                [1] => {
-                    // The upgrade's literals hold backslashes, which a database whose sessions
-                    // default to `standard_conforming_strings = off` would read as escapes.
-                    // Set apart from the upgrade: a batch is parsed whole before it runs.
-                    tx.batch_execute("SET LOCAL standard_conforming_strings = on")
-                        .await?;
-                    tx.batch_execute(FROM_VERSION_1).await?;
+                [version @ (1 | 2)] => {
+                    if *version == 1 {
+                        // The upgrade's literals hold backslashes, which a database whose
+                        // sessions default to `standard_conforming_strings = off` would read as
+                        // escapes. Set apart from the upgrade: a batch is parsed whole before
+                        // it runs.
+                        tx.batch_execute("SET LOCAL standard_conforming_strings = on")
+                            .await?;
+                        tx.batch_execute(FROM_VERSION_1).await?;
+                    }
+                    tx.batch_execute(PENDING).await?;
+                    tx.batch_execute(FROM_VERSION_2).await?;
                     tx.commit().await?;
                     Ok(())
                 }
@@ -642,6 +726,7 @@ impl PostgresLedger {
             };
         }
         tx.batch_execute(CREATE_SCHEMA).await?;
+        tx.batch_execute(PENDING).await?;
         tx.execute(
             "INSERT INTO tool_ledger_schema (version) VALUES ($1)",
             &[&SCHEMA_VERSION],
@@ -883,10 +968,14 @@ impl PostgresLedger {
     }
 
     async fn trail_once(&self, scope: &str) -> Result<Vec<AuditRecord>, Fault> {
-        let client = self.pool.get().await?;
+        let mut client = self.pool.get().await?;
+        let client = client.transaction().await?;
         let scope_stored = stored(scope);
-        // The outcomes first: a record that settled one was committed with it, so the trail
-        // read next has it.
+        // Every committed record is sealed first; the head stays locked until the trail is
+        // read, so none is sealed in between.
+        seal(&client, scope, true).await?;
+        // The outcomes next: a sealed record that settled one is noted on its claim in the
+        // sealing transaction, so the trail read after has it.
         let held = client.prepare_cached(HELD).await?;
         let held = client
             .query(&held, &[&scope_stored])
@@ -941,6 +1030,7 @@ impl PostgresLedger {
                 })
             })
             .collect::<Result<Vec<_>, Fault>>()?;
+        client.commit().await?;
         held_outcomes(&mut records, held)?;
         Ok(records)
     }
@@ -1038,25 +1128,81 @@ async fn answer_claim(
     Ok(answer)
 }
 
-/// Appends `events` to `scope`'s trail inside `tx`, chained after its head, which stays locked
-/// until `tx` ends. With `settles`, the event at that index is noted on that claim as the
-/// record that settled it.
+/// Appends `events` to `scope`'s pending records inside `tx`, as one batch, without waiting
+/// for other appends. With `settles`, the event at that index settles that claim: sealing
+/// notes its place on the claim. One append in [`SEAL_EVERY`] then seals the scope's pending
+/// records, unless another transaction is sealing them.
 async fn append_in(
     tx: &Transaction<'_>,
     scope: &str,
     events: impl IntoIterator<Item = AuditEvent>,
     settles: Option<(&ClaimKey, usize)>,
 ) -> Result<(), Fault> {
-    let events: Vec<AuditEvent> = events.into_iter().collect();
-    if events.is_empty() {
+    let mut columns = PendingColumns::default();
+    for event in events {
+        columns.push(&event);
+    }
+    if columns.kind.is_empty() {
         return Ok(());
     }
     let stored_scope = stored(scope);
-    let lock = tx.prepare_cached(LOCK_HEAD).await?;
-    let head = tx.query_one(&lock, &[&stored_scope, &GENESIS]).await?;
+    let ord = settles.and_then(|(_, at)| i64::try_from(at + 1).ok());
+    let insert = tx.prepare_cached(INSERT_PENDING).await?;
+    let c = &columns;
+    let rows = tx
+        .query(
+            &insert,
+            &[
+                &stored_scope,
+                &c.call_id,
+                &c.tool,
+                &c.kind,
+                &c.code,
+                &c.digest,
+                &c.principal,
+                &c.note,
+                &c.output,
+                &ord,
+                &settles.map(|(key, _)| key.kind.as_str()),
+                &settles.map(|(key, _)| stored(&key.scope)),
+                &settles.map(|(key, _)| stored(&key.id)),
+            ],
+        )
+        .await?;
+    let batch: i64 = match rows.first() {
+        Some(row) => row.try_get(0)?,
+        None => return Ok(()),
+    };
+    if batch % SEAL_EVERY == 0 {
+        seal(tx, scope, false).await?;
+    }
+    Ok(())
+}
+
+/// Seals `scope`'s pending records (those committed, and `tx`'s own) into its chain, in the
+/// order of their batches, and notes on each claim a record settles that record's place.
+/// With `wait`, waits for the head while another transaction holds it; without, leaves the
+/// records to that transaction or a later one.
+async fn seal(tx: &Transaction<'_>, scope: &str, wait: bool) -> Result<(), Fault> {
+    let stored_scope = stored(scope);
+    let head = if wait {
+        let lock = tx.prepare_cached(LOCK_HEAD).await?;
+        Some(tx.query_one(&lock, &[&stored_scope, &GENESIS]).await?)
+    } else {
+        let try_head = tx.prepare_cached(TRY_HEAD).await?;
+        match tx.query_opt(&try_head, &[&stored_scope]).await? {
+            Some(row) => Some(row),
+            None => {
+                let new_head = tx.prepare_cached(NEW_HEAD).await?;
+                tx.query_opt(&new_head, &[&stored_scope, &GENESIS]).await?
+            }
+        }
+    };
+    let Some(head) = head else {
+        return Ok(());
+    };
     let seq: i64 = head.try_get(0)?;
     let hash: String = head.try_get(1)?;
-    let at: i64 = head.try_get(2)?;
     let mut prev = match seq {
         0 => None,
         seq => Some((
@@ -1065,21 +1211,61 @@ async fn append_in(
             hash,
         )),
     };
+    let take = tx.prepare_cached(TAKE_PENDING).await?;
+    let mut pending = tx
+        .query(&take, &[&stored_scope])
+        .await?
+        .iter()
+        .map(|row| {
+            let kind: String = row.try_get(5)?;
+            let code: Option<String> = row.try_get(6)?;
+            let settles = match row.try_get::<_, Option<String>>(11)? {
+                None => None,
+                Some(kind) => Some((kind, text(row, 12)?, text(row, 13)?)),
+            };
+            Ok(Pending {
+                batch: row.try_get(0)?,
+                ord: row.try_get(1)?,
+                at: row.try_get(2)?,
+                event: AuditEvent {
+                    call_id: text(row, 3)?,
+                    tool: text(row, 4)?,
+                    kind: AuditKind::parse(&kind)
+                        .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
+                    code: match code {
+                        None => None,
+                        Some(code) => Some(code.parse::<Code>().map_err(|_| {
+                            corrupt(format_args!("a failure code {code:?} in the audit"))
+                        })?),
+                    },
+                    digest: opt_text(row, 7)?,
+                    principal: text(row, 8)?,
+                    note: opt_text(row, 9)?,
+                    output: row.try_get(10)?,
+                },
+                settles,
+            })
+        })
+        .collect::<Result<Vec<_>, Fault>>()?;
+    if pending.is_empty() {
+        return Ok(());
+    }
+    pending.sort_by_key(|p| (p.batch, p.ord));
     let mut columns = AuditColumns::default();
-    let mut settled_seq = None;
-    for (i, event) in events.into_iter().enumerate() {
+    // The claims settled, each with its latest settling record.
+    let mut settled: BTreeMap<(String, String, String), i64> = BTreeMap::new();
+    for p in pending {
         let record = AuditRecord::chain(
             scope,
             prev.as_ref().map(|(s, h)| (*s, h.as_str())),
-            at,
-            event,
+            p.at,
+            p.event,
         );
         prev = Some((record.seq, record.hash.clone()));
-        if settles.is_some_and(|(_, at)| at == i) {
-            settled_seq = Some(
-                i64::try_from(record.seq)
-                    .map_err(|_| corrupt("an audit sequence number past 2^63"))?,
-            );
+        let seq =
+            i64::try_from(record.seq).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
+        if let Some(key) = p.settles {
+            settled.insert(key, seq);
         }
         columns.push(record)?;
     }
@@ -1087,14 +1273,21 @@ async fn append_in(
         return Ok(());
     };
     let last = i64::try_from(last).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
+    let mut keys: (Vec<String>, Vec<String>, Vec<String>, Vec<i64>) = Default::default();
+    for ((kind, key_scope, id), seq) in settled {
+        keys.0.push(kind);
+        keys.1.push(stored(&key_scope).into_owned());
+        keys.2.push(stored(&id).into_owned());
+        keys.3.push(seq);
+    }
     let insert = tx.prepare_cached(INSERT_AUDIT).await?;
     let c = &columns;
     tx.execute(
         &insert,
         &[
             &stored_scope,
-            &at,
             &c.seq,
+            &c.at,
             &c.call_id,
             &c.tool,
             &c.kind,
@@ -1104,23 +1297,61 @@ async fn append_in(
             &c.note,
             &c.prev,
             &c.hash,
-            &last,
-            &head,
-            &settled_seq,
-            &settles.map(|(key, _)| key.kind.as_str()),
-            &settles.map(|(key, _)| stored(&key.scope)),
-            &settles.map(|(key, _)| stored(&key.id)),
             &c.output,
+            &last,
+            &keys.0,
+            &keys.1,
+            &keys.2,
+            &keys.3,
+            &head,
         ],
     )
     .await?;
     Ok(())
 }
 
+/// A pending record as sealing reads it.
+struct Pending {
+    batch: i64,
+    ord: i64,
+    at: i64,
+    event: AuditEvent,
+    /// The claim it settles: kind, key scope and id, as written.
+    settles: Option<(String, String, String)>,
+}
+
+/// Pending records column by column, for one `INSERT ... SELECT FROM unnest(...)`.
+#[derive(Default)]
+struct PendingColumns {
+    call_id: Vec<String>,
+    tool: Vec<String>,
+    kind: Vec<&'static str>,
+    code: Vec<Option<&'static str>>,
+    digest: Vec<Option<String>>,
+    principal: Vec<String>,
+    note: Vec<Option<String>>,
+    output: Vec<Option<String>>,
+}
+
+impl PendingColumns {
+    fn push(&mut self, e: &AuditEvent) {
+        let owned = |text: &str| stored(text).into_owned();
+        self.call_id.push(owned(&e.call_id));
+        self.tool.push(owned(&e.tool));
+        self.kind.push(e.kind.as_str());
+        self.code.push(e.code.map(Code::as_str));
+        self.digest.push(e.digest.as_deref().map(owned));
+        self.principal.push(owned(&e.principal));
+        self.note.push(e.note.as_deref().map(owned));
+        self.output.push(e.output.clone());
+    }
+}
+
 /// Audit records column by column, for one `INSERT ... SELECT FROM unnest(...)`.
 #[derive(Default)]
 struct AuditColumns {
     seq: Vec<i64>,
+    at: Vec<i64>,
     call_id: Vec<String>,
     tool: Vec<String>,
     kind: Vec<&'static str>,
@@ -1139,6 +1370,7 @@ impl AuditColumns {
             i64::try_from(record.seq).map_err(|_| corrupt("an audit sequence number past 2^63"))?;
         let e = record.event;
         self.seq.push(seq);
+        self.at.push(record.at);
         self.call_id.push(stored(&e.call_id).into_owned());
         self.tool.push(stored(&e.tool).into_owned());
         self.kind.push(e.kind.as_str());

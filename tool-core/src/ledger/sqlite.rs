@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, TransactionBehavior, params};
 
-use super::audit::{AuditEvent, AuditKind, AuditRecord};
+use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, record_hash};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
@@ -70,9 +70,67 @@ use crate::sync::lock;
 /// ```
 #[derive(Clone)]
 pub struct SqliteLedger {
-    connection: Arc<Mutex<Connection>>,
+    connection: Arc<Mutex<Conn>>,
     path: Arc<Path>,
     busy_timeout: Duration,
+}
+
+/// The connection, with the heads of the audit chains it wrote last.
+struct Conn {
+    connection: Connection,
+    heads: Heads,
+}
+
+/// The last record (sequence number and hash) of the scopes this connection appended to, as
+/// of the file's `PRAGMA data_version` when it did: while no other connection has written to
+/// the file since, they are the heads in the file, and a transaction need not read them.
+/// Forgotten when another connection writes, and all at once when more than [`Heads::MAX`]
+/// scopes are held.
+#[derive(Default)]
+struct Heads {
+    version: Option<i64>,
+    by_scope: std::collections::HashMap<String, (u64, String)>,
+    /// The head the open transaction moved, kept once it commits.
+    moved: Option<(String, u64, String)>,
+}
+
+impl Heads {
+    /// How many scopes' heads are held at most.
+    const MAX: usize = 1024;
+
+    /// At the start of a write transaction: forgets the heads if another connection wrote.
+    fn begin(&mut self, tx: &Transaction<'_>) -> Result<(), Error> {
+        self.moved = None;
+        let version: i64 = tx
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))?;
+        if self.version != Some(version) {
+            self.by_scope.clear();
+            self.version = Some(version);
+        }
+        Ok(())
+    }
+
+    fn get(&self, scope: &str) -> Option<(u64, &str)> {
+        match &self.moved {
+            Some((moved, seq, hash)) if moved == scope => Some((*seq, hash)),
+            _ => self
+                .by_scope
+                .get(scope)
+                .map(|(seq, hash)| (*seq, hash.as_str())),
+        }
+    }
+
+    /// Once the transaction committed: keeps the head it moved.
+    fn committed(&mut self) {
+        let Some((scope, seq, hash)) = self.moved.take() else {
+            return;
+        };
+        if self.by_scope.len() >= Heads::MAX && !self.by_scope.contains_key(&scope) {
+            self.by_scope.clear();
+        }
+        self.by_scope.insert(scope, (seq, hash));
+    }
 }
 
 /// Options for opening a [`SqliteLedger`], from [`SqliteLedger::builder`].
@@ -145,10 +203,12 @@ impl SqliteLedger {
     /// has no index but its key, so that each call writes as few pages as it can. Both are
     /// operator actions, run now and then.
     pub async fn purge(&self, older_than: Duration) -> Result<u64, LedgerError> {
-        self.run("purge settled claims", move |connection| {
+        self.run_owned("purge settled claims", move |conn| {
             let now = unix_millis(SystemTime::now());
             let cutoff = now.saturating_sub(millis(older_than));
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = conn
+                .connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
             let claims = tx
                 .prepare_cached(
                     "DELETE FROM ledger_claims WHERE settled_at IS NOT NULL AND settled_at <= ?1",
@@ -162,50 +222,65 @@ impl SqliteLedger {
         .await
     }
 
-    /// Runs `work` with the connection; `what` completes "could not …" in the error's message.
-    ///
-    /// When the connection and the file are free, `work` runs right here: a transaction takes
-    /// tens of microseconds, less than handing it to another thread and back. When either is
-    /// busy (another task's or another process's transaction), nothing was written, and
-    /// `work` runs again on a blocking thread, where it may wait up to the busy timeout.
-    fn run<T: Send + 'static>(
+    /// Runs `work` with the connection, or a copy of it: `what` completes "could not …" in the
+    /// error's message.
+    fn run_owned<T: Send + 'static>(
         &self,
         what: &'static str,
-        work: impl Fn(&mut Connection) -> Result<T, Error> + Send + Sync + 'static,
-    ) -> impl Future<Output = Result<T, LedgerError>> + Send + 'static {
+        work: impl Fn(&mut Conn) -> Result<T, Error> + Send + Sync + Clone + 'static,
+    ) -> impl Future<Output = Result<T, LedgerError>> + Send + '_ {
+        let later = work.clone();
+        self.run(what, work, move || later)
+    }
+
+    /// Runs `here` with the connection; `what` completes "could not …" in the error's message.
+    ///
+    /// When the connection and the file are free, `here` runs right here, on what the caller
+    /// lent: a transaction takes tens of microseconds, less than handing it to another thread
+    /// and back. When either is busy (another task's or another process's transaction),
+    /// nothing was written, and the work `later` makes (owning what it needs) runs on a
+    /// blocking thread, where it may wait up to the busy timeout.
+    async fn run<'a, T, L>(
+        &'a self,
+        what: &'static str,
+        here: impl FnOnce(&mut Conn) -> Result<T, Error> + Send + 'a,
+        later: impl FnOnce() -> L + Send + 'a,
+    ) -> Result<T, LedgerError>
+    where
+        T: Send + 'static,
+        L: FnOnce(&mut Conn) -> Result<T, Error> + Send + 'static,
+    {
+        let failed = |reason: &dyn fmt::Display| {
+            LedgerError::new(format!(
+                "the SQLite ledger {} could not {what}: {reason}",
+                self.path.display()
+            ))
+        };
+        // Checked first, so the answer does not depend on whether the file is busy.
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
+        match run_here(&self.connection, self.busy_timeout, here) {
+            None => {}
+            Some(Ok(value)) => return Ok(value),
+            Some(Err(Error::Sqlite(error))) => return Err(failed(&error)),
+            Some(Err(Error::Data(message))) => return Err(failed(&message)),
+        }
+        let work = later();
         let connection = Arc::clone(&self.connection);
-        let path = Arc::clone(&self.path);
         let busy_timeout = self.busy_timeout;
-        async move {
-            let failed = |reason: &dyn fmt::Display| {
-                LedgerError::new(format!(
-                    "the SQLite ledger {} could not {what}: {reason}",
-                    path.display()
-                ))
-            };
-            // Checked first, so the answer does not depend on whether the file is busy.
-            let handle = tokio::runtime::Handle::try_current()
-                .map_err(|_| failed(&"it is used outside a Tokio runtime (it needs one)"))?;
-            match run_here(&connection, busy_timeout, &work) {
-                None => {}
-                Some(Ok(value)) => return Ok(value),
-                Some(Err(Error::Sqlite(error))) => return Err(failed(&error)),
-                Some(Err(Error::Data(message))) => return Err(failed(&message)),
-            }
-            match handle
-                .spawn_blocking(move || {
-                    let mut connection = lock(&connection);
-                    connection.busy_timeout(busy_timeout)?;
-                    work(&mut connection)
-                })
-                .await
-            {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(Error::Sqlite(error))) => Err(failed(&error)),
-                Ok(Err(Error::Data(message))) => Err(failed(&message)),
-                Err(error) if error.is_panic() => Err(failed(&"its blocking thread panicked")),
-                Err(_) => Err(failed(&"its blocking task was cancelled")),
-            }
+        match handle
+            .spawn_blocking(move || {
+                let mut conn = lock(&connection);
+                conn.connection.busy_timeout(busy_timeout)?;
+                work(&mut conn)
+            })
+            .await
+        {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(Error::Sqlite(error))) => Err(failed(&error)),
+            Ok(Err(Error::Data(message))) => Err(failed(&message)),
+            Err(error) if error.is_panic() => Err(failed(&"its blocking thread panicked")),
+            Err(_) => Err(failed(&"its blocking task was cancelled")),
         }
     }
 }
@@ -213,9 +288,9 @@ impl SqliteLedger {
 /// Runs `work` on this thread if the connection and the file are free; `None` when either is
 /// busy (nothing was written).
 fn run_here<T>(
-    connection: &Mutex<Connection>,
+    connection: &Mutex<Conn>,
     busy_timeout: Duration,
-    work: &impl Fn(&mut Connection) -> Result<T, Error>,
+    work: impl FnOnce(&mut Conn) -> Result<T, Error>,
 ) -> Option<Result<T, Error>> {
     let mut guard = match connection.try_lock() {
         Ok(guard) => guard,
@@ -223,10 +298,11 @@ fn run_here<T>(
         Err(std::sync::TryLockError::WouldBlock) => return None,
     };
     let attempt = guard
+        .connection
         .busy_timeout(Duration::ZERO)
         .map_err(Error::from)
         .and_then(|()| work(&mut guard));
-    let restored = guard.busy_timeout(busy_timeout);
+    let restored = guard.connection.busy_timeout(busy_timeout);
     match attempt {
         Err(Error::Sqlite(error)) if is_busy(&error) => None,
         Ok(value) => Some(restored.map(|()| value).map_err(Error::from)),
@@ -276,7 +352,10 @@ impl SqliteLedgerBuilder {
                 Error::Data(message) => failed(&message),
             })?;
         Ok(SqliteLedger {
-            connection: Arc::new(Mutex::new(connection)),
+            connection: Arc::new(Mutex::new(Conn {
+                connection,
+                heads: Heads::default(),
+            })),
             path: path.into(),
             busy_timeout: self.busy_timeout,
         })
@@ -477,27 +556,34 @@ struct Held {
     lease_until: i64,
 }
 
-/// Appends `events` to `scope`'s chain, after its last record; the sequence number of the
-/// first appended (`None` when there are none).
-fn append(
+/// Appends `events` to `scope`'s chain, after its last record (from `heads` when it knows it);
+/// the sequence number of the first appended (`None` when there are none). The new head is
+/// kept in `heads` once the transaction commits.
+fn append<'e>(
     tx: &Transaction<'_>,
+    heads: &mut Heads,
     scope: &str,
     at: i64,
-    events: impl IntoIterator<Item = AuditEvent>,
+    events: impl IntoIterator<Item = &'e AuditEvent>,
 ) -> Result<Option<u64>, Error> {
     let mut events = events.into_iter().peekable();
     if events.peek().is_none() {
         return Ok(None);
     }
-    let last: Option<(i64, String)> = tx
-        .prepare_cached(
-            "SELECT seq, hash FROM ledger_audit WHERE scope = ?1 ORDER BY seq DESC LIMIT 1",
-        )?
-        .query_row(params![scope], |row| Ok((row.get(0)?, row.get(1)?)))
-        .optional()?;
-    let mut last = match last {
-        None => None,
-        Some((seq, hash)) => Some((seq_of(seq)?, hash)),
+    let mut last: Option<(u64, String)> = match heads.get(scope) {
+        Some((seq, hash)) => Some((seq, hash.to_owned())),
+        None => {
+            let stored: Option<(i64, String)> = tx
+                .prepare_cached(
+                    "SELECT seq, hash FROM ledger_audit WHERE scope = ?1 ORDER BY seq DESC LIMIT 1",
+                )?
+                .query_row(params![scope], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()?;
+            match stored {
+                None => None,
+                Some((seq, hash)) => Some((seq_of(seq)?, hash)),
+            }
+        }
     };
     let first = last.as_ref().map_or(1, |(seq, _)| seq + 1);
     let mut insert = tx.prepare_cached(
@@ -506,15 +592,17 @@ fn append(
              output)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
-    for event in events {
-        let prev = last.as_ref().map(|(seq, hash)| (*seq, hash.as_str()));
-        let record = AuditRecord::chain(scope, prev, at, event);
-        let seq = i64::try_from(record.seq).map_err(|_| data("the audit trail is full"))?;
-        let e = &record.event;
+    for e in events {
+        let (seq, prev) = match &last {
+            Some((seq, hash)) => (seq + 1, hash.as_str()),
+            None => (1, GENESIS),
+        };
+        let hash = record_hash(scope, seq, at, e, prev);
+        let stored_seq = i64::try_from(seq).map_err(|_| data("the audit trail is full"))?;
         insert.execute(params![
-            record.scope,
-            seq,
-            record.at,
+            scope,
+            stored_seq,
+            at,
             e.call_id,
             e.tool,
             e.kind.as_str(),
@@ -522,11 +610,14 @@ fn append(
             e.digest,
             e.principal,
             e.note,
-            record.prev,
-            record.hash,
+            prev,
+            hash,
             e.output,
         ])?;
-        last = Some((record.seq, record.hash));
+        last = Some((seq, hash));
+    }
+    if let Some((seq, hash)) = last {
+        heads.moved = Some((scope.to_owned(), seq, hash));
     }
     Ok(Some(first))
 }
@@ -644,104 +735,142 @@ fn outcome_of(
     }
 }
 
-fn claim_in(connection: &mut Connection, claim: &Claim) -> Result<Claimed, Error> {
+/// Inserts a new claim of `claim.key`, or takes over the key's stored claim with `take_over`;
+/// whether a row was written (a new claim of a key that has one writes nothing).
+fn write_claim(
+    tx: &Transaction<'_>,
+    claim: &Claim,
+    attempt: u32,
+    effect: Effect,
+    now: i64,
+    take_over: bool,
+) -> Result<bool, Error> {
+    const NEW: &str = "INSERT INTO ledger_claims
+            (kind, key_scope, id, attempt, tool, contract, arguments, principal, effect,
+             call_id, scope, claimed_at, lease_until, status, body, detail, released,
+             settled_at, settled_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                 NULL, NULL, NULL, 0, NULL, NULL)
+         ON CONFLICT (kind, key_scope, id) DO NOTHING";
+    const TAKE_OVER: &str = "INSERT INTO ledger_claims
+            (kind, key_scope, id, attempt, tool, contract, arguments, principal, effect,
+             call_id, scope, claimed_at, lease_until, status, body, detail, released,
+             settled_at, settled_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                 NULL, NULL, NULL, 0, NULL, NULL)
+         ON CONFLICT (kind, key_scope, id) DO UPDATE SET
+            attempt = excluded.attempt, tool = excluded.tool,
+            contract = excluded.contract, arguments = excluded.arguments,
+            principal = excluded.principal, effect = excluded.effect,
+            call_id = excluded.call_id, scope = excluded.scope,
+            claimed_at = excluded.claimed_at, lease_until = excluded.lease_until,
+            status = NULL, body = NULL, detail = NULL, released = 0, settled_at = NULL,
+            settled_seq = NULL";
+    let binding = &claim.binding;
+    let written = tx
+        .prepare_cached(if take_over { TAKE_OVER } else { NEW })?
+        .execute(params![
+            claim.key.kind.as_str(),
+            claim.key.scope,
+            claim.key.id,
+            attempt,
+            binding.tool,
+            binding.contract,
+            binding.arguments,
+            binding.principal,
+            effect.as_str(),
+            claim.call_id,
+            claim.scope,
+            now,
+            now.saturating_add(millis(claim.lease)),
+        ])?;
+    Ok(written == 1)
+}
+
+fn claim_in(conn: &mut Conn, claim: &Claim) -> Result<Claimed, Error> {
+    let Conn { connection, heads } = conn;
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    heads.begin(&tx)?;
     // The time is read once the file is locked: waiting for the lock does not shorten a lease.
     let now = unix_millis(SystemTime::now());
-    let (attempt, effect) = match load_held(&tx, &claim.key)? {
-        None => (1, claim.effect),
-        Some(held) => {
-            let passed = held.lease_until <= now;
-            let effect = taken_over_effect(claim, held.effect, held.released);
-            match decide(
-                claim,
-                &held.binding,
-                held.effect,
-                held.outcome,
-                held.released,
-                passed,
-            ) {
-                None => (held.attempt.saturating_add(1), effect),
-                Some(answer) => {
-                    let event = claim_event(claim, &answer);
-                    append(
-                        &tx,
-                        &claim.scope,
-                        now,
-                        claim.audit.iter().cloned().chain([event]),
-                    )?;
-                    tx.commit()?;
-                    return Ok(answer);
+    // Most claims are of new keys and take no quota: one statement claims them.
+    let answer = if claim.quotas.is_empty() && write_claim(&tx, claim, 1, claim.effect, now, false)?
+    {
+        Claimed::New { attempt: 1 }
+    } else {
+        let (attempt, effect, take_over) = match load_held(&tx, &claim.key)? {
+            None => (1, claim.effect, false),
+            Some(held) => {
+                let passed = held.lease_until <= now;
+                let effect = taken_over_effect(claim, held.effect, held.released);
+                match decide(
+                    claim,
+                    &held.binding,
+                    held.effect,
+                    held.outcome,
+                    held.released,
+                    passed,
+                ) {
+                    None => (held.attempt.saturating_add(1), effect, true),
+                    Some(answer) => {
+                        let event = claim_event(claim, &answer);
+                        append(
+                            &tx,
+                            heads,
+                            &claim.scope,
+                            now,
+                            claim.audit.iter().chain([&event]),
+                        )?;
+                        tx.commit()?;
+                        heads.committed();
+                        return Ok(answer);
+                    }
                 }
             }
-        }
-    };
-    let answer = match take_quotas(&tx, claim)? {
-        Some(quota) => Claimed::Exhausted(quota),
-        None => {
-            let binding = &claim.binding;
-            tx.prepare_cached(
-                "INSERT INTO ledger_claims
-                    (kind, key_scope, id, attempt, tool, contract, arguments, principal, effect,
-                     call_id, scope, claimed_at, lease_until, status, body, detail, released,
-                     settled_at, settled_seq)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
-                         NULL, NULL, NULL, 0, NULL, NULL)
-                 ON CONFLICT (kind, key_scope, id) DO UPDATE SET
-                    attempt = excluded.attempt, tool = excluded.tool,
-                    contract = excluded.contract, arguments = excluded.arguments,
-                    principal = excluded.principal, effect = excluded.effect,
-                    call_id = excluded.call_id, scope = excluded.scope,
-                    claimed_at = excluded.claimed_at, lease_until = excluded.lease_until,
-                    status = NULL, body = NULL, detail = NULL, released = 0, settled_at = NULL,
-                    settled_seq = NULL",
-            )?
-            .execute(params![
-                claim.key.kind.as_str(),
-                claim.key.scope,
-                claim.key.id,
-                attempt,
-                binding.tool,
-                binding.contract,
-                binding.arguments,
-                binding.principal,
-                effect.as_str(),
-                claim.call_id,
-                claim.scope,
-                now,
-                now.saturating_add(millis(claim.lease)),
-            ])?;
-            Claimed::New { attempt }
+        };
+        match take_quotas(&tx, claim)? {
+            Some(quota) => Claimed::Exhausted(quota),
+            None => {
+                write_claim(&tx, claim, attempt, effect, now, take_over)?;
+                Claimed::New { attempt }
+            }
         }
     };
     let event = claim_event(claim, &answer);
     append(
         &tx,
+        heads,
         &claim.scope,
         now,
-        claim.audit.iter().cloned().chain([event]),
+        claim.audit.iter().chain([&event]),
     )?;
     tx.commit()?;
+    heads.committed();
     Ok(answer)
 }
 
 fn settle_in(
-    connection: &mut Connection,
+    conn: &mut Conn,
     key: &ClaimKey,
     attempt: u32,
     outcome: &Recorded,
-    audit: Vec<AuditEvent>,
+    audit: &[AuditEvent],
 ) -> Result<bool, Error> {
+    let Conn { connection, heads } = conn;
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
     // The settling record's place, known before it is appended (the file is locked): the
-    // claim notes it in the same statement that settles it.
-    let at = settling_at(&audit);
+    // claim notes it in the same statement that settles it. The head of the key's scope, when
+    // known, is the claim's (a call id's key is in the claim's scope); else it is looked up.
+    let at = settling_at(audit);
+    let known = heads.get(&key.scope).map(|(seq, _)| seq);
     let found: Option<(String, AuditEvent)> = tx
         .prepare_cached(
             "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8,
-                settled_seq = ?9 + (SELECT coalesce(max(seq), 0) FROM ledger_audit
-                                    WHERE ledger_audit.scope = ledger_claims.scope)
+                settled_seq = ?9 + CASE WHEN scope = ?10 THEN ?11
+                    ELSE (SELECT coalesce(max(seq), 0) FROM ledger_audit
+                          WHERE ledger_audit.scope = ledger_claims.scope) END
              WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND attempt = ?4
                AND status IS NULL AND released = 0
              RETURNING scope, call_id, tool, arguments, principal",
@@ -757,6 +886,8 @@ fn settle_in(
                 outcome.detail(),
                 now,
                 i64::try_from(at + 1).unwrap_or(i64::MAX),
+                known.map(|_| key.scope.as_str()),
+                known.and_then(|seq| i64::try_from(seq).ok()),
             ],
             |row| {
                 Ok((
@@ -778,14 +909,15 @@ fn settle_in(
     let Some((scope, call)) = found else {
         return Ok(false);
     };
-    let (events, _) = settling(&audit, outcome, || call);
-    append(&tx, &scope, now, events)?;
+    let (events, _) = settling(audit, outcome, || call);
+    append(&tx, heads, &scope, now, &events)?;
     tx.commit()?;
+    heads.committed();
     Ok(true)
 }
 
 fn reconcile_in(
-    connection: &mut Connection,
+    conn: &mut Conn,
     listed: &Unsettled,
     resolution: &Resolution,
 ) -> Result<Reconciled, Error> {
@@ -800,7 +932,9 @@ fn reconcile_in(
         settled: bool,
     }
     let key = &listed.key;
+    let Conn { connection, heads } = conn;
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
     let found = tx
         .prepare_cached(
@@ -869,17 +1003,18 @@ fn reconcile_in(
         note: Some(resolution.as_str().to_owned()),
         output: recorded.as_ref().map(Recorded::digest),
     };
-    let seq = append(&tx, &scope, now, [event])?;
+    let seq = append(&tx, heads, &scope, now, [&event])?;
     if recorded.is_some() {
         settled_by(&tx, key, seq)?;
     }
     tx.commit()?;
+    heads.committed();
     Ok(Reconciled::Settled)
 }
 
-fn unsettled_in(connection: &mut Connection, scope: &str) -> Result<Vec<Unsettled>, Error> {
+fn unsettled_in(conn: &mut Conn, scope: &str) -> Result<Vec<Unsettled>, Error> {
     let now = unix_millis(SystemTime::now());
-    let mut statement = connection.prepare_cached(
+    let mut statement = conn.connection.prepare_cached(
         "SELECT kind, key_scope, id, call_id, tool, contract, arguments, principal, attempt,
                 claimed_at
          FROM ledger_claims
@@ -922,9 +1057,9 @@ fn unsettled_in(connection: &mut Connection, scope: &str) -> Result<Vec<Unsettle
     Ok(found)
 }
 
-fn trail_in(connection: &mut Connection, scope: &str) -> Result<Vec<AuditRecord>, Error> {
+fn trail_in(conn: &mut Conn, scope: &str) -> Result<Vec<AuditRecord>, Error> {
     // One read transaction: the outcomes and the trail as of one moment.
-    let tx = connection.transaction()?;
+    let tx = conn.connection.transaction()?;
     let held = held_in(&tx, scope)?;
     let mut statement = tx.prepare_cached(
         "SELECT scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash,
@@ -1007,8 +1142,10 @@ fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error>
     Ok(held)
 }
 
-fn use_nonce_in(connection: &mut Connection, nonce: &str, expires: i64) -> Result<bool, Error> {
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn use_nonce_in(conn: &mut Conn, nonce: &str, expires: i64) -> Result<bool, Error> {
+    let tx = conn
+        .connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = unix_millis(SystemTime::now());
     // Each nonce is deleted once, after it expired: the table holds the unexpired ones.
     tx.prepare_cached("DELETE FROM ledger_nonces WHERE expires_at <= ?1")?
@@ -1025,10 +1162,14 @@ fn use_nonce_in(connection: &mut Connection, nonce: &str, expires: i64) -> Resul
 
 impl Ledger for SqliteLedger {
     fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
-        let claim = claim.clone();
-        Box::pin(self.run("claim a call", move |connection| {
-            claim_in(connection, &claim)
-        }))
+        Box::pin(self.run(
+            "claim a call",
+            move |conn| claim_in(conn, claim),
+            move || {
+                let claim = claim.clone();
+                move |conn: &mut Conn| claim_in(conn, &claim)
+            },
+        ))
     }
 
     fn settle<'a>(
@@ -1038,18 +1179,25 @@ impl Ledger for SqliteLedger {
         outcome: &'a Recorded,
         audit: &'a [AuditEvent],
     ) -> LedgerFuture<'a, bool> {
-        let (key, outcome, audit) = (key.clone(), outcome.clone(), audit.to_vec());
-        Box::pin(self.run("record a call's outcome", move |connection| {
-            settle_in(connection, &key, attempt, &outcome, audit.clone())
-        }))
+        Box::pin(self.run(
+            "record a call's outcome",
+            move |conn| settle_in(conn, key, attempt, outcome, audit),
+            move || {
+                let (key, outcome, audit) = (key.clone(), outcome.clone(), audit.to_vec());
+                move |conn: &mut Conn| settle_in(conn, &key, attempt, &outcome, &audit)
+            },
+        ))
     }
 
     fn append<'a>(&'a self, scope: &'a str, audit: &'a [AuditEvent]) -> LedgerFuture<'a, ()> {
         let (scope, audit) = (scope.to_owned(), audit.to_vec());
-        Box::pin(self.run("append to the audit trail", move |connection| {
+        Box::pin(self.run_owned("append to the audit trail", move |conn| {
+            let Conn { connection, heads } = conn;
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            append(&tx, &scope, unix_millis(SystemTime::now()), audit.clone())?;
+            heads.begin(&tx)?;
+            append(&tx, heads, &scope, unix_millis(SystemTime::now()), &audit)?;
             tx.commit()?;
+            heads.committed();
             Ok(())
         }))
     }
@@ -1060,29 +1208,27 @@ impl Ledger for SqliteLedger {
         resolution: &'a Resolution,
     ) -> LedgerFuture<'a, Reconciled> {
         let (listed, resolution) = (listed.clone(), resolution.clone());
-        Box::pin(self.run("reconcile a claim", move |connection| {
-            reconcile_in(connection, &listed, &resolution)
+        Box::pin(self.run_owned("reconcile a claim", move |conn| {
+            reconcile_in(conn, &listed, &resolution)
         }))
     }
 
     fn unsettled<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<Unsettled>> {
         let scope = scope.to_owned();
-        Box::pin(self.run("list unsettled claims", move |connection| {
-            unsettled_in(connection, &scope)
+        Box::pin(self.run_owned("list unsettled claims", move |conn| {
+            unsettled_in(conn, &scope)
         }))
     }
 
     fn trail<'a>(&'a self, scope: &'a str) -> LedgerFuture<'a, Vec<AuditRecord>> {
         let scope = scope.to_owned();
-        Box::pin(self.run("read the audit trail", move |connection| {
-            trail_in(connection, &scope)
-        }))
+        Box::pin(self.run_owned("read the audit trail", move |conn| trail_in(conn, &scope)))
     }
 
     fn use_nonce<'a>(&'a self, nonce: &'a str, expires: SystemTime) -> LedgerFuture<'a, bool> {
         let (nonce, expires) = (nonce.to_owned(), unix_millis(expires));
-        Box::pin(self.run("use a nonce", move |connection| {
-            use_nonce_in(connection, &nonce, expires)
+        Box::pin(self.run_owned("use a nonce", move |conn| {
+            use_nonce_in(conn, &nonce, expires)
         }))
     }
 
@@ -1093,15 +1239,17 @@ impl Ledger for SqliteLedger {
         state: Option<&'a str>,
     ) -> LedgerFuture<'a, ()> {
         let (scope, run, state) = (scope.to_owned(), run.to_owned(), state.map(str::to_owned));
-        Box::pin(self.run("store a run", move |connection| {
+        Box::pin(self.run_owned("store a run", move |conn| {
             match &state {
-                Some(state) => connection
+                Some(state) => conn
+                    .connection
                     .prepare_cached(
                         "INSERT INTO ledger_runs (scope, run, state) VALUES (?1, ?2, ?3)
                          ON CONFLICT (scope, run) DO UPDATE SET state = excluded.state",
                     )?
                     .execute(params![scope, run, state])?,
-                None => connection
+                None => conn
+                    .connection
                     .prepare_cached("DELETE FROM ledger_runs WHERE scope = ?1 AND run = ?2")?
                     .execute(params![scope, run])?,
             };
@@ -1111,8 +1259,9 @@ impl Ledger for SqliteLedger {
 
     fn load_run<'a>(&'a self, scope: &'a str, run: &'a str) -> LedgerFuture<'a, Option<String>> {
         let (scope, run) = (scope.to_owned(), run.to_owned());
-        Box::pin(self.run("load a run", move |connection| {
-            Ok(connection
+        Box::pin(self.run_owned("load a run", move |conn| {
+            Ok(conn
+                .connection
                 .prepare_cached("SELECT state FROM ledger_runs WHERE scope = ?1 AND run = ?2")?
                 .query_row(params![scope, run], |row| row.get(0))
                 .optional()?)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{CallRef, Shared};
-use crate::canonical::exact_json;
+use crate::canonical::{exact_json, exact_text};
 use crate::context::Context;
 use crate::contract::arguments::Arguments;
 use crate::ledger::{
@@ -119,12 +119,7 @@ pub(super) async fn claim(
     cx: &Context,
     decisions: Decisions,
 ) -> Result<Admission, Failure> {
-    let value = arguments.to_value();
-    let digest = sha256_hex(
-        exact_json(&value)
-            .unwrap_or_else(|| value.to_string())
-            .as_bytes(),
-    );
+    let digest = arguments_digest(arguments);
     let key = match cx.idempotency_key() {
         Some(key) => ClaimKey::idempotency(cx.tenant().unwrap_or(""), key),
         None => ClaimKey::call(cx.scope(), call.call_id.as_ref()),
@@ -231,6 +226,20 @@ pub(super) async fn claim(
             },
         )),
     }
+}
+
+/// SHA-256 (hex) of the arguments' exact canonical JSON: from the text when they came as text,
+/// through a `Value` only for text that [`exact_text`] leaves to it.
+fn arguments_digest(arguments: Arguments<'_>) -> String {
+    let canonical = match arguments {
+        Arguments::Text(raw) => exact_text(raw),
+        Arguments::Json(value) => exact_json(value),
+    };
+    let canonical = canonical.unwrap_or_else(|| {
+        let value = arguments.to_value();
+        exact_json(&value).unwrap_or_else(|| value.to_string())
+    });
+    sha256_hex(canonical.as_bytes())
 }
 
 /// Records the outcome of a held claim with its `executed` and `outcome` records. A failure
