@@ -555,6 +555,83 @@ fn wide_integers_read_every_digit() {
     );
 }
 
+/// An `f32` read with serde's typed `deserialize_f32`, as a hand-written argument may: the
+/// first pass stops at it and the text is read again untyped.
+#[derive(Debug, PartialEq)]
+struct TypedF32(f32);
+
+impl Argument for TypedF32 {
+    fn schema(_: &mut SchemaGen, _: &Constraints) -> Value {
+        json!({"type": "number"})
+    }
+
+    fn parse<'de, D: Deserializer<'de>, C: ConstConstraints>(
+        de: D,
+        _: &mut Cx,
+        _: &Path<'_>,
+    ) -> Result<Option<Self>, D::Error> {
+        <f32 as serde::Deserialize>::deserialize(de).map(|v| Some(TypedF32(v)))
+    }
+}
+
+#[derive(Argument, Debug, PartialEq)]
+struct WideBesideTyped {
+    n: u128,
+    x: TypedF32,
+}
+
+#[derive(Argument, serde::Deserialize, Debug, PartialEq)]
+#[serde(untagged)]
+enum WideOrName {
+    Wide(u128),
+    Name(String),
+}
+
+#[test]
+fn wide_integers_keep_every_digit_when_the_text_is_read_again() {
+    // 2^100 + 1 is not a double: read untyped as one, it would be 2^100, a value never written.
+    let text = r#"{"n": 1267650600228229401496703205377, "x": 1.5}"#;
+    assert_eq!(
+        found(&parse_argument::<WideBesideTyped>(text).unwrap_err()),
+        [at("/n", "type")]
+    );
+    let text = r#"{"n": 1267650600228229401496703205376, "x": 1.5}"#;
+    assert_eq!(
+        parse_argument::<WideBesideTyped>(text).unwrap(),
+        WideBesideTyped {
+            n: 1 << 100,
+            x: TypedF32(1.5)
+        }
+    );
+    // A value of another type is a violation like any other, not text that is not JSON.
+    let text = r#"{"n": "1", "x": 1.5}"#;
+    assert_eq!(
+        found(&parse_argument::<WideBesideTyped>(text).unwrap_err()),
+        [at("/n", "type")]
+    );
+    let text = r#"{"n": 1e20, "x": 1.5}"#;
+    assert_eq!(
+        parse_argument::<WideBesideTyped>(text).unwrap().n,
+        100_000_000_000_000_000_000
+    );
+    // Text that is not JSON is still explained by position.
+    let errors = parse_argument::<WideBesideTyped>(r#"{"n": 1, "x": 1.5"#).unwrap_err();
+    assert!(errors.to_string().contains("line 1"), "{errors}");
+}
+
+#[test]
+fn wide_integers_in_an_untagged_union_keep_every_digit() {
+    assert_eq!(
+        parse_argument::<WideOrName>("1267650600228229401496703205376").unwrap(),
+        WideOrName::Wide(1 << 100)
+    );
+    assert!(parse_argument::<WideOrName>("1267650600228229401496703205377").is_err());
+    assert_eq!(
+        parse_argument::<WideOrName>(r#""x""#).unwrap(),
+        WideOrName::Name("x".into())
+    );
+}
+
 parity!(i128_parity: i128, integers(), serde);
 parity!(u128_parity: u128, integers(), serde);
 parity!(i128_range_parity: With<i128, WideRange>, integers());

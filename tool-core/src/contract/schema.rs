@@ -376,7 +376,7 @@ pub fn annotate_field<T: Argument, C: ConstConstraints>(
 /// Why `value` is not a value of `T` under `C`, if it is not.
 fn refusal<T: Argument, C: ConstConstraints>(value: &Value) -> Option<String> {
     let mut cx = Cx::default();
-    let checked = T::parse::<_, C>(Untyped(value), &mut cx, &Path::root());
+    let checked = T::parse::<_, C>(Untyped::<_, false>(value), &mut cx, &Path::root());
     if matches!(checked, Ok(Some(_))) && cx.is_clean() {
         return None;
     }

@@ -675,6 +675,6 @@ impl<'de> MapAccess<'de> for Buffered<'de> {
         seed: V,
     ) -> Result<V::Value, Self::Error> {
         let value = self.value.take().unwrap_or(Value::Null);
-        seed.deserialize(Untyped(value))
+        seed.deserialize(Untyped::<_, false>(value))
     }
 }

@@ -52,6 +52,11 @@ const HELD_NODE: &str = "$tool_core::private::HeldNode";
 /// its tag without holding them again.
 const TAG_FIRST: &str = "$tool_core::private::TagFirst";
 
+/// The name under which a value is asked to be held with its integers beyond 64 bits exact:
+/// the crate's reader, and a held node, hand such an integer over as `visit_i128` or
+/// `visit_u128`; any other deserializer hands the value to the visitor as it is.
+pub(crate) const EXACT_ANY: &str = "$tool_core::private::ExactAny";
+
 thread_local! {
     static WORK: Cell<u64> = const { Cell::new(0) };
     static BYTES: Cell<u64> = const { Cell::new(0) };
@@ -155,11 +160,39 @@ enum Node {
     U(u64),
     I(i64),
     F(f64),
+    /// An integer beyond 64 bits, every digit kept.
+    Wide(Box<WideInt>),
     Str(Box<str>),
     /// `items[start..start + len]`.
     Array(usize, usize),
     /// `members[start..start + len]`.
     Object(usize, usize),
+}
+
+/// An integer that neither `u64` nor `i64` holds.
+#[derive(Debug, Clone, Copy)]
+enum WideInt {
+    Negative(i128),
+    Positive(u128),
+}
+
+impl WideInt {
+    /// The double nearest to it, as a `serde_json::Value` holds it.
+    #[allow(clippy::cast_precision_loss)]
+    fn nearest(self) -> f64 {
+        match self {
+            WideInt::Negative(v) => v as f64,
+            WideInt::Positive(v) => v as f64,
+        }
+    }
+
+    /// Hands it over exactly.
+    fn visit<'de, V: Visitor<'de>, E: de::Error>(self, visitor: V) -> Result<V::Value, E> {
+        match self {
+            WideInt::Negative(v) => visitor.visit_i128(v),
+            WideInt::Positive(v) => visitor.visit_u128(v),
+        }
+    }
 }
 
 struct Arena {
@@ -219,7 +252,7 @@ impl<'de> DeserializeSeed<'de> for Build<'_> {
     type Value = usize;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<usize, D::Error> {
-        de.deserialize_any(self)
+        de.deserialize_newtype_struct(EXACT_ANY, self)
     }
 }
 
@@ -242,6 +275,24 @@ impl<'de> Visitor<'de> for Build<'_> {
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
         Ok(self.builder.push(Node::U(v)))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<usize, E> {
+        let node = match (u64::try_from(v), i64::try_from(v)) {
+            (Ok(u), _) => Node::U(u),
+            (_, Ok(i)) => Node::I(i),
+            _ => Node::Wide(Box::new(WideInt::Negative(v))),
+        };
+        Ok(self.builder.push(node))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<usize, E> {
+        let node = u64::try_from(v).map_or(Node::Wide(Box::new(WideInt::Positive(v))), Node::U);
+        Ok(self.builder.push(node))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<usize, D::Error> {
+        de.deserialize_any(self)
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<usize, E> {
@@ -364,6 +415,7 @@ impl<'a> Deserializer<'a> for Held<'a> {
             Node::U(u) => visitor.visit_u64(*u),
             Node::I(i) => visitor.visit_i64(*i),
             Node::F(f) => visitor.visit_f64(*f),
+            Node::Wide(wide) => visitor.visit_f64(wide.nearest()),
             Node::Str(s) => visitor.visit_borrowed_str(s),
             Node::Array(start, len) => visitor.visit_seq(HeldSeq {
                 arena,
@@ -417,9 +469,28 @@ impl<'a> Deserializer<'a> for Held<'a> {
             identity[..8].copy_from_slice(&self.arena.id.to_le_bytes());
             identity[8..].copy_from_slice(&(self.node as u64).to_le_bytes());
             visitor.visit_bytes(&identity)
+        } else if name == EXACT_ANY
+            && let Node::Wide(wide) = &self.arena.nodes[self.node]
+        {
+            work();
+            wide.visit(visitor)
         } else {
             self.deserialize_any(visitor)
         }
+    }
+
+    fn deserialize_i128<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        match &self.arena.nodes[self.node] {
+            Node::Wide(wide) => {
+                work();
+                wide.visit(visitor)
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_u128<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
+        self.deserialize_i128(visitor)
     }
 
     forward_to_any! {
@@ -428,12 +499,10 @@ impl<'a> Deserializer<'a> for Held<'a> {
         deserialize_i16();
         deserialize_i32();
         deserialize_i64();
-        deserialize_i128();
         deserialize_u8();
         deserialize_u16();
         deserialize_u32();
         deserialize_u64();
-        deserialize_u128();
         deserialize_f32();
         deserialize_f64();
         deserialize_char();
@@ -530,7 +599,7 @@ impl<'a> MapAccess<'a> for HeldMap<'a> {
             return Ok(None);
         };
         self.value = Some(*node);
-        seed.deserialize(Untyped(BorrowedStrDeserializer::new(key)))
+        seed.deserialize(Untyped::<_, false>(BorrowedStrDeserializer::new(key)))
             .map(Some)
     }
 

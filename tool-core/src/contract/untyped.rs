@@ -14,8 +14,13 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 
 /// Wraps a deserializer so that every value below it is read with `deserialize_any`.
+///
+/// With `EXACT`, 128-bit reads are passed on as they are: only for a deserializer whose
+/// 128-bit reads take a value of any type (the crate's own reader, which reads an integer
+/// with every digit and anything else as `deserialize_any` does). Without it, an integer beyond
+/// 64 bits reaches the visitor as the double nearest to it, as a `serde_json::Value` holds it.
 #[derive(Debug)]
-pub(crate) struct Untyped<D>(pub(crate) D);
+pub(crate) struct Untyped<D, const EXACT: bool = false>(pub(crate) D);
 
 /// Forwards the typed `deserialize_*` methods to `deserialize_any`.
 macro_rules! forward_to_any {
@@ -23,22 +28,56 @@ macro_rules! forward_to_any {
         #[inline]
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
             $(let _ = $arg;)*
-            self.0.deserialize_any(UntypedVisitor(visitor))
+            self.0.deserialize_any(UntypedVisitor::<V, EXACT>(visitor))
         }
     )*};
 }
 
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Untyped<D> {
+impl<'de, D: Deserializer<'de>, const EXACT: bool> Deserializer<'de> for Untyped<D, EXACT> {
     type Error = D::Error;
 
     #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_any(UntypedVisitor(visitor))
+        self.0.deserialize_any(UntypedVisitor::<V, EXACT>(visitor))
     }
 
     #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_option(UntypedVisitor(visitor))
+        self.0
+            .deserialize_option(UntypedVisitor::<V, EXACT>(visitor))
+    }
+
+    /// With `EXACT`, passed on: the crate's reader answers a name of its own under it.
+    #[inline]
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        if EXACT {
+            self.0
+                .deserialize_newtype_struct(name, UntypedVisitor::<V, EXACT>(visitor))
+        } else {
+            self.0.deserialize_any(UntypedVisitor::<V, EXACT>(visitor))
+        }
+    }
+
+    #[inline]
+    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        if EXACT {
+            self.0.deserialize_i128(UntypedVisitor::<V, EXACT>(visitor))
+        } else {
+            self.0.deserialize_any(UntypedVisitor::<V, EXACT>(visitor))
+        }
+    }
+
+    #[inline]
+    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        if EXACT {
+            self.0.deserialize_u128(UntypedVisitor::<V, EXACT>(visitor))
+        } else {
+            self.0.deserialize_any(UntypedVisitor::<V, EXACT>(visitor))
+        }
     }
 
     #[inline]
@@ -56,12 +95,10 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Untyped<D> {
         deserialize_i16();
         deserialize_i32();
         deserialize_i64();
-        deserialize_i128();
         deserialize_u8();
         deserialize_u16();
         deserialize_u32();
         deserialize_u64();
-        deserialize_u128();
         deserialize_f32();
         deserialize_f64();
         deserialize_char();
@@ -71,7 +108,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Untyped<D> {
         deserialize_byte_buf();
         deserialize_unit();
         deserialize_unit_struct(name: &'static str);
-        deserialize_newtype_struct(name: &'static str);
         deserialize_seq();
         deserialize_tuple(len: usize);
         deserialize_tuple_struct(name: &'static str, len: usize);
@@ -83,7 +119,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Untyped<D> {
 }
 
 /// Hands the visitor [`Untyped`] access to nested values.
-struct UntypedVisitor<V>(V);
+struct UntypedVisitor<V, const EXACT: bool>(V);
 
 /// Forwards `visit_*` methods that carry no nested deserializer.
 macro_rules! forward_visit {
@@ -95,7 +131,7 @@ macro_rules! forward_visit {
     )*};
 }
 
-impl<'de, V: Visitor<'de>> Visitor<'de> for UntypedVisitor<V> {
+impl<'de, V: Visitor<'de>, const EXACT: bool> Visitor<'de> for UntypedVisitor<V, EXACT> {
     type Value = V::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -137,22 +173,22 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for UntypedVisitor<V> {
 
     #[inline]
     fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<V::Value, D::Error> {
-        self.0.visit_some(Untyped(de))
+        self.0.visit_some(Untyped::<D, EXACT>(de))
     }
 
     #[inline]
     fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<V::Value, D::Error> {
-        self.0.visit_newtype_struct(Untyped(de))
+        self.0.visit_newtype_struct(Untyped::<D, EXACT>(de))
     }
 
     #[inline]
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
-        self.0.visit_seq(UntypedAccess(seq))
+        self.0.visit_seq(UntypedAccess::<A, EXACT>(seq))
     }
 
     #[inline]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.0.visit_map(UntypedAccess(map))
+        self.0.visit_map(UntypedAccess::<A, EXACT>(map))
     }
 
     #[inline]
@@ -163,9 +199,9 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for UntypedVisitor<V> {
 }
 
 /// A map or sequence whose values are read through [`Untyped`].
-struct UntypedAccess<A>(A);
+struct UntypedAccess<A, const EXACT: bool>(A);
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for UntypedAccess<A> {
+impl<'de, A: MapAccess<'de>, const EXACT: bool> MapAccess<'de> for UntypedAccess<A, EXACT> {
     type Error = A::Error;
 
     #[inline]
@@ -173,12 +209,12 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for UntypedAccess<A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        self.0.next_key_seed(UntypedSeed(seed))
+        self.0.next_key_seed(UntypedSeed::<K, EXACT>(seed))
     }
 
     #[inline]
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
-        self.0.next_value_seed(UntypedSeed(seed))
+        self.0.next_value_seed(UntypedSeed::<T, EXACT>(seed))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -186,7 +222,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for UntypedAccess<A> {
     }
 }
 
-impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for UntypedAccess<A> {
+impl<'de, A: SeqAccess<'de>, const EXACT: bool> SeqAccess<'de> for UntypedAccess<A, EXACT> {
     type Error = A::Error;
 
     #[inline]
@@ -194,7 +230,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for UntypedAccess<A> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, A::Error> {
-        self.0.next_element_seed(UntypedSeed(seed))
+        self.0.next_element_seed(UntypedSeed::<T, EXACT>(seed))
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -203,13 +239,15 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for UntypedAccess<A> {
 }
 
 /// A seed that deserializes through [`Untyped`].
-struct UntypedSeed<S>(S);
+struct UntypedSeed<S, const EXACT: bool>(S);
 
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for UntypedSeed<S> {
+impl<'de, S: DeserializeSeed<'de>, const EXACT: bool> DeserializeSeed<'de>
+    for UntypedSeed<S, EXACT>
+{
     type Value = S::Value;
 
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<S::Value, D::Error> {
-        self.0.deserialize(Untyped(de))
+        self.0.deserialize(Untyped::<D, EXACT>(de))
     }
 }

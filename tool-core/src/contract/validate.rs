@@ -689,11 +689,29 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 }
 
 /// The untyped pass of [`parse_str`], out of line: it runs only after the first pass stopped.
+///
+/// The reader reads it again, with every typed call made untyped but the 128-bit reads, which
+/// it answers for every type and reads with every digit. If the reader stops once more, the
+/// text is not JSON or nests too deep, and `serde_json` reads it again for its message.
 #[inline(never)]
 fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
+    let mut de = reader::Reader::new(raw);
+    let mut cx = Cx::default();
+    let parsed = T::parse::<_, Unconstrained>(Untyped::<_, true>(&mut de), &mut cx, &Path::root());
+    match parsed.and_then(|value| de.end().map(|()| value)) {
+        Ok(Some(value)) if cx.is_clean() => Ok(value),
+        Ok(_) => Err(refused(cx)),
+        Err(_) => parse_str_explained(raw),
+    }
+}
+
+/// Reads text the reader stopped at twice with `serde_json`, whose messages are reported.
+#[cold]
+#[inline(never)]
+fn parse_str_explained<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = serde_json::Deserializer::from_str(raw);
     let mut cx = Cx::default();
-    let parsed = T::parse::<_, Unconstrained>(Untyped(&mut de), &mut cx, &Path::root());
+    let parsed = T::parse::<_, Unconstrained>(Untyped::<_, false>(&mut de), &mut cx, &Path::root());
     let parsed = parsed.and_then(|value| de.end().map(|()| value));
     finish(parsed, cx)
 }
@@ -701,7 +719,7 @@ fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 /// Checks an already-parsed JSON value as the arguments of `T`.
 pub(crate) fn parse_value<T: Argument>(value: &serde_json::Value) -> Result<T, ArgumentErrors> {
     let mut cx = Cx::default();
-    let parsed = T::parse::<_, Unconstrained>(Untyped(value), &mut cx, &Path::root());
+    let parsed = T::parse::<_, Unconstrained>(Untyped::<_, false>(value), &mut cx, &Path::root());
     finish(parsed, cx)
 }
 

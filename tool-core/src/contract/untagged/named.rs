@@ -139,6 +139,12 @@ impl Interner {
             #[allow(clippy::cast_possible_truncation)]
             Node::F(f) if f.fract() == 0.0 && f.abs() < 1e38 => Shape::Int(*f as i128),
             Node::F(f) => Shape::Float(f.to_bits()),
+            // Compared as a validator holds it: as the nearest double.
+            Node::Wide(wide) => match wide.nearest() {
+                #[allow(clippy::cast_possible_truncation)]
+                f if f.abs() < 1e38 => Shape::Int(f as i128),
+                f => Shape::Float(f.to_bits()),
+            },
             Node::Str(s) => Shape::Str(s.clone()),
             Node::Array(start, len) => Shape::Array(
                 arena.items[*start..*start + *len]

@@ -16,6 +16,8 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Visitor};
 
+use crate::contract::untagged::EXACT_ANY;
+
 /// The reader gave up; `serde_json` reads the text again and says why.
 #[derive(Debug)]
 pub(crate) struct Stop;
@@ -352,6 +354,42 @@ impl<'de> Reader<'de> {
         Ok(value)
     }
 
+    /// The next value if it is a number written as an integer (no fraction, no exponent), with
+    /// where it ends.
+    fn integer(&mut self) -> Option<(&'de str, usize)> {
+        if !matches!(self.skip_space()?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let end = self.number_end()?;
+        let text: &'de str = self.text;
+        let digits = &text[self.at..end];
+        (!digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))).then_some((digits, end))
+    }
+
+    /// Reads a value as `deserialize_any` does, but an integer beyond 64 bits, which it hands
+    /// over with every digit as `visit_i128` or `visit_u128` (see [`EXACT_ANY`]).
+    fn exact_any<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        // Beyond 64 bits takes 20 digits at least.
+        if let Some((digits, end)) = self.integer()
+            && digits.len() > 19
+        {
+            if digits.starts_with('-') {
+                if let Ok(v) = digits.parse::<i128>()
+                    && i64::try_from(v).is_err()
+                {
+                    self.at = end;
+                    return visitor.visit_i128(v);
+                }
+            } else if let Ok(v) = digits.parse::<u128>()
+                && u64::try_from(v).is_err()
+            {
+                self.at = end;
+                return visitor.visit_u128(v);
+            }
+        }
+        de::Deserializer::deserialize_any(self, visitor)
+    }
+
     /// Where the number at `self.at` ends, if it follows the grammar of RFC 8259.
     fn number_end(&self) -> Option<usize> {
         let bytes = self.bytes;
@@ -534,6 +572,9 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         if name == "$serde_json::private::RawValue" {
             return Err(Stop);
         }
+        if name == EXACT_ANY {
+            return self.exact_any(visitor);
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -599,26 +640,34 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         deserialize_f64 => b'-' | b'0'..=b'9',
     }
 
-    // 128-bit integers are read from every digit by `serde_json`'s own 128-bit reads: the
-    // second pass reads every number as `deserialize_any` does, beyond 64 bits as a double,
-    // which would round an integer that is not one.
+    // An integer is read with every digit (a `Value`, or `serde_json`'s `deserialize_any`,
+    // holds one beyond 64 bits as the nearest double, which would round an integer that is
+    // not one); any other value as `deserialize_any` reads it, for the visitor to refuse.
     #[inline]
     fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.skip_space().ok_or(Stop)? {
-            b'-' | b'0'..=b'9' => self.delegated_to(visitor, |de, visitor| {
-                de::Deserializer::deserialize_i128(de, visitor)
-            }),
-            _ => Err(Stop),
+        match self.integer() {
+            Some((digits, end)) => match digits.parse::<i128>() {
+                Ok(v) => {
+                    self.at = end;
+                    visitor.visit_i128(v)
+                }
+                Err(_) => self.deserialize_any(visitor),
+            },
+            None => self.deserialize_any(visitor),
         }
     }
 
     #[inline]
     fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.skip_space().ok_or(Stop)? {
-            b'-' | b'0'..=b'9' => self.delegated_to(visitor, |de, visitor| {
-                de::Deserializer::deserialize_u128(de, visitor)
-            }),
-            _ => Err(Stop),
+        match self.integer() {
+            Some((digits, end)) => match digits.parse::<u128>() {
+                Ok(v) => {
+                    self.at = end;
+                    visitor.visit_u128(v)
+                }
+                Err(_) => self.deserialize_any(visitor),
+            },
+            None => self.deserialize_any(visitor),
         }
     }
 
