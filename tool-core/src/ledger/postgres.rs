@@ -380,7 +380,7 @@ const UNSETTLED: &str = concat!(
 );
 
 const TRAIL: &str = concat!(
-    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output ",
+    "SELECT seq, at, call_id, tool, kind, code, digest, principal, note, output, prev, hash ",
     "FROM tool_ledger_audit WHERE scope = $1 ORDER BY seq"
 );
 
@@ -568,6 +568,29 @@ fn text(row: &Row, i: usize) -> Result<String, Fault> {
 /// Column `i` of `row`, a string as [`stored`] or NULL.
 fn opt_text(row: &Row, i: usize) -> Result<Option<String>, Fault> {
     row.try_get::<_, Option<String>>(i)?.map(loaded).transpose()
+}
+
+/// The audit event held in the eight columns of `row` from `first` on: call id, tool, kind,
+/// code, digest, principal, note and output, in that order.
+fn audit_event(row: &Row, first: usize) -> Result<AuditEvent, Fault> {
+    let kind: String = row.try_get(first + 2)?;
+    let code: Option<String> = row.try_get(first + 3)?;
+    Ok(AuditEvent {
+        call_id: text(row, first)?,
+        tool: text(row, first + 1)?,
+        kind: AuditKind::parse(&kind)
+            .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
+        code: code
+            .map(|code| {
+                code.parse::<Code>()
+                    .map_err(|_| corrupt(format_args!("a failure code {code:?} in the audit")))
+            })
+            .transpose()?,
+        digest: opt_text(row, first + 4)?,
+        principal: text(row, first + 5)?,
+        note: opt_text(row, first + 6)?,
+        output: row.try_get(first + 7)?,
+    })
 }
 
 fn millis(duration: Duration) -> i64 {
@@ -1002,31 +1025,14 @@ impl PostgresLedger {
             .iter()
             .map(|row| {
                 let seq: i64 = row.try_get(0)?;
-                let kind: String = row.try_get(4)?;
-                let code: Option<String> = row.try_get(5)?;
                 Ok(AuditRecord {
                     scope: scope.to_owned(),
                     seq: u64::try_from(seq)
                         .map_err(|_| corrupt(format_args!("an audit sequence number {seq}")))?,
                     at: row.try_get(1)?,
-                    event: AuditEvent {
-                        call_id: text(row, 2)?,
-                        tool: text(row, 3)?,
-                        kind: AuditKind::parse(&kind)
-                            .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
-                        code: match code {
-                            None => None,
-                            Some(code) => Some(code.parse::<Code>().map_err(|_| {
-                                corrupt(format_args!("a failure code {code:?} in the audit"))
-                            })?),
-                        },
-                        digest: opt_text(row, 6)?,
-                        principal: text(row, 7)?,
-                        note: opt_text(row, 8)?,
-                        output: row.try_get(11)?,
-                    },
-                    prev: row.try_get(9)?,
-                    hash: row.try_get(10)?,
+                    event: audit_event(row, 2)?,
+                    prev: row.try_get(10)?,
+                    hash: row.try_get(11)?,
                 })
             })
             .collect::<Result<Vec<_>, Fault>>()?;
@@ -1217,8 +1223,6 @@ async fn seal(tx: &Transaction<'_>, scope: &str, wait: bool) -> Result<(), Fault
         .await?
         .iter()
         .map(|row| {
-            let kind: String = row.try_get(5)?;
-            let code: Option<String> = row.try_get(6)?;
             let settles = match row.try_get::<_, Option<String>>(11)? {
                 None => None,
                 Some(kind) => Some((kind, text(row, 12)?, text(row, 13)?)),
@@ -1227,22 +1231,7 @@ async fn seal(tx: &Transaction<'_>, scope: &str, wait: bool) -> Result<(), Fault
                 batch: row.try_get(0)?,
                 ord: row.try_get(1)?,
                 at: row.try_get(2)?,
-                event: AuditEvent {
-                    call_id: text(row, 3)?,
-                    tool: text(row, 4)?,
-                    kind: AuditKind::parse(&kind)
-                        .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
-                    code: match code {
-                        None => None,
-                        Some(code) => Some(code.parse::<Code>().map_err(|_| {
-                            corrupt(format_args!("a failure code {code:?} in the audit"))
-                        })?),
-                    },
-                    digest: opt_text(row, 7)?,
-                    principal: text(row, 8)?,
-                    note: opt_text(row, 9)?,
-                    output: row.try_get(10)?,
-                },
+                event: audit_event(row, 3)?,
                 settles,
             })
         })

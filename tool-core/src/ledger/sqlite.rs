@@ -798,8 +798,19 @@ fn claim_in(conn: &mut Conn, claim: &Claim) -> Result<Claimed, Error> {
     {
         Claimed::New { attempt: 1 }
     } else {
-        let (attempt, effect, take_over) = match load_held(&tx, &claim.key)? {
-            None => (1, claim.effect, false),
+        // A key claimed before, or a claim that takes quota: the claim is written only when the
+        // held record allows it and the quotas have room.
+        let fresh = |attempt, effect, take_over| -> Result<Claimed, Error> {
+            Ok(match take_quotas(&tx, claim)? {
+                Some(quota) => Claimed::Exhausted(quota),
+                None => {
+                    write_claim(&tx, claim, attempt, effect, now, take_over)?;
+                    Claimed::New { attempt }
+                }
+            })
+        };
+        match load_held(&tx, &claim.key)? {
+            None => fresh(1, claim.effect, false)?,
             Some(held) => {
                 let passed = held.lease_until <= now;
                 let effect = taken_over_effect(claim, held.effect, held.released);
@@ -811,28 +822,9 @@ fn claim_in(conn: &mut Conn, claim: &Claim) -> Result<Claimed, Error> {
                     held.released,
                     passed,
                 ) {
-                    None => (held.attempt.saturating_add(1), effect, true),
-                    Some(answer) => {
-                        let event = claim_event(claim, &answer);
-                        append(
-                            &tx,
-                            heads,
-                            &claim.scope,
-                            now,
-                            claim.audit.iter().chain([&event]),
-                        )?;
-                        tx.commit()?;
-                        heads.committed();
-                        return Ok(answer);
-                    }
+                    None => fresh(held.attempt.saturating_add(1), effect, true)?,
+                    Some(answer) => answer,
                 }
-            }
-        };
-        match take_quotas(&tx, claim)? {
-            Some(quota) => Claimed::Exhausted(quota),
-            None => {
-                write_claim(&tx, claim, attempt, effect, now, take_over)?;
-                Claimed::New { attempt }
             }
         }
     };
