@@ -55,7 +55,7 @@ const TAG_FIRST: &str = "$tool_core::private::TagFirst";
 /// The name under which a value is asked to be held with its integers beyond 64 bits exact:
 /// the crate's reader, and a held node, hand such an integer over as `visit_i128` or
 /// `visit_u128`; any other deserializer hands the value to the visitor as it is.
-pub(crate) const EXACT_ANY: &str = "$tool_core::private::ExactAny";
+pub(crate) const EXACT_ANY: &str = "$tool_core::private::ExactNumbers";
 
 thread_local! {
     static WORK: Cell<u64> = const { Cell::new(0) };
