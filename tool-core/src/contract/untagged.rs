@@ -21,7 +21,7 @@
 //! standard validator accepts it.
 
 use std::any::TypeId;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::rc::Rc;
@@ -119,12 +119,14 @@ struct Scope {
     /// (place, union type, serde numbers) → verdict, for values held again inside a
     /// held value (a flattened struct's members are read from copies): shared
     /// by every scope of one check, so each such value is decided once too.
-    copies: Rc<RefCell<Copies>>,
+    /// Made when first asked for (see [`Scope::copies`]).
+    copies: OnceCell<Rc<RefCell<Copies>>>,
     /// Whether this value was held inside another: a copy of a part of it, which the trials
     /// above may read again, so its verdicts are also remembered by place.
     copied: bool,
-    /// The JSON values of nodes, as sets compare their items: shared like `copies`.
-    values: Rc<RefCell<Interner>>,
+    /// The JSON values of nodes, as sets compare their items: shared like `copies`, and
+    /// made when first asked for (see [`Scope::values`]).
+    values: OnceCell<Rc<RefCell<Interner>>>,
 }
 
 /// Verdicts by (place, union type, serde numbers), places named by `places`.
@@ -665,7 +667,7 @@ fn resolve<E: Union>(
     let key = (node, TypeId::of::<E>(), serde_numbers);
     let mut known = scope.memo.borrow().get(&key).cloned();
     if known.is_none() && scope.copied {
-        let copies = &mut *scope.copies.borrow_mut();
+        let copies = &mut *scope.copies().borrow_mut();
         let place = at.place(&mut copies.places);
         known = copies
             .verdicts

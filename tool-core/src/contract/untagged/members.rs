@@ -149,19 +149,33 @@ impl Scope {
         values: Option<&Rc<RefCell<Interner>>>,
     ) -> Rc<Scope> {
         let outer = cx.untagged.scope.as_ref();
+        // Most held values hold no union and no set: what they would share is made only when
+        // asked for.
+        let copies = OnceCell::new();
+        if let Some(outer) = outer {
+            let _ = copies.set(Rc::clone(outer.copies()));
+        }
+        let shared = OnceCell::new();
+        if let Some(values) = outer.map(|outer| outer.values()).or(values) {
+            let _ = shared.set(Rc::clone(values));
+        }
         Rc::new(Scope {
             arena,
             memo: RefCell::new(HashMap::new()),
-            copies: outer
-                .map(|outer| Rc::clone(&outer.copies))
-                .unwrap_or_default(),
+            copies,
             copied: outer.is_some(),
-            values: outer
-                .map(|outer| &outer.values)
-                .or(values)
-                .cloned()
-                .unwrap_or_default(),
+            values: shared,
         })
+    }
+
+    /// The verdicts by place shared by every scope of one check.
+    pub(super) fn copies(&self) -> &Rc<RefCell<Copies>> {
+        self.copies.get_or_init(Rc::default)
+    }
+
+    /// The names of JSON values shared by every scope of one check.
+    pub(super) fn values(&self) -> &Rc<RefCell<Interner>> {
+        self.values.get_or_init(Rc::default)
     }
 
     /// Remembers the verdict on the union `E` at `node` (at `at`), numbers read as serde reads
@@ -178,7 +192,7 @@ impl Scope {
             .borrow_mut()
             .insert((node, ty, serde_numbers), verdict.clone());
         if self.copied {
-            let copies = &mut *self.copies.borrow_mut();
+            let copies = &mut *self.copies().borrow_mut();
             let place = at.place(&mut copies.places);
             copies
                 .verdicts

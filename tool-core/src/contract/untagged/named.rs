@@ -186,7 +186,7 @@ pub(crate) fn read_named<'de, D: Deserializer<'de>, R>(
                 .clone()
                 .filter(|scope| scope.arena.id == arena && node < scope.arena.nodes.len())
                 .ok_or_else(|| de::Error::custom("a held value read outside its union"))?;
-            let id = scope.values.borrow_mut().name(&scope.arena, node);
+            let id = scope.values().borrow_mut().name(&scope.arena, node);
             let held = HeldValue(Held {
                 arena: &scope.arena,
                 node,
@@ -197,7 +197,7 @@ pub(crate) fn read_named<'de, D: Deserializer<'de>, R>(
         Entered::Fresh(arena) => {
             let root = arena.root;
             let scope = Scope::with_values(arena, cx, Some(values));
-            let id = scope.values.borrow_mut().name(&scope.arena, root);
+            let id = scope.values().borrow_mut().name(&scope.arena, root);
             let outer = cx.untagged.scope.replace(Rc::clone(&scope));
             let held = HeldValue(Held {
                 arena: &scope.arena,

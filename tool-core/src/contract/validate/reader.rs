@@ -132,20 +132,6 @@ impl<'de> Reader<'de> {
     /// character (or the length of the text), eight bytes at a time.
     #[inline(always)]
     fn plain_run(&self, from: usize) -> usize {
-        const ONES: u64 = u64::MAX / 255;
-        const HIGH: u64 = ONES << 7;
-        // The lowest byte flagged is exact: a flag above it may come from its borrow.
-        let flags = |chunk: &[u8]| {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            let word = u64::from_le_bytes(word);
-            let control = word.wrapping_sub(ONES * 0x20) & !word;
-            let quote = word ^ (ONES * u64::from(b'"'));
-            let quote = quote.wrapping_sub(ONES) & !quote;
-            let backslash = word ^ (ONES * u64::from(b'\\'));
-            let backslash = backslash.wrapping_sub(ONES) & !backslash;
-            (control | quote | backslash) & HIGH
-        };
         // Most strings end within their first eight bytes.
         let Some(first) = self.bytes.get(from..from + 8) else {
             return self.plain_tail(from);
@@ -154,8 +140,25 @@ impl<'de> Reader<'de> {
         if found != 0 {
             return from + found.trailing_zeros() as usize / 8;
         }
+        // Short strings (names, dates, addresses) end within 32 bytes: read here.
         let mut at = from + 8;
-        // A long string, 32 bytes at a time: one test for four words.
+        for _ in 0..3 {
+            let Some(chunk) = self.bytes.get(at..at + 8) else {
+                return self.plain_tail(at);
+            };
+            let found = flags(chunk);
+            if found != 0 {
+                return at + found.trailing_zeros() as usize / 8;
+            }
+            at += 8;
+        }
+        self.plain_long(at)
+    }
+
+    /// [`Self::plain_run`] past a string's first 32 bytes, out of line.
+    #[inline(never)]
+    fn plain_long(&self, mut at: usize) -> usize {
+        // 32 bytes at a time: one test for four words.
         let mut blocks = self.bytes[at..].chunks_exact(32);
         for block in &mut blocks {
             let (a, b, c, d) = (
@@ -387,10 +390,18 @@ impl<'de> Reader<'de> {
     /// Reads a value as `deserialize_any` does, but an integer beyond 64 bits, which it hands
     /// over with every digit as `visit_i128` or `visit_u128` (see [`EXACT_ANY`]).
     fn exact_any<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
-        // Beyond 64 bits takes 20 digits at least.
-        if let Some((digits, end)) = self.integer()
-            && digits.len() > 19
-        {
+        // Beyond 64 bits takes 20 digits at least: any other value is read as usual, and only
+        // a long run of digits is looked at again.
+        let start = match self.skip_space() {
+            Some(b'-') => self.at + 1,
+            Some(b'0'..=b'9') => self.at,
+            _ => return de::Deserializer::deserialize_any(self, visitor),
+        };
+        let long = self
+            .bytes
+            .get(start..start + 20)
+            .is_some_and(|run| run.iter().all(u8::is_ascii_digit));
+        if long && let Some((digits, end)) = self.integer() {
             if digits.starts_with('-') {
                 if let Ok(v) = digits.parse::<i128>()
                     && i64::try_from(v).is_err()
@@ -694,6 +705,24 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
     stop! {
         deserialize_f32 deserialize_bytes deserialize_byte_buf
     }
+}
+
+/// The bytes of an eight-byte chunk that are a quote, a backslash or a control character,
+/// each flagged by its high bit. The lowest byte flagged is exact: a flag above it may come
+/// from its borrow.
+#[inline(always)]
+fn flags(chunk: &[u8]) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
+    let mut word = [0; 8];
+    word.copy_from_slice(chunk);
+    let word = u64::from_le_bytes(word);
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & HIGH
 }
 
 /// The members of an object being read.
