@@ -32,6 +32,14 @@ struct Envelope<'a> {
 /// `tool_calls` lists them (xLAM); a Python dict or list of dicts written the same way. Returns
 /// them and where they end.
 pub(crate) fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
+    match plain_json_calls(text, at) {
+        Some(found) => Ok(found),
+        None => json_calls_in_full(text, at),
+    }
+}
+
+/// [`json_calls`] for every shape, with the reason when the text holds no calls.
+fn json_calls_in_full(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), TextError> {
     let (raw, end) = match json_value(text, at) {
         Ok(found) => found,
         Err(error @ TextError::Invalid { .. }) => {
@@ -64,6 +72,165 @@ pub(crate) fn json_calls(text: &str, at: usize) -> Result<(Vec<TextCall>, usize)
         _ => vec![call_object(raw, at..end)?],
     };
     Ok((calls, end))
+}
+
+/// [`json_calls`] in one pass, for the commonest shapes: one call object, or a list of them,
+/// each with a string `name` and `arguments` or `parameters` (not both) that is a JSON object
+/// or a string holding one. Anything else (an envelope, an error, a Python literal) is `None`,
+/// and read as before, which reads every shape this one does to the same calls.
+fn plain_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
+    let rest = text.get(at..)?;
+    let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
+    let mut stream =
+        serde_json::Deserializer::from_str(&rest[lead..]).into_iter::<PlainCalls<'_>>();
+    let PlainCalls(objects) = stream.next()?.ok()?;
+    let end = at + lead + stream.byte_offset();
+    let calls = objects
+        .into_iter()
+        .map(|object| {
+            let arguments = match (object.arguments, object.parameters) {
+                (Some(raw), None) | (None, Some(raw)) => raw,
+                _ => return None,
+            };
+            Some(TextCall {
+                name: object.name,
+                arguments: arguments_text(arguments).ok()?,
+                positional: Vec::new(),
+                span: at..end,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((calls, end))
+}
+
+/// The call objects of [`plain_json_calls`]: one, or a list of them.
+struct PlainCalls<'a>(Vec<CallObject<'a>>);
+
+impl<'de> Deserialize<'de> for PlainCalls<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(PlainCallsVisitor)
+    }
+}
+
+struct PlainCallsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for PlainCallsVisitor {
+    type Value = PlainCalls<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a call object or a list of them")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let object = PlainObject::read(map)?;
+        Ok(PlainCalls(vec![object]))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut objects = Vec::new();
+        while let Some(PlainObject(object)) = seq.next_element()? {
+            objects.push(object);
+        }
+        Ok(PlainCalls(objects))
+    }
+}
+
+/// One call object read as [`CallObject`] reads it, refusing a first key that may open an
+/// [`Envelope`] (which is read as before).
+struct PlainObject<'a>(CallObject<'a>);
+
+impl<'de> PlainObject<'de> {
+    fn read<A: serde::de::MapAccess<'de>>(mut map: A) -> Result<CallObject<'de>, A::Error> {
+        use serde::de::{Error, IgnoredAny};
+        let mut name: Option<String> = None;
+        let mut arguments: Option<Option<&'de RawValue>> = None;
+        let mut parameters: Option<Option<&'de RawValue>> = None;
+        let mut first = true;
+        while let Some(key) = map.next_key::<PlainKey>()? {
+            // An envelope's only member; any other first key rules one out.
+            if first && key == PlainKey::ToolCalls {
+                return Err(A::Error::custom("may be an envelope"));
+            }
+            first = false;
+            let slot = match key {
+                PlainKey::Name => {
+                    if name.replace(map.next_value()?).is_some() {
+                        return Err(A::Error::duplicate_field("name"));
+                    }
+                    continue;
+                }
+                PlainKey::Arguments => &mut arguments,
+                PlainKey::Parameters => &mut parameters,
+                PlainKey::ToolCalls | PlainKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.replace(map.next_value()?).is_some() {
+                return Err(A::Error::custom("a repeated member"));
+            }
+        }
+        Ok(CallObject {
+            name: name.ok_or_else(|| A::Error::missing_field("name"))?,
+            arguments: arguments.flatten(),
+            parameters: parameters.flatten(),
+        })
+    }
+}
+
+/// The members of a call object that [`PlainObject`] tells apart, read without a copy.
+#[derive(PartialEq, Eq)]
+enum PlainKey {
+    Name,
+    Arguments,
+    Parameters,
+    ToolCalls,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for PlainKey {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct Key;
+        impl serde::de::Visitor<'_> for Key {
+            type Value = PlainKey;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<PlainKey, E> {
+                Ok(match key {
+                    "name" => PlainKey::Name,
+                    "arguments" => PlainKey::Arguments,
+                    "parameters" => PlainKey::Parameters,
+                    "tool_calls" => PlainKey::ToolCalls,
+                    _ => PlainKey::Other,
+                })
+            }
+        }
+        de.deserialize_identifier(Key)
+    }
+}
+
+impl<'de> Deserialize<'de> for PlainObject<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = CallObject<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a call object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                PlainObject::read(map)
+            }
+        }
+        de.deserialize_map(Object).map(PlainObject)
+    }
 }
 
 /// Whether the JSON value `raw` may read as an [`Envelope`]: an object whose first key may be
@@ -330,4 +497,52 @@ pub(crate) fn read_block(
         });
     }
     Ok(Some(block))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass reading gives what the full one gives, or leaves the text to it.
+    #[test]
+    fn plain_calls_read_as_the_full_reading_does() {
+        let plain = [
+            r#"{"name": "f", "arguments": {"a": 1}}"#,
+            r#"  {"name": "f", "parameters": {"a": [1, {"b": "}"}]}, "id": 7} tail"#,
+            r#"[{"name": "f", "arguments": {}}, {"arguments": "{\"x\": 2}", "name": "g"}]"#,
+            r#"[]"#,
+            r#"{"na\u006de": "f", "arguments": {"a": 1}}"#,
+            r#"{"name": "f", "arguments": null, "parameters": {"a": 1}}"#,
+            r#"{"name": "f\n", "arguments": {"a": "\u00e9"}}"#,
+        ];
+        let left_to_the_full_reading = [
+            r#"{"tool_calls": [{"name": "f", "arguments": {}}]}"#,
+            r#"[[{"name": "f", "arguments": {}}]]"#,
+            r#"{"name": "f", "arguments": {}, "parameters": {}}"#,
+            r#"{"name": "f", "name": "g", "arguments": {}}"#,
+            r#"{"name": "f", "arguments": {}, "arguments": {}}"#,
+            r#"{"name": 1, "arguments": {}}"#,
+            r#"{"arguments": {}}"#,
+            r#"{"name": "f"}"#,
+            r#"{"name": "f", "arguments": [1]}"#,
+            r#"{"name": "f", "arguments": "not json"}"#,
+            r#"[{"name": "f", "arguments": {}}, 3]"#,
+            r#"{"name": "f", "arguments": {"a": 1}"#,
+            r#"{'name': 'f', 'arguments': {'a': 1}}"#,
+            r#"{}"#,
+            "7",
+            "",
+        ];
+        for text in plain {
+            assert!(plain_json_calls(text, 0).is_some(), "{text}");
+            assert_eq!(
+                format!("{:?}", json_calls(text, 0)),
+                format!("{:?}", json_calls_in_full(text, 0)),
+                "{text}"
+            );
+        }
+        for text in left_to_the_full_reading {
+            assert!(plain_json_calls(text, 0).is_none(), "{text}");
+        }
+    }
 }
