@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::TextError;
@@ -113,21 +114,29 @@ impl<'a> Reader<'a> {
         {
             return None;
         }
-        let mut name = String::new();
+        // The run of the name, then one copy of it (without the escapes, if any).
+        let start = self.at;
+        let mut escapes = false;
         loop {
             if escaped(self.at) {
-                name.push('_');
+                escapes = true;
                 self.at += 2;
-            } else if let Some(&c) = b
+            } else if b
                 .get(self.at)
-                .filter(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
             {
-                name.push(c as char);
                 self.at += 1;
             } else {
-                return Some(name);
+                break;
             }
         }
+        // The run is ASCII: its ends are char boundaries.
+        let run = &self.text[start..self.at];
+        Some(if escapes {
+            run.replace("\\_", "_")
+        } else {
+            run.to_owned()
+        })
     }
 
     /// A call `name(args)`, the name possibly dotted (`math.factorial`).
@@ -179,12 +188,16 @@ impl<'a> Reader<'a> {
             let value_at = self.at;
             let value = self.literal(0)?;
             match keyword_name {
-                Some(word) => {
-                    if keyword.insert(word.clone(), value).is_some() {
+                Some(word) => match keyword.entry(word) {
+                    Entry::Vacant(entry) => {
+                        entry.insert(value);
+                    }
+                    Entry::Occupied(entry) => {
                         self.at = save;
+                        let word = entry.key();
                         return Err(self.error(format!("the argument `{word}` is given twice")));
                     }
-                }
+                },
                 None => {
                     if !keyword.is_empty() {
                         self.at = value_at;
@@ -491,9 +504,15 @@ impl<'a> Reader<'a> {
             }
             self.at += 1;
             let value = self.literal(depth + 1)?;
-            if map.insert(key.clone(), value).is_some() {
-                self.at = key_at;
-                return Err(self.error(format!("the dict key {key:?} is given twice")));
+            match map.entry(key) {
+                Entry::Vacant(entry) => {
+                    entry.insert(value);
+                }
+                Entry::Occupied(entry) => {
+                    self.at = key_at;
+                    let key = entry.key();
+                    return Err(self.error(format!("the dict key {key:?} is given twice")));
+                }
             }
             self.skip_space();
             match self.peek() {

@@ -284,12 +284,19 @@ pub(crate) fn python_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usiz
         }
         calls.push(TextCall {
             name,
-            arguments: Value::Object(arguments).to_string(),
+            arguments: object_text(&arguments),
             positional: Vec::new(),
             span: start..end,
         });
     }
     Some((calls, end))
+}
+
+/// A JSON object's text, as `Value::Object(map).to_string()` writes it, written to memory
+/// directly rather than through `fmt`.
+pub(crate) fn object_text(map: &serde_json::Map<String, Value>) -> String {
+    // A map of JSON values (string keys, finite numbers) always serializes.
+    serde_json::to_string(map).unwrap_or_default()
 }
 
 /// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.

@@ -94,7 +94,7 @@ pub(crate) fn read(
         .into_iter()
         .map(|call| TextCall {
             name: call.name,
-            arguments: Value::Object(call.keyword).to_string(),
+            arguments: crate::text_calls::read::object_text(&call.keyword),
             positional: call.positional,
             span: call.span,
         })
