@@ -30,6 +30,18 @@ pub(crate) struct Reader<'a> {
     at: usize,
 }
 
+/// The bytes of a name after its first: ASCII letters, digits and `_`.
+static NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let byte = c as u8;
+        table[c] = byte.is_ascii_alphanumeric() || byte == b'_';
+        c += 1;
+    }
+    table
+};
+
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str, at: usize) -> Self {
         Reader { text, at }
@@ -118,16 +130,13 @@ impl<'a> Reader<'a> {
         let start = self.at;
         let mut escapes = false;
         loop {
-            if escaped(self.at) {
-                escapes = true;
-                self.at += 2;
-            } else if b
-                .get(self.at)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-            {
-                self.at += 1;
-            } else {
-                break;
+            match b.get(self.at) {
+                Some(&c) if NAME_BYTES[usize::from(c)] => self.at += 1,
+                Some(b'\\') if escaped(self.at) => {
+                    escapes = true;
+                    self.at += 2;
+                }
+                _ => break,
             }
         }
         // The run is ASCII: its ends are char boundaries.

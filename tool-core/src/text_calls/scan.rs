@@ -66,19 +66,20 @@ pub(crate) type Table = [(Dialect, &'static [Marker])];
 fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Option<Seen>, ()> {
     let rest = &text.as_bytes()[at..];
     let mut wait = false;
-    for (dialect, marker) in table
-        .iter()
-        .flat_map(|(dialect, markers)| markers.iter().map(move |m| (*dialect, m)))
-    {
-        let m = marker.text().as_bytes();
-        // Most candidates differ at the second byte.
-        if m.len() > 1 && rest.get(1).is_some_and(|c| m[1] != *c) {
-            continue;
+    for (dialect, markers) in table {
+        for marker in *markers {
+            let m = marker.text().as_bytes();
+            // Most candidates differ at the second byte.
+            if let (Some(want), Some(got)) = (m.get(1), rest.get(1))
+                && want != got
+            {
+                continue;
+            }
+            if rest.starts_with(m) {
+                return Ok(Some(Seen::new(*dialect, marker)));
+            }
+            wait |= !complete && rest.len() < m.len() && m.starts_with(rest);
         }
-        if rest.starts_with(m) {
-            return Ok(Some(Seen::new(dialect, marker)));
-        }
-        wait |= !complete && rest.len() < m.len() && m.starts_with(rest);
     }
     if wait { Err(()) } else { Ok(None) }
 }
