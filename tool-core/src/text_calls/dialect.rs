@@ -1,6 +1,5 @@
 //! The seam for dialects: what a dialect is, and the set of dialects a reply is read in.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -173,7 +172,7 @@ pub trait TextDialect: fmt::Debug + Send + Sync + 'static {
 /// added dialect's markers, and a reply mixing any two dialects is refused.
 #[derive(Clone)]
 pub struct Dialects {
-    table: Cow<'static, Table>,
+    table: Table,
     added: Vec<Added>,
 }
 
@@ -195,7 +194,7 @@ impl Dialects {
     /// The built-in dialects.
     pub fn new() -> Self {
         Dialects {
-            table: Cow::Borrowed(&dialects::TABLE),
+            table: dialects::BUILT_IN_TABLE,
             added: Vec::new(),
         }
     }
@@ -234,7 +233,7 @@ impl Dialects {
                 }
             }
         }
-        self.table.to_mut().push((Dialect::Custom(name), markers));
+        self.table.push(Dialect::Custom(name), markers);
         self.added.push(Added(Arc::new(dialect)));
         Ok(self)
     }

@@ -19,6 +19,8 @@
 //! end of the text, a backtick run whose partner has not arrived), so a reply read in chunks
 //! meets the same markers as the reply read whole.
 
+use std::borrow::Cow;
+
 use super::Dialect;
 use super::dialect::{Marker, MarkerRole};
 
@@ -59,12 +61,92 @@ impl Seen {
 
 /// The markers the readers know, by dialect, in the dialects' order. Each starts with `<` or
 /// `[`, and none starts another.
-pub(crate) type Table = [(Dialect, &'static [Marker])];
+#[derive(Debug, Clone)]
+pub(crate) struct Table {
+    entries: Cow<'static, [(Dialect, &'static [Marker])]>,
+    /// The second bytes of the markers that start with `<` (`[0]`) and `[` (`[1]`), one bit
+    /// a byte (every bit for a marker one byte long): a candidate whose first two bytes no
+    /// marker starts with is rejected at once.
+    seconds: [[u64; 4]; 2],
+}
+
+impl Table {
+    /// The table of `entries`.
+    pub(crate) const fn new(entries: &'static [(Dialect, &'static [Marker])]) -> Table {
+        let mut seconds = [[0; 4]; 2];
+        let mut i = 0;
+        while i < entries.len() {
+            let markers = entries[i].1;
+            let mut j = 0;
+            while j < markers.len() {
+                add_second(&mut seconds, markers[j].text().as_bytes());
+                j += 1;
+            }
+            i += 1;
+        }
+        Table {
+            entries: Cow::Borrowed(entries),
+            seconds,
+        }
+    }
+
+    /// Adds a dialect's markers after the others.
+    pub(crate) fn push(&mut self, dialect: Dialect, markers: &'static [Marker]) {
+        for marker in markers {
+            add_second(&mut self.seconds, marker.text().as_bytes());
+        }
+        self.entries.to_mut().push((dialect, markers));
+    }
+
+    /// The dialects and their markers, in order.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (Dialect, &'static [Marker])> {
+        self.entries.iter()
+    }
+
+    /// Whether a marker may start with `first` then `second`.
+    #[inline]
+    fn may_start(&self, first: u8, second: u8) -> bool {
+        let row = match first {
+            b'<' => 0,
+            b'[' => 1,
+            _ => return true,
+        };
+        self.seconds[row][usize::from(second / 64)] & (1 << (second % 64)) != 0
+    }
+}
+
+/// Notes the second byte of `marker` in `seconds` (see [`Table::seconds`]).
+const fn add_second(seconds: &mut [[u64; 4]; 2], marker: &[u8]) {
+    let row = match marker.first() {
+        Some(b'<') => 0,
+        Some(b'[') => 1,
+        // Refused when a dialect is added: no marker starts otherwise.
+        _ => return,
+    };
+    match marker {
+        [_, second, ..] => seconds[row][(*second / 64) as usize] |= 1 << (*second % 64),
+        _ => seconds[row] = [u64::MAX; 4],
+    }
+}
+
+impl<'a> IntoIterator for &'a Table {
+    type Item = &'a (Dialect, &'static [Marker]);
+    type IntoIter = std::slice::Iter<'a, (Dialect, &'static [Marker])>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// The marker at `at`, if any; `Err(())` when the text ends inside what may be one and more
 /// text may come.
 fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Option<Seen>, ()> {
     let rest = &text.as_bytes()[at..];
+    if let [first, second, ..] = rest
+        && !table.may_start(*first, *second)
+    {
+        return Ok(None);
+    }
     let mut wait = false;
     for (dialect, markers) in table {
         for marker in *markers {

@@ -154,6 +154,9 @@ pub(crate) static TABLE: [(Dialect, &[Marker]); COUNT] = {
     table
 };
 
+/// The table of the built-in dialects.
+pub(crate) const BUILT_IN_TABLE: Table = Table::new(&TABLE);
+
 /// The name of the built-in `dialect` (empty for one not built in).
 pub(crate) fn name(dialect: Dialect) -> &'static str {
     BUILT_IN
