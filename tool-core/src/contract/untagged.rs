@@ -171,14 +171,32 @@ enum Node {
     Object(usize, usize),
 }
 
-/// An integer that neither `u64` nor `i64` holds.
+/// An integer read with every digit: negative as `i128`, else as `u128`. A held node holds one
+/// only when neither `u64` nor `i64` does.
 #[derive(Debug, Clone, Copy)]
-enum WideInt {
+pub(crate) enum WideInt {
     Negative(i128),
     Positive(u128),
 }
 
 impl WideInt {
+    /// The integer `digits` (JSON's grammar, no fraction or exponent), if 128 bits hold it.
+    pub(crate) fn parse(digits: &str) -> Option<WideInt> {
+        if digits.starts_with('-') {
+            digits.parse().ok().map(WideInt::Negative)
+        } else {
+            digits.parse().ok().map(WideInt::Positive)
+        }
+    }
+
+    /// Whether neither `u64` nor `i64` holds it.
+    pub(crate) fn beyond_64_bits(self) -> bool {
+        match self {
+            WideInt::Negative(v) => i64::try_from(v).is_err(),
+            WideInt::Positive(v) => u64::try_from(v).is_err(),
+        }
+    }
+
     /// The double nearest to it, as a `serde_json::Value` holds it.
     #[allow(clippy::cast_precision_loss)]
     fn nearest(self) -> f64 {
@@ -189,7 +207,10 @@ impl WideInt {
     }
 
     /// Hands it over exactly.
-    fn visit<'de, V: Visitor<'de>, E: de::Error>(self, visitor: V) -> Result<V::Value, E> {
+    pub(crate) fn visit<'de, V: Visitor<'de>, E: de::Error>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, E> {
         match self {
             WideInt::Negative(v) => visitor.visit_i128(v),
             WideInt::Positive(v) => visitor.visit_u128(v),

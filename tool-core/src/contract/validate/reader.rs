@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Visitor};
 
-use crate::contract::untagged::EXACT_ANY;
+use crate::contract::untagged::{EXACT_ANY, WideInt};
 
 /// The reader gave up; `serde_json` reads the text again and says why.
 #[derive(Debug)]
@@ -375,16 +375,32 @@ impl<'de> Reader<'de> {
         Ok(value)
     }
 
-    /// The next value if it is a number written as an integer (no fraction, no exponent), with
-    /// where it ends.
-    fn integer(&mut self) -> Option<(&'de str, usize)> {
+    /// The next value if it is a number written as an integer (no fraction, no exponent) that
+    /// 128 bits hold, with where it ends.
+    fn wide_integer(&mut self) -> Option<(WideInt, usize)> {
         if !matches!(self.skip_space()?, b'-' | b'0'..=b'9') {
             return None;
         }
         let end = self.number_end()?;
-        let text: &'de str = self.text;
-        let digits = &text[self.at..end];
-        (!digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))).then_some((digits, end))
+        let digits = &self.text[self.at..end];
+        if digits.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+            return None;
+        }
+        Some((WideInt::parse(digits)?, end))
+    }
+
+    /// A 128-bit read: an integer written with every digit, handed over exactly; any other
+    /// value as `deserialize_any` reads it, for the visitor to refuse (a `Value`, or
+    /// `serde_json`'s `deserialize_any`, holds an integer beyond 64 bits as the nearest double,
+    /// which would round one that is not a double).
+    fn exact<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        match self.wide_integer() {
+            Some((wide, end)) => {
+                self.at = end;
+                wide.visit(visitor)
+            }
+            None => de::Deserializer::deserialize_any(self, visitor),
+        }
     }
 
     /// Reads a value as `deserialize_any` does, but an integer beyond 64 bits, which it hands
@@ -401,20 +417,12 @@ impl<'de> Reader<'de> {
             .bytes
             .get(start..start + 20)
             .is_some_and(|run| run.iter().all(u8::is_ascii_digit));
-        if long && let Some((digits, end)) = self.integer() {
-            if digits.starts_with('-') {
-                if let Ok(v) = digits.parse::<i128>()
-                    && i64::try_from(v).is_err()
-                {
-                    self.at = end;
-                    return visitor.visit_i128(v);
-                }
-            } else if let Ok(v) = digits.parse::<u128>()
-                && u64::try_from(v).is_err()
-            {
-                self.at = end;
-                return visitor.visit_u128(v);
-            }
+        if long
+            && let Some((wide, end)) = self.wide_integer()
+            && wide.beyond_64_bits()
+        {
+            self.at = end;
+            return wide.visit(visitor);
         }
         de::Deserializer::deserialize_any(self, visitor)
     }
@@ -669,35 +677,14 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         deserialize_f64 => b'-' | b'0'..=b'9',
     }
 
-    // An integer is read with every digit (a `Value`, or `serde_json`'s `deserialize_any`,
-    // holds one beyond 64 bits as the nearest double, which would round an integer that is
-    // not one); any other value as `deserialize_any` reads it, for the visitor to refuse.
     #[inline]
     fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.integer() {
-            Some((digits, end)) => match digits.parse::<i128>() {
-                Ok(v) => {
-                    self.at = end;
-                    visitor.visit_i128(v)
-                }
-                Err(_) => self.deserialize_any(visitor),
-            },
-            None => self.deserialize_any(visitor),
-        }
+        self.exact(visitor)
     }
 
     #[inline]
     fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        match self.integer() {
-            Some((digits, end)) => match digits.parse::<u128>() {
-                Ok(v) => {
-                    self.at = end;
-                    visitor.visit_u128(v)
-                }
-                Err(_) => self.deserialize_any(visitor),
-            },
-            None => self.deserialize_any(visitor),
-        }
+        self.exact(visitor)
     }
 
     // `serde_json` may read an `f32` to the nearest `f32` directly (`float_roundtrip`): left
