@@ -88,13 +88,10 @@ fn plain_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
     let calls = objects
         .into_iter()
         .map(|object| {
-            let arguments = match (object.arguments, object.parameters) {
-                (Some(raw), None) | (None, Some(raw)) => raw,
-                _ => return None,
-            };
+            let arguments = object.arguments_text().ok()?;
             Some(TextCall {
                 name: object.name,
-                arguments: arguments_text(arguments).ok()?,
+                arguments,
                 positional: Vec::new(),
                 span: at..end,
             })
@@ -331,6 +328,20 @@ struct CallObject<'a> {
     parameters: Option<&'a RawValue>,
 }
 
+impl CallObject<'_> {
+    /// The text of the arguments, given as `arguments` or as `parameters` (not both).
+    fn arguments_text(&self) -> Result<String, String> {
+        let raw = match (self.arguments, self.parameters) {
+            (Some(raw), None) | (None, Some(raw)) => raw,
+            (Some(_), Some(_)) => return Err("both `arguments` and `parameters` are given".into()),
+            (None, None) => {
+                return Err("the call object has no `arguments` or `parameters`".into());
+            }
+        };
+        arguments_text(raw)
+    }
+}
+
 /// A call object `{"name": …, "arguments" | "parameters": …}` (other members are ignored).
 pub(crate) fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
     let invalid = |reason: String| TextError::Invalid {
@@ -339,20 +350,7 @@ pub(crate) fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall
     };
     let object: CallObject<'_> = serde_json::from_str(raw.get())
         .map_err(|error| invalid(format!("not a call object: {error}")))?;
-    let arguments = match (object.arguments, object.parameters) {
-        (Some(_), Some(_)) => {
-            return Err(invalid(
-                "both `arguments` and `parameters` are given".into(),
-            ));
-        }
-        (Some(raw), None) | (None, Some(raw)) => raw,
-        (None, None) => {
-            return Err(invalid(
-                "the call object has no `arguments` or `parameters`".into(),
-            ));
-        }
-    };
-    let arguments = arguments_text(arguments).map_err(invalid)?;
+    let arguments = object.arguments_text().map_err(invalid)?;
     Ok(TextCall {
         name: object.name,
         arguments,
