@@ -367,14 +367,131 @@ fn members_held_until_the_tag_are_read_back_as_written() {
 }
 
 #[test]
-fn a_repeated_key_inside_a_member_held_before_the_tag_is_refused() {
-    let errors = EditFile::parse_arguments(
+fn a_repeated_key_inside_a_member_before_the_tag_is_refused() {
+    // Read with the tag first, as when it is written first: the member is unknown.
+    let later = EditFile::parse_arguments(
         r#"{"path": "a", "ops": [{"line": 1, "x": {"a": 1, "a": 2}, "type": "Delete"}]}"#,
     )
     .unwrap_err();
-    assert!(
-        errors.to_string().contains("duplicate key \"a\""),
-        "{errors}"
+    let first = EditFile::parse_arguments(
+        r#"{"path": "a", "ops": [{"type": "Delete", "line": 1, "x": {"a": 1, "a": 2}}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(messages(&later), messages(&first));
+    assert_eq!(
+        messages(&later),
+        ["/ops/0/x additionalProperties unknown field; expected one of \"type\", \"line\""]
+    );
+    // Held (the text is read again after a syntax error elsewhere would be too late to
+    // show it): a known member holding a repeated key is refused however it is read.
+    let errors = EditFile::parse_arguments(
+        r#"{"path": "a", "ops": [{"line": 1, "text": {"a": 1, "a": 2}, "type": "Insert"}]}"#,
+    )
+    .unwrap_err();
+    assert!(!errors.is_empty(), "{errors}");
+}
+
+/// Objects whose tag comes after other members, in shapes that looking ahead for the tag must
+/// get right: each is read as the same object with its tag moved first is (same value, same
+/// violations at the same pointers), and as `serde_json` reads it when it is valid.
+#[test]
+fn a_tag_written_later_reads_as_the_tag_written_first() {
+    let cases = [
+        // Strings holding quotes, braces, commas and the tag's name.
+        (
+            r#"{"text": "a \"type\": {[,]}", "line": 2, "type": "Insert"}"#,
+            r#"{"type": "Insert", "text": "a \"type\": {[,]}", "line": 2}"#,
+        ),
+        (
+            r#"{"text": "a \" b, c", "line": 2, "type": "Insert"}"#,
+            r#"{"type": "Insert", "text": "a \" b, c", "line": 2}"#,
+        ),
+        // The tag's name as a key inside a member before it.
+        (
+            r#"{"line": {"type": "Clear"}, "type": "Delete"}"#,
+            r#"{"type": "Delete", "line": {"type": "Clear"}}"#,
+        ),
+        // Whitespace everywhere.
+        (
+            "{ \"line\" :\n 3 ,\t\"type\"\r: \"Delete\" }",
+            r#"{"type": "Delete", "line": 3}"#,
+        ),
+        // Members after the tag.
+        (
+            r#"{"line": 3, "type": "Insert", "text": "t"}"#,
+            r#"{"type": "Insert", "line": 3, "text": "t"}"#,
+        ),
+        // An escaped key before the tag (it could spell the tag).
+        (
+            r#"{"\u006cine": 3, "type": "Delete"}"#,
+            r#"{"type": "Delete", "line": 3}"#,
+        ),
+        // A tag that names no variant, or is not a string.
+        (
+            r#"{"line": 3, "type": "Move"}"#,
+            r#"{"type": "Move", "line": 3}"#,
+        ),
+        (
+            r#"{"line": 3, "type": [1, {"a": 2}]}"#,
+            r#"{"type": [1, {"a": 2}], "line": 3}"#,
+        ),
+        // Violations before and after the tag.
+        (
+            r#"{"line": "3", "text": 4, "type": "Insert"}"#,
+            r#"{"type": "Insert", "line": "3", "text": 4}"#,
+        ),
+        (
+            r#"{"line": 0, "type": "Insert", "text": null}"#,
+            r#"{"type": "Insert", "line": 0, "text": null}"#,
+        ),
+        // A unit variant with members before its tag.
+        (
+            r#"{"line": 1, "type": "Clear"}"#,
+            r#"{"type": "Clear", "line": 1}"#,
+        ),
+    ];
+    for (later, first) in cases {
+        let wrap = |op: &str| format!(r#"{{"path": "a", "ops": [{op}, {op}]}}"#);
+        let (later, first) = (wrap(later), wrap(first));
+        let before = tool_core::__private::untagged_work();
+        let a = EditFile::parse_arguments(&later);
+        // Found by looking ahead, nothing is held, except after an escaped key.
+        let held = tool_core::__private::untagged_work() - before;
+        assert_eq!(held == 0, !later.contains("u006c"), "{later}: {held} held");
+        let b = EditFile::parse_arguments(&first);
+        match (&a, &b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{later}");
+                assert_eq!(
+                    &serde_json::from_str::<EditFile>(&later).unwrap(),
+                    a,
+                    "{later}"
+                );
+            }
+            (Err(a), Err(b)) => assert_eq!(messages(a), messages(b), "{later}"),
+            _ => panic!("{later}: {a:?} against {b:?}"),
+        }
+    }
+    // Text that is not JSON after or around the tag is refused as such.
+    for broken in [
+        r#"{"path": "a", "ops": [{"line": 1, "type": "Delete" x}]}"#,
+        r#"{"path": "a", "ops": [{"line": 1, "type": "Delete",}]}"#,
+        r#"{"path": "a", "ops": [{"line": 1, "type" "Delete"}]}"#,
+        r#"{"path": "a", "ops": [{"line": 1 "type": "Delete"}]}"#,
+        r#"{"path": "a", "ops": [{"line": 1, "type": "Delete""#,
+        r#"{"path": "a", "ops": [{"line": [1}, "type": "Delete"}]}"#,
+    ] {
+        let errors = EditFile::parse_arguments(broken).unwrap_err();
+        assert!(errors.is_syntax(), "{broken}: {errors}");
+    }
+    // A second tag after the first is a repeated key, wherever the first is.
+    let errors = EditFile::parse_arguments(
+        r#"{"path": "a", "ops": [{"line": 5, "type": "Delete", "type": "Clear"}]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        messages(&errors),
+        ["/ops/0/type duplicateKey duplicate field: each key may appear once"]
     );
 }
 
@@ -737,6 +854,33 @@ fn a_tag_after_the_members_takes_work_linear_in_the_value() {
 }
 
 #[test]
+fn looking_ahead_for_tags_written_last_stays_linear_in_the_text() {
+    // Each level's tag comes after the level inside it: looking through every level for its
+    // tag would read the text once per level.
+    let bytes_at = |depth: usize| {
+        let nest = (0..depth).fold(
+            json!({"kind": "Out"}),
+            |inner, _| json!({"inner": inner, "note": "n", "kind": "In"}),
+        );
+        let text = json!({ "nest": nest }).to_string();
+        let before = tool_core::__private::untagged_bytes();
+        Nests::parse_arguments(&text).unwrap();
+        (
+            tool_core::__private::untagged_bytes() - before,
+            text.len() as u64,
+        )
+    };
+    for depth in [10, 20, 40] {
+        let ((once, len), (twice, _)) = (bytes_at(depth), bytes_at(2 * depth));
+        assert!(once <= 2 * len, "{once} bytes for a text of {len}");
+        assert!(
+            twice <= 2 * once + 64,
+            "{once} bytes at depth {depth}, {twice} at twice"
+        );
+    }
+}
+
+#[test]
 fn a_repeated_key_in_a_held_object_of_any_size_is_refused() {
     let many: Vec<String> = (0..20).map(|i| format!(r#""a{i}": {i}"#)).collect();
     for object in [
@@ -995,6 +1139,75 @@ fn unions_in_flattened_members_under_long_keys_take_work_linear_in_the_text() {
                     );
                 }
             }
+        }
+    }
+}
+
+// ---- a tag anywhere in its object: read as a value read with the tag first ----
+
+/// A member of an edit, as text: the tag (a variant's name, an unknown one, or not a string)
+/// or a member a variant reads or does not know, with values that hold quotes, braces,
+/// commas, escapes and the tag's own name.
+fn member() -> impl Strategy<Value = (&'static str, String)> {
+    let tag = prop_oneof![
+        Just(r#""Insert""#.to_owned()),
+        Just(r#""Delete""#.to_owned()),
+        Just(r#""Clear""#.to_owned()),
+        Just(r#""Del\u0065te""#.to_owned()),
+        Just(r#""Move""#.to_owned()),
+        Just("7".to_owned()),
+        Just(r#"{"type": "Clear"}"#.to_owned()),
+    ]
+    .prop_map(|v| ("type", v));
+    let line = prop_oneof![
+        (0u32..5).prop_map(|n| n.to_string()),
+        Just(r#""3""#.to_owned()),
+        Just("2.0".to_owned()),
+        Just("null".to_owned()),
+    ]
+    .prop_map(|v| ("line", v));
+    let text = prop_oneof![
+        Just(r#""plain""#.to_owned()),
+        Just(r#""a \" b, c""#.to_owned()),
+        Just(r#""{\"type\": [\"Clear\"]}""#.to_owned()),
+        Just(r#""\\""#.to_owned()),
+        Just("[1, {\"type\": \"Insert\"}]".to_owned()),
+    ]
+    .prop_map(|v| ("text", v));
+    let other = prop_oneof![
+        Just(r#"{"a": [1, "}"], "type": 2}"#.to_owned()),
+        Just("true".to_owned()),
+    ]
+    .prop_map(|v| ("x", v));
+    prop_oneof![tag, line, text, other]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Wherever the tag is written, the text reads as its value does (`parse_value`, which
+    /// holds the members before the tag): the same edits, or the same violations.
+    #[test]
+    fn a_tag_anywhere_reads_as_the_value_does(
+        members in proptest::collection::vec(member(), 0..6),
+        spaces in proptest::collection::vec(prop_oneof![Just(""), Just(" "), Just("\n\t ")], 8),
+    ) {
+        let mut seen = std::collections::HashSet::new();
+        let members: Vec<_> = members.into_iter().filter(|(key, _)| seen.insert(*key)).collect();
+        let s = |i: usize| spaces[i % spaces.len()];
+        let body = members
+            .iter()
+            .enumerate()
+            .map(|(i, (key, value))| format!(r#"{}"{key}"{}:{}{value}{}"#, s(i), s(i + 1), s(i + 2), s(i + 3)))
+            .collect::<Vec<_>>()
+            .join(",");
+        let text = format!(r#"{{"path": "p", "ops": [{{{body}}}, {{"type": "Clear"}}]}}"#);
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let (read, held) = (EditFile::parse_arguments(&text), EditFile::parse_value(&value));
+        match (&read, &held) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+            (Err(a), Err(b)) => prop_assert_eq!(messages(a), messages(b), "{}", text),
+            _ => prop_assert!(false, "{}: {:?} against {:?}", text, read, held),
         }
     }
 }

@@ -388,7 +388,7 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
             // Members before the tag are held until it comes.
             Some(Some(first)) => {
                 let depth = at.depth() + 1;
-                let mut held = HeldMembers::default();
+                let mut held = HeldMembers::new(cx);
                 held.hold(&first, &mut map, depth)?;
                 while let Some(key) = map.next_key_seed(CowKey)? {
                     if !held.has_tag() && key == tag {

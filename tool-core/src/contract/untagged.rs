@@ -50,7 +50,7 @@ const HELD_NODE: &str = "$tool_core::private::HeldNode";
 /// The name under which a held object is asked for its members with the tag named by
 /// [`tag_first`] first, so that a tagged union inside a held value reads the members before
 /// its tag without holding them again.
-const TAG_FIRST: &str = "$tool_core::private::TagFirst";
+pub(crate) const TAG_FIRST: &str = "$tool_core::private::TagFirst";
 
 /// The name under which a value is asked to be held with its integers beyond 64 bits exact:
 /// the crate's reader, and a held node, hand such an integer over as `visit_i128` or
@@ -73,6 +73,12 @@ pub(crate) fn tag_first<T>(tag: &'static str, read: impl FnOnce(&'static str) ->
     read
 }
 
+/// The tag [`tag_first`] asks for, taken: only the value asked for reads it.
+#[inline]
+pub(crate) fn take_tag() -> Option<&'static str> {
+    TAG.with(Cell::take)
+}
+
 pub(crate) fn work() {
     WORK.with(|w| w.set(w.get().wrapping_add(1)));
 }
@@ -91,8 +97,8 @@ pub(crate) fn bytes(n: usize) {
 }
 
 /// The bytes of text unions handled on this thread so far: keys and strings copied into held
-/// values and into the copies of flattened members, and the bytes read to name the places
-/// whose verdicts are remembered. Deterministic, for tests that check it grows linearly.
+/// values and into the copies of flattened members, the bytes read to name the places
+/// whose verdicts are remembered, and the bytes looked through for tags written late. Deterministic, for tests that check it grows linearly.
 #[doc(hidden)]
 pub fn untagged_bytes() -> u64 {
     BYTES.with(Cell::get)
@@ -109,6 +115,39 @@ pub(crate) struct Trial {
     pub(crate) serde_numbers: bool,
     /// A nested union took its value without building it.
     vouched: bool,
+    /// The buffers of a value held and read back, kept to hold the next one in.
+    spare: Spare,
+}
+
+/// A builder's buffers between held values; a copy of a [`Trial`] starts without them.
+#[derive(Default)]
+struct Spare(Option<Builder>);
+
+impl Clone for Spare {
+    fn clone(&self) -> Self {
+        Spare(None)
+    }
+}
+
+impl fmt::Debug for Spare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Spare")
+    }
+}
+
+impl Trial {
+    /// A builder for a value to hold: the buffers of the last value read back, if any.
+    fn builder(&mut self) -> Builder {
+        self.spare.0.take().unwrap_or_default()
+    }
+
+    /// Keeps the buffers of `scope`'s value for the next value held, when nothing else holds
+    /// the scope.
+    fn recycle(&mut self, scope: Rc<Scope>) {
+        if let Ok(scope) = Rc::try_unwrap(scope) {
+            self.spare.0 = Some(scope.arena.recycle());
+        }
+    }
 }
 
 /// A held value and what is known of the unions tried on its nodes.
@@ -164,7 +203,8 @@ enum Node {
     F(f64),
     /// An integer beyond 64 bits, every digit kept.
     Wide(Box<WideInt>),
-    Str(Box<str>),
+    /// `text[span]`.
+    Str(Span),
     /// `items[start..start + len]`.
     Array(usize, usize),
     /// `members[start..start + len]`.
@@ -218,19 +258,65 @@ impl WideInt {
     }
 }
 
+/// Where a string of a held value is in its arena's `text`.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
 struct Arena {
     id: u64,
     nodes: Vec<Node>,
     items: Vec<usize>,
-    members: Vec<(Box<str>, usize)>,
+    /// Each object's members, its keys in `text`.
+    members: Vec<(Span, usize)>,
+    /// Every key and string of the value, one after another.
+    text: String,
     root: usize,
+    /// Kept for the next value held (see [`HeldMembers`]).
+    held: Vec<(Span, usize)>,
+}
+
+impl Arena {
+    /// The string at `span`.
+    fn str(&self, span: Span) -> &str {
+        &self.text[span.start..span.end]
+    }
+
+    /// Its buffers, emptied, to hold another value in.
+    fn recycle(self) -> Builder {
+        let Arena {
+            mut nodes,
+            mut items,
+            mut members,
+            mut text,
+            mut held,
+            ..
+        } = self;
+        nodes.clear();
+        items.clear();
+        members.clear();
+        text.clear();
+        held.clear();
+        Builder {
+            nodes,
+            items,
+            members,
+            text,
+            held,
+        }
+    }
 }
 
 #[derive(Default)]
 struct Builder {
     nodes: Vec<Node>,
     items: Vec<usize>,
-    members: Vec<(Box<str>, usize)>,
+    members: Vec<(Span, usize)>,
+    text: String,
+    /// The members of the object whose tag is awaited (see [`HeldMembers`]).
+    held: Vec<(Span, usize)>,
 }
 
 impl Builder {
@@ -240,6 +326,22 @@ impl Builder {
         self.nodes.len() - 1
     }
 
+    /// The string at `span`.
+    fn str(&self, span: Span) -> &str {
+        &self.text[span.start..span.end]
+    }
+
+    /// Copies `s` into the text.
+    fn string(&mut self, s: &str) -> Span {
+        bytes(s.len());
+        let start = self.text.len();
+        self.text.push_str(s);
+        Span {
+            start,
+            end: self.text.len(),
+        }
+    }
+
     fn finish(self, root: usize) -> Arena {
         static IDS: AtomicU64 = AtomicU64::new(0);
         Arena {
@@ -247,7 +349,9 @@ impl Builder {
             nodes: self.nodes,
             items: self.items,
             members: self.members,
+            text: self.text,
             root,
+            held: self.held,
         }
     }
 }
@@ -326,13 +430,8 @@ impl<'de> Visitor<'de> for Build<'_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        bytes(v.len());
-        Ok(self.builder.push(Node::Str(v.into())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<usize, E> {
-        bytes(v.len());
-        Ok(self.builder.push(Node::Str(v.into_boxed_str())))
+        let span = self.builder.string(v);
+        Ok(self.builder.push(Node::Str(span)))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<usize, E> {
@@ -364,24 +463,27 @@ impl<'de> Visitor<'de> for Build<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
         let depth = self.inner()?;
-        let mut members: Vec<(Box<str>, usize)> = Vec::new();
+        let mut members: Vec<(Span, usize)> = Vec::new();
         // A small object is searched for a repeated key; a large one keeps a set of its keys.
         let mut keys: Option<HashSet<Box<str>>> = None;
-        while let Some(key) = map.next_key::<String>()? {
-            bytes(key.len());
+        while let Some(key) = map.next_key_seed(Key(&mut *self.builder))? {
             let value = map.next_value_seed(Build {
                 builder: &mut *self.builder,
                 depth,
             })?;
-            let key = key.into_boxed_str();
+            let text = self.builder.str(key);
             let repeated = match &mut keys {
-                Some(keys) => !keys.insert(key.clone()),
+                Some(keys) => !keys.insert(text.into()),
                 None => {
-                    let repeated = members.iter().any(|(seen, _)| *seen == key);
+                    let repeated = members
+                        .iter()
+                        .any(|(seen, _)| self.builder.str(*seen) == text);
                     if members.len() >= 16 {
-                        let mut set: HashSet<Box<str>> =
-                            members.iter().map(|(seen, _)| seen.clone()).collect();
-                        set.insert(key.clone());
+                        let mut set: HashSet<Box<str>> = members
+                            .iter()
+                            .map(|(seen, _)| self.builder.str(*seen).into())
+                            .collect();
+                        set.insert(text.into());
                         keys = Some(set);
                     }
                     repeated
@@ -389,7 +491,7 @@ impl<'de> Visitor<'de> for Build<'_> {
             };
             if repeated {
                 return Err(de::Error::custom(format_args!(
-                    "duplicate key {key:?} in an object held to be read again"
+                    "duplicate key {text:?} in an object held to be read again"
                 )));
             }
             members.push((key, value));
@@ -398,6 +500,29 @@ impl<'de> Visitor<'de> for Build<'_> {
         let len = members.len();
         self.builder.members.extend(members);
         Ok(self.builder.push(Node::Object(start, len)))
+    }
+}
+
+/// Reads a key of a held object into the builder's text.
+struct Key<'b>(&'b mut Builder);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = Span;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Span, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = Span;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Span, E> {
+        Ok(self.0.string(v))
     }
 }
 
@@ -439,7 +564,7 @@ impl<'a> Deserializer<'a> for Held<'a> {
             Node::I(i) => visitor.visit_i64(*i),
             Node::F(f) => visitor.visit_f64(*f),
             Node::Wide(wide) => visitor.visit_f64(wide.nearest()),
-            Node::Str(s) => visitor.visit_borrowed_str(s),
+            Node::Str(span) => visitor.visit_borrowed_str(arena.str(*span)),
             Node::Array(start, len) => visitor.visit_seq(HeldSeq {
                 arena,
                 items: arena.items[*start..*start + *len].iter(),
@@ -475,11 +600,13 @@ impl<'a> Deserializer<'a> for Held<'a> {
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
         if name == TAG_FIRST {
-            let tag = TAG.with(Cell::take);
+            let tag = take_tag();
             if let (Some(tag), Node::Object(start, len)) = (tag, &self.arena.nodes[self.node]) {
                 let members = &self.arena.members[*start..*start + *len];
                 work();
-                let first = members.iter().position(|(key, _)| &**key == tag);
+                let first = members
+                    .iter()
+                    .position(|(key, _)| self.arena.str(*key) == tag);
                 let mut map = HeldMap::new(self.arena, members, first);
                 // Without its tag a tagged union reads none of the values (it only names the
                 // members it does not know): they are handed over as `null`, not held again.
@@ -575,7 +702,7 @@ impl<'a> SeqAccess<'a> for HeldSeq<'a> {
 
 struct HeldMap<'a> {
     arena: &'a Arena,
-    members: &'a [(Box<str>, usize)],
+    members: &'a [(Span, usize)],
     /// The next member in order.
     next: usize,
     /// The member handed over first, out of order (the tag); `None` once handed over.
@@ -588,7 +715,7 @@ struct HeldMap<'a> {
 }
 
 impl<'a> HeldMap<'a> {
-    fn new(arena: &'a Arena, members: &'a [(Box<str>, usize)], first: Option<usize>) -> Self {
+    fn new(arena: &'a Arena, members: &'a [(Span, usize)], first: Option<usize>) -> Self {
         HeldMap {
             arena,
             members,
@@ -622,8 +749,10 @@ impl<'a> MapAccess<'a> for HeldMap<'a> {
             return Ok(None);
         };
         self.value = Some(*node);
-        seed.deserialize(Untyped::<_, false>(BorrowedStrDeserializer::new(key)))
-            .map(Some)
+        seed.deserialize(Untyped::<_, false>(BorrowedStrDeserializer::new(
+            self.arena.str(*key),
+        )))
+        .map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'a>>(
@@ -672,6 +801,7 @@ pub(crate) fn parse_untagged<'de, E: Union, D: Deserializer<'de>>(
             let outer = cx.untagged.scope.replace(Rc::clone(&scope));
             let parsed = resolve::<E>(&scope, root, cx, at);
             cx.untagged.scope = outer;
+            cx.untagged.recycle(scope);
             parsed.map_err(de::Error::custom)
         }
     }
@@ -765,6 +895,7 @@ fn decide<E: Union>(
                 probing: true,
                 serde_numbers: pass,
                 vouched: false,
+                spare: Spare::default(),
             };
             let parsed = E::content(index, held.at(node), &mut trial, at)?;
             if trial.is_clean() && (parsed.is_some() || trial.untagged.vouched) {

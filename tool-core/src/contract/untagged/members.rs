@@ -5,14 +5,21 @@ use super::*;
 
 /// The members of a tagged union's object seen before its tag, held as nodes (not copied again
 /// by the unions inside them), and the tag's value once it comes.
-#[derive(Default)]
 pub(crate) struct HeldMembers {
+    /// The members are in its `held` as they come.
     builder: Builder,
-    members: Vec<(Box<str>, usize)>,
     tag: Option<usize>,
 }
 
 impl HeldMembers {
+    /// Members to hold, in the buffers of the last value `cx` read back.
+    pub(crate) fn new(cx: &mut Cx) -> Self {
+        HeldMembers {
+            builder: cx.untagged.builder(),
+            tag: None,
+        }
+    }
+
     /// Holds the next value of `map` as the member `key` (`depth` containers enclose it).
     pub(crate) fn hold<'de, A: MapAccess<'de>>(
         &mut self,
@@ -20,11 +27,12 @@ impl HeldMembers {
         map: &mut A,
         depth: u32,
     ) -> Result<(), A::Error> {
+        let key = self.builder.string(key);
         let node = map.next_value_seed(Build {
             builder: &mut self.builder,
             depth,
         })?;
-        self.members.push((key.into(), node));
+        self.builder.held.push((key, node));
         Ok(())
     }
 
@@ -54,14 +62,11 @@ impl HeldMembers {
         cx: &mut Cx,
         read: impl for<'a> FnOnce(Option<HeldValue<'a>>, HeldObject<'a>, &mut Cx) -> R,
     ) -> R {
-        let HeldMembers {
-            mut builder,
-            members,
-            tag,
-        } = self;
+        let HeldMembers { mut builder, tag } = self;
         let start = builder.members.len();
-        let len = members.len();
-        builder.members.extend(members);
+        let len = builder.held.len();
+        let Builder { members, held, .. } = &mut builder;
+        members.append(held);
         let root = builder.push(Node::Object(start, len));
         let scope = Scope::new(builder.finish(root), cx);
         let outer = cx.untagged.scope.replace(Rc::clone(&scope));
@@ -73,6 +78,7 @@ impl HeldMembers {
         ));
         let read = read(tag.map(|node| HeldValue(Held { arena, node })), object, cx);
         cx.untagged.scope = outer;
+        cx.untagged.recycle(scope);
         read
     }
 
@@ -111,6 +117,7 @@ impl HeldOne {
             cx,
         );
         cx.untagged.scope = outer;
+        cx.untagged.recycle(scope);
         read
     }
 }

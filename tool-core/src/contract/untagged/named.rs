@@ -145,7 +145,7 @@ impl Interner {
                 f if f.abs() < 1e38 => Shape::Int(f as i128),
                 f => Shape::Float(f.to_bits()),
             },
-            Node::Str(s) => Shape::Str(s.clone()),
+            Node::Str(span) => Shape::Str(arena.str(*span).into()),
             Node::Array(start, len) => Shape::Array(
                 arena.items[*start..*start + *len]
                     .iter()
@@ -155,7 +155,7 @@ impl Interner {
             Node::Object(start, len) => {
                 let mut members: Vec<(Box<str>, ValueId)> = arena.members[*start..*start + *len]
                     .iter()
-                    .map(|(key, member)| (key.clone(), self.name(arena, *member)))
+                    .map(|(key, member)| (arena.str(*key).into(), self.name(arena, *member)))
                     .collect();
                 members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                 Shape::Object(members)

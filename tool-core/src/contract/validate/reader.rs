@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Visitor};
 
-use crate::contract::untagged::{EXACT_ANY, WideInt};
+use crate::contract::untagged::{self, EXACT_ANY, TAG_FIRST, WideInt, take_tag};
 
 /// The reader gave up; `serde_json` reads the text again and says why.
 #[derive(Debug)]
@@ -57,6 +57,10 @@ pub(crate) struct Reader<'de> {
     depth: u8,
     /// The decoded content of the last string that had escapes.
     scratch: String,
+    /// How many more bytes may be looked through for a tag written after other members (see
+    /// [`Reader::find_tag`]): the text's length, so that looking ahead at most doubles the
+    /// reading however tagged objects nest.
+    lookahead: usize,
 }
 
 /// A string read from the text: borrowed when it had no escape.
@@ -73,6 +77,7 @@ impl<'de> Reader<'de> {
             at: 0,
             depth: DEPTH,
             scratch: String::new(),
+            lookahead: text.len(),
         }
     }
 
@@ -456,6 +461,137 @@ impl<'de> Reader<'de> {
         Some(at)
     }
 
+    /// Whether the object opening at `self.at` begins with the member `tag`.
+    #[inline(always)]
+    fn tag_comes_first(&self, tag: &str) -> bool {
+        let mut at = self.at + 1;
+        while matches!(self.bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+            at += 1;
+        }
+        let tag = tag.as_bytes();
+        match self.bytes.get(at..at + tag.len() + 2) {
+            Some([b'"', name @ .., b'"']) => name == tag,
+            _ => false,
+        }
+    }
+
+    /// Reads a tagged union's object whose first member is not its tag: its tag first when
+    /// [`Self::find_tag`] finds it, else as it comes.
+    #[inline(never)]
+    fn tag_later<V: Visitor<'de>>(&mut self, tag: &str, visitor: V) -> Result<V::Value> {
+        match self.find_tag(tag) {
+            Some(found) => self.map_tag_first(found, visitor),
+            None => visitor.visit_newtype_struct(self),
+        }
+    }
+
+    /// Finds the member `tag` of the object opening at `self.at` when other members come
+    /// before it: the places of its key's opening quote and of the comma or brace after its
+    /// value. `None` when it is not there, when a key before it has an escape (it could
+    /// spell the tag), when the text is not what it should be, or when the bytes looked
+    /// through would pass the lookahead left: the caller then reads the object as it comes.
+    /// Nothing is checked here that reading the object does not check again.
+    fn find_tag(&mut self, tag: &str) -> Option<(usize, usize)> {
+        let bytes = self.bytes;
+        let space = |mut at: usize| {
+            while matches!(bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+                at += 1;
+            }
+            at
+        };
+        let limit = self.at.saturating_add(self.lookahead).min(bytes.len());
+        let mut at = space(self.at + 1);
+        let found = loop {
+            if at >= limit || bytes[at] != b'"' {
+                break None;
+            }
+            let end = self.plain_run(at + 1);
+            if bytes.get(end) != Some(&b'"') {
+                break None;
+            }
+            let colon = space(end + 1);
+            if bytes.get(colon) != Some(&b':') {
+                break None;
+            }
+            let is_tag = &bytes[at + 1..end] == tag.as_bytes();
+            let Some(next) = self.skip_value(colon + 1, limit) else {
+                at = limit;
+                break None;
+            };
+            if is_tag {
+                break Some((at, next));
+            }
+            if bytes[next] != b',' {
+                at = next;
+                break None;
+            }
+            at = space(next + 1);
+        };
+        let seen = found.map_or(at, |(_, next)| next).min(limit) - self.at;
+        self.lookahead = self.lookahead.saturating_sub(seen);
+        untagged::bytes(seen);
+        found
+    }
+
+    /// The place of the comma or closing bracket that ends the value starting at or after
+    /// `at` (whitespace first), skipping strings and nested containers without reading them,
+    /// before `limit`.
+    fn skip_value(&self, mut at: usize, limit: usize) -> Option<usize> {
+        let bytes = self.bytes;
+        let mut open = 0u32;
+        while at < limit {
+            match bytes[at] {
+                b'"' => {
+                    at += 1;
+                    loop {
+                        at = self.plain_run(at);
+                        match bytes.get(at) {
+                            Some(b'"') => break,
+                            Some(b'\\') => at += 2,
+                            _ => return None,
+                        }
+                    }
+                }
+                b'{' | b'[' => {
+                    open += 1;
+                    if open >= u32::from(DEPTH) {
+                        return None;
+                    }
+                }
+                b'}' | b']' | b',' if open == 0 => return Some(at),
+                b'}' | b']' => open -= 1,
+                _ => {}
+            }
+            at += 1;
+        }
+        None
+    }
+
+    /// Reads the object opening at `self.at` with its member `tag`, found by
+    /// [`Self::find_tag`] at `found`, handed to the visitor first.
+    fn map_tag_first<V: Visitor<'de>>(
+        &mut self,
+        tag: (usize, usize),
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.open()?;
+        let value = visitor.visit_map(TagFirst {
+            start: self.at,
+            reader: self,
+            tag,
+            state: TagState::Key,
+            first: true,
+        })?;
+        self.depth += 1;
+        match self.skip_space() {
+            Some(b'}') => {
+                self.at += 1;
+                Ok(value)
+            }
+            _ => Err(Stop),
+        }
+    }
+
     /// Opens an array or object (its bracket was peeked at) within the depth limit.
     #[inline(always)]
     fn open(&mut self) -> Result<()> {
@@ -612,6 +748,15 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         if name == EXACT_ANY {
             return self.exact_any(visitor);
         }
+        // A tagged union's object: its tag is handed over first, wherever it is written, so
+        // the members before it are read straight into the variant rather than held.
+        if name == TAG_FIRST
+            && let Some(tag) = take_tag()
+            && self.skip_space() == Some(b'{')
+            && !self.tag_comes_first(tag)
+        {
+            return self.tag_later(tag, visitor);
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -750,6 +895,90 @@ impl<'de> de::MapAccess<'de> for Members<'_, 'de> {
         }
         reader.at += 1;
         seed.deserialize(reader)
+    }
+}
+
+/// The members of an object being read, its tag first (see [`Reader::map_tag_first`]).
+struct TagFirst<'a, 'de> {
+    reader: &'a mut Reader<'de>,
+    /// Where the members begin, after the brace.
+    start: usize,
+    /// The tag's key (its opening quote) and the comma or brace after its value.
+    tag: (usize, usize),
+    state: TagState,
+    first: bool,
+}
+
+#[derive(PartialEq)]
+enum TagState {
+    /// The tag's key is next.
+    Key,
+    /// The tag's value is next.
+    Value,
+    /// The members in their order, the tag's skipped.
+    Rest,
+}
+
+impl<'de> de::MapAccess<'de> for TagFirst<'_, 'de> {
+    type Error = Stop;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let reader = &mut *self.reader;
+        match self.state {
+            TagState::Key => {
+                let (key, _) = self.tag;
+                reader.at = key;
+                let Text::Borrowed(name) = reader.string()? else {
+                    return Err(Stop);
+                };
+                self.state = TagState::Value;
+                return seed.deserialize(Key::Borrowed(name)).map(Some);
+            }
+            TagState::Value => return Err(Stop),
+            TagState::Rest => {}
+        }
+        loop {
+            match reader.skip_space() {
+                Some(b'}') => return Ok(None),
+                Some(b'"') if self.first => self.first = false,
+                Some(b',') if !self.first => {
+                    reader.at += 1;
+                    if reader.skip_space() != Some(b'"') {
+                        return Err(Stop);
+                    }
+                }
+                _ => return Err(Stop),
+            }
+            if reader.at != self.tag.0 {
+                break;
+            }
+            // The tag, read already.
+            reader.at = self.tag.1;
+        }
+        let key = match reader.string()? {
+            Text::Borrowed(s) => Key::Borrowed(s),
+            Text::Copied(s) => Key::Copied(s),
+        };
+        seed.deserialize(key).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let reader = &mut *self.reader;
+        if reader.skip_space() != Some(b':') {
+            return Err(Stop);
+        }
+        reader.at += 1;
+        let value = seed.deserialize(&mut *reader)?;
+        if self.state == TagState::Value {
+            // The tag's value must end where looking ahead found its end; then the members
+            // are read from the first.
+            if reader.skip_space().is_none() || reader.at != self.tag.1 {
+                return Err(Stop);
+            }
+            reader.at = self.start;
+            self.state = TagState::Rest;
+        }
+        Ok(value)
     }
 }
 
