@@ -416,6 +416,12 @@ async fn every_decision_is_audited_with_digests_and_never_argument_values() {
         .find(|r| r.event.kind == AuditKind::Admitted)
         .unwrap();
     assert_eq!(admitted.event.digest.as_ref().map(String::len), Some(64));
+    // Decisions made before the claim carry no digest; the claim and what follows it do.
+    let digests: Vec<bool> = trail.iter().map(|r| r.event.digest.is_some()).collect();
+    assert_eq!(
+        digests,
+        [false, false, false, false, true, true, true, false, true]
+    );
     assert_eq!(trail[2].event.principal, "mallory");
     let exported = serde_json::to_string(&trail).unwrap();
     // The card number: digits and dashes, which no hash, digest or time spells.

@@ -75,6 +75,9 @@ struct Trail {
 struct Stored {
     at: i64,
     call: Arc<Call>,
+    /// Whether the record carries its call's arguments digest (a decision made before the
+    /// claim shares the claim's call without it).
+    digest: bool,
     kind: AuditKind,
     code: Option<Code>,
     note: Option<String>,
@@ -89,11 +92,29 @@ struct Call {
 }
 
 impl Call {
-    fn names(&self, event: &AuditEvent) -> bool {
-        self.call_id == event.call_id
+    /// The call `claim` claims.
+    fn of(claim: &Claim) -> Arc<Call> {
+        let b = &claim.binding;
+        Arc::new(Call {
+            call_id: claim.call_id.clone(),
+            tool: b.tool.clone(),
+            digest: Some(b.arguments.clone()),
+            principal: b.principal.clone(),
+        })
+    }
+
+    /// Whether `event` is about this call: `Some(true)` with its digest, `Some(false)`
+    /// without one.
+    fn names(&self, event: &AuditEvent) -> Option<bool> {
+        let same = self.call_id == event.call_id
             && self.tool == event.tool
-            && self.digest == event.digest
-            && self.principal == event.principal
+            && self.principal == event.principal;
+        match &event.digest {
+            _ if !same => None,
+            None => Some(self.digest.is_none()),
+            digest if *digest == self.digest => Some(true),
+            Some(_) => None,
+        }
     }
 }
 
@@ -115,7 +136,11 @@ impl Stored {
             tool: self.call.tool.clone(),
             kind: self.kind,
             code: self.code,
-            digest: self.call.digest.clone(),
+            digest: if self.digest {
+                self.call.digest.clone()
+            } else {
+                None
+            },
             principal: self.call.principal.clone(),
             note: self.note.clone(),
             output: match &self.output {
@@ -167,25 +192,36 @@ impl Trail {
             {
                 Arc::clone(&last.call)
             }
-            _ => Arc::new(Call {
-                call_id: claim.call_id.clone(),
-                tool: b.tool.clone(),
-                digest: Some(b.arguments.clone()),
-                principal: b.principal.clone(),
-            }),
+            _ => Call::of(claim),
         }
     }
 
     /// Appends `event`, whose outcome digest is that of `outcome` when there is one.
     fn push(&mut self, at: i64, event: &AuditEvent, outcome: Option<Arc<Recorded>>) {
-        let call = match self.events.last() {
-            Some(last) if last.call.names(event) => Arc::clone(&last.call),
-            _ => Arc::new(Call {
-                call_id: event.call_id.clone(),
-                tool: event.tool.clone(),
-                digest: event.digest.clone(),
-                principal: event.principal.clone(),
-            }),
+        let last = self.events.last().map(|last| &last.call);
+        let call = last.and_then(|call| Some((Arc::clone(call), call.names(event)?)));
+        self.push_with(at, event, outcome, call);
+    }
+
+    /// Appends `event`, naming `call` (with its digest or not) when that is its call.
+    fn push_with(
+        &mut self,
+        at: i64,
+        event: &AuditEvent,
+        outcome: Option<Arc<Recorded>>,
+        call: Option<(Arc<Call>, bool)>,
+    ) {
+        let (call, digest) = match call {
+            Some(shared) => shared,
+            None => (
+                Arc::new(Call {
+                    call_id: event.call_id.clone(),
+                    tool: event.tool.clone(),
+                    digest: event.digest.clone(),
+                    principal: event.principal.clone(),
+                }),
+                true,
+            ),
         };
         let output = match (outcome, &event.output) {
             (Some(recorded), _) => Output::Of(recorded),
@@ -195,6 +231,7 @@ impl Trail {
         self.events.push(Stored {
             at,
             call,
+            digest,
             kind: event.kind,
             code: event.code,
             note: event.note.clone(),
@@ -204,9 +241,12 @@ impl Trail {
 }
 
 struct Entry {
-    call_id: String,
+    /// The call id and the binding's tool, arguments digest and principal, shared with its
+    /// audit records.
+    call: Arc<Call>,
     scope: String,
-    binding: Binding,
+    /// The binding's contract digest.
+    contract: String,
     /// The effect it was claimed with.
     effect: Effect,
     attempt: u32,
@@ -216,6 +256,18 @@ struct Entry {
     released: bool,
     /// The stamp of its latest settlement.
     stamp: u64,
+}
+
+impl Entry {
+    /// What the call was claimed with.
+    fn binding(&self) -> Binding {
+        Binding {
+            tool: self.call.tool.clone(),
+            contract: self.contract.clone(),
+            arguments: self.call.digest.clone().unwrap_or_default(),
+            principal: self.call.principal.clone(),
+        }
+    }
 }
 
 impl MemoryLedger {
@@ -290,28 +342,31 @@ impl Trails {
     }
 
     /// Appends `claim`'s events and the record of the ledger's answer, what
-    /// [`claim_event`](super::claim_event) makes, without building that event.
-    fn append_claim(&mut self, claim: &Claim, answer: &Claimed, capacity: usize) {
+    /// [`claim_event`](super::claim_event) makes, without building that event; returns the
+    /// call that record names.
+    fn append_claim(&mut self, claim: &Claim, answer: &Claimed, capacity: usize) -> Arc<Call> {
         let at = unix_millis(SystemTime::now());
-        self.append_at(
-            at,
-            &claim.scope,
-            claim.audit.iter().map(|e| (e, None)),
-            capacity,
-        );
+        self.append_at(at, &claim.scope, [], capacity);
         let Some(trail) = self.by_scope.get_mut(&claim.scope) else {
-            return;
+            return Call::of(claim);
         };
-        let (kind, code, note) = claim_decision(claim, answer);
+        // The decisions before the claim share its call.
         let call = trail.call_of(claim);
+        for event in &claim.audit {
+            let shared = call.names(event).map(|digest| (Arc::clone(&call), digest));
+            trail.push_with(at, event, None, shared);
+        }
+        let (kind, code, note) = claim_decision(claim, answer);
         trail.events.push(Stored {
             at,
-            call,
+            call: Arc::clone(&call),
+            digest: true,
             kind,
             code,
             note,
             output: Output::None,
         });
+        call
     }
 
     fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
@@ -365,7 +420,7 @@ impl Ledger for MemoryLedger {
                 let passed = held.lease_until <= now;
                 match decide(
                     claim,
-                    &held.binding,
+                    &held.binding(),
                     held.effect,
                     held.outcome.as_deref().cloned(),
                     held.released,
@@ -384,26 +439,26 @@ impl Ledger for MemoryLedger {
         };
         let answer = match state.trails.take_quotas(claim) {
             Err(quota) => Claimed::Exhausted(quota),
-            Ok(()) => {
-                state.claims.insert(
-                    claim.key.clone(),
-                    Entry {
-                        call_id: claim.call_id.clone(),
-                        scope: claim.scope.clone(),
-                        binding: claim.binding.clone(),
-                        effect,
-                        attempt,
-                        claimed_at: now,
-                        lease_until: lease_until(now, claim.lease),
-                        outcome: None,
-                        released: false,
-                        stamp: u64::MAX,
-                    },
-                );
-                Claimed::New { attempt }
-            }
+            Ok(()) => Claimed::New { attempt },
         };
-        state.trails.append_claim(claim, &answer, self.capacity);
+        let call = state.trails.append_claim(claim, &answer, self.capacity);
+        if let Claimed::New { .. } = answer {
+            state.claims.insert(
+                claim.key.clone(),
+                Entry {
+                    call,
+                    scope: claim.scope.clone(),
+                    contract: claim.binding.contract.clone(),
+                    effect,
+                    attempt,
+                    claimed_at: now,
+                    lease_until: lease_until(now, claim.lease),
+                    outcome: None,
+                    released: false,
+                    stamp: u64::MAX,
+                },
+            );
+        }
         Box::pin(std::future::ready(Ok(answer)))
     }
 
@@ -500,8 +555,8 @@ impl Ledger for MemoryLedger {
             })
             .map(|(key, e)| Unsettled {
                 key: key.clone(),
-                call_id: e.call_id.clone(),
-                binding: e.binding.clone(),
+                call_id: e.call.call_id.clone(),
+                binding: e.binding(),
                 attempt: e.attempt,
                 claimed_at: e.claimed_at,
             })
@@ -566,12 +621,12 @@ impl Ledger for MemoryLedger {
 /// An audit event about the claim's call, to be given its kind.
 fn call_event(entry: &Entry) -> AuditEvent {
     AuditEvent {
-        call_id: entry.call_id.clone(),
-        tool: entry.binding.tool.clone(),
+        call_id: entry.call.call_id.clone(),
+        tool: entry.call.tool.clone(),
         kind: AuditKind::Outcome,
         code: None,
-        digest: Some(entry.binding.arguments.clone()),
-        principal: entry.binding.principal.clone(),
+        digest: entry.call.digest.clone(),
+        principal: entry.call.principal.clone(),
         note: None,
         output: None,
     }

@@ -168,7 +168,8 @@ pub(super) async fn claim(
         .await
         .map_err(|error| unavailable(&error.to_string()))?;
     let key = claim.key;
-    let what = match key.kind {
+    // Named in refusals only.
+    let what = || match key.kind {
         KeyKind::CallId => format!("call id {:?}", key.id),
         KeyKind::IdempotencyKey => "the idempotency key".to_owned(),
     };
@@ -199,7 +200,10 @@ pub(super) async fn claim(
             };
             Err(Failure::new(
                 code,
-                format!("{what} was already used for another call; this call was not run"),
+                format!(
+                    "{} was already used for another call; this call was not run",
+                    what()
+                ),
             )
             .with_detail(format!(
                 "the {differs} {} from the first claim",
@@ -208,12 +212,16 @@ pub(super) async fn claim(
         }
         Claimed::InFlight => Err(Failure::new(
             Code::CallInFlight,
-            format!("a call with {what} is still running; this one was not run"),
+            format!(
+                "a call with {} is still running; this one was not run",
+                what()
+            ),
         )),
         Claimed::Unknown => Err(Failure::new(
             Code::OutcomeUnknown,
             format!(
-                "an earlier attempt of this call with {what} was interrupted; its effects may or may not have happened, so it is not run again until it is reconciled"
+                "an earlier attempt of this call with {} was interrupted; its effects may or may not have happened, so it is not run again until it is reconciled",
+                what()
             ),
         )
         .with_detail("claimed without an outcome and its lease passed")),
