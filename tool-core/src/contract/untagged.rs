@@ -97,8 +97,9 @@ pub(crate) fn bytes(n: usize) {
 }
 
 /// The bytes of text unions handled on this thread so far: keys and strings copied into held
-/// values and into the copies of flattened members, the bytes read to name the places
-/// whose verdicts are remembered, and the bytes looked through for tags written late. Deterministic, for tests that check it grows linearly.
+/// values and into the copies of flattened members, the bytes read to name the places whose
+/// verdicts are remembered, and the bytes looked through for tags written late.
+/// Deterministic, for tests that check it grows linearly.
 #[doc(hidden)]
 pub fn untagged_bytes() -> u64 {
     BYTES.with(Cell::get)

@@ -199,7 +199,7 @@ impl Trail {
     /// Appends `event`, whose outcome digest is that of `outcome` when there is one.
     fn push(&mut self, at: i64, event: &AuditEvent, outcome: Option<Arc<Recorded>>) {
         let last = self.events.last().map(|last| &last.call);
-        let call = last.and_then(|call| Some((Arc::clone(call), call.names(event)?)));
+        let call = last.and_then(|call| call.names(event).map(|digest| (Arc::clone(call), digest)));
         self.push_with(at, event, outcome, call);
     }
 

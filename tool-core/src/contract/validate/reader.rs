@@ -89,6 +89,15 @@ impl<'de> Reader<'de> {
         }
     }
 
+    /// The place of the first byte at or after `at` that is not JSON whitespace.
+    #[inline(always)]
+    fn space_from(&self, mut at: usize) -> usize {
+        while matches!(self.bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+            at += 1;
+        }
+        at
+    }
+
     /// Skips JSON whitespace and peeks at the next byte.
     #[inline(always)]
     fn skip_space(&mut self) -> Option<u8> {
@@ -464,10 +473,7 @@ impl<'de> Reader<'de> {
     /// Whether the object opening at `self.at` begins with the member `tag`.
     #[inline(always)]
     fn tag_comes_first(&self, tag: &str) -> bool {
-        let mut at = self.at + 1;
-        while matches!(self.bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
-            at += 1;
-        }
+        let at = self.space_from(self.at + 1);
         let tag = tag.as_bytes();
         match self.bytes.get(at..at + tag.len() + 2) {
             Some([b'"', name @ .., b'"']) => name == tag,
@@ -493,14 +499,8 @@ impl<'de> Reader<'de> {
     /// Nothing is checked here that reading the object does not check again.
     fn find_tag(&mut self, tag: &str) -> Option<(usize, usize)> {
         let bytes = self.bytes;
-        let space = |mut at: usize| {
-            while matches!(bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
-                at += 1;
-            }
-            at
-        };
         let limit = self.at.saturating_add(self.lookahead).min(bytes.len());
-        let mut at = space(self.at + 1);
+        let mut at = self.space_from(self.at + 1);
         let found = loop {
             if at >= limit || bytes[at] != b'"' {
                 break None;
@@ -509,7 +509,7 @@ impl<'de> Reader<'de> {
             if bytes.get(end) != Some(&b'"') {
                 break None;
             }
-            let colon = space(end + 1);
+            let colon = self.space_from(end + 1);
             if bytes.get(colon) != Some(&b':') {
                 break None;
             }
@@ -525,7 +525,7 @@ impl<'de> Reader<'de> {
                 at = next;
                 break None;
             }
-            at = space(next + 1);
+            at = self.space_from(next + 1);
         };
         let seen = found.map_or(at, |(_, next)| next).min(limit) - self.at;
         self.lookahead = self.lookahead.saturating_sub(seen);
@@ -582,14 +582,7 @@ impl<'de> Reader<'de> {
             state: TagState::Key,
             first: true,
         })?;
-        self.depth += 1;
-        match self.skip_space() {
-            Some(b'}') => {
-                self.at += 1;
-                Ok(value)
-            }
-            _ => Err(Stop),
-        }
+        self.close(value, b'}')
     }
 
     /// Opens an array or object (its bracket was peeked at) within the depth limit.
@@ -610,14 +603,7 @@ impl<'de> Reader<'de> {
             reader: self,
             first: true,
         })?;
-        self.depth += 1;
-        match self.skip_space() {
-            Some(b']') => {
-                self.at += 1;
-                Ok(value)
-            }
-            _ => Err(Stop),
-        }
+        self.close(value, b']')
     }
 
     #[inline]
@@ -627,14 +613,56 @@ impl<'de> Reader<'de> {
             reader: self,
             first: true,
         })?;
+        self.close(value, b'}')
+    }
+
+    /// Closes the array or object whose contents were read: `end` must come next.
+    #[inline(always)]
+    fn close<T>(&mut self, value: T, end: u8) -> Result<T> {
         self.depth += 1;
-        match self.skip_space() {
-            Some(b'}') => {
-                self.at += 1;
-                Ok(value)
-            }
-            _ => Err(Stop),
+        if self.skip_space() != Some(end) {
+            return Err(Stop);
         }
+        self.at += 1;
+        Ok(value)
+    }
+
+    /// Moves to the opening quote of an object's next key (`first`: none was read yet);
+    /// `false` at the closing brace.
+    #[inline(always)]
+    fn next_key(&mut self, first: &mut bool) -> Result<bool> {
+        match self.skip_space() {
+            Some(b'}') => return Ok(false),
+            Some(b'"') if *first => *first = false,
+            Some(b',') if !*first => {
+                self.at += 1;
+                if self.skip_space() != Some(b'"') {
+                    return Err(Stop);
+                }
+            }
+            _ => return Err(Stop),
+        }
+        Ok(true)
+    }
+
+    /// Reads the key whose opening quote is next.
+    #[inline(always)]
+    fn key<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<K::Value> {
+        let key = match self.string()? {
+            Text::Borrowed(s) => Key::Borrowed(s),
+            Text::Copied(s) => Key::Copied(s),
+        };
+        seed.deserialize(key)
+    }
+
+    /// Reads a member's value, its colon next.
+    #[inline(always)]
+    fn member_value<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        if self.skip_space() != Some(b':') {
+            return Err(Stop);
+        }
+        self.at += 1;
+        seed.deserialize(self)
     }
 
     #[inline]
@@ -868,33 +896,15 @@ impl<'de> de::MapAccess<'de> for Members<'_, 'de> {
 
     #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        let reader = &mut *self.reader;
-        match reader.skip_space() {
-            Some(b'}') => return Ok(None),
-            Some(b'"') if self.first => self.first = false,
-            Some(b',') if !self.first => {
-                reader.at += 1;
-                if reader.skip_space() != Some(b'"') {
-                    return Err(Stop);
-                }
-            }
-            _ => return Err(Stop),
+        if !self.reader.next_key(&mut self.first)? {
+            return Ok(None);
         }
-        let key = match reader.string()? {
-            Text::Borrowed(s) => Key::Borrowed(s),
-            Text::Copied(s) => Key::Copied(s),
-        };
-        seed.deserialize(key).map(Some)
+        self.reader.key(seed).map(Some)
     }
 
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let reader = &mut *self.reader;
-        if reader.skip_space() != Some(b':') {
-            return Err(Stop);
-        }
-        reader.at += 1;
-        seed.deserialize(reader)
+        self.reader.member_value(seed)
     }
 }
 
@@ -938,37 +948,20 @@ impl<'de> de::MapAccess<'de> for TagFirst<'_, 'de> {
             TagState::Rest => {}
         }
         loop {
-            match reader.skip_space() {
-                Some(b'}') => return Ok(None),
-                Some(b'"') if self.first => self.first = false,
-                Some(b',') if !self.first => {
-                    reader.at += 1;
-                    if reader.skip_space() != Some(b'"') {
-                        return Err(Stop);
-                    }
-                }
-                _ => return Err(Stop),
+            if !reader.next_key(&mut self.first)? {
+                return Ok(None);
             }
             if reader.at != self.tag.0 {
-                break;
+                return reader.key(seed).map(Some);
             }
             // The tag, read already.
             reader.at = self.tag.1;
         }
-        let key = match reader.string()? {
-            Text::Borrowed(s) => Key::Borrowed(s),
-            Text::Copied(s) => Key::Copied(s),
-        };
-        seed.deserialize(key).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         let reader = &mut *self.reader;
-        if reader.skip_space() != Some(b':') {
-            return Err(Stop);
-        }
-        reader.at += 1;
-        let value = seed.deserialize(&mut *reader)?;
+        let value = reader.member_value(seed)?;
         if self.state == TagState::Value {
             // The tag's value must end where looking ahead found its end; then the members
             // are read from the first.
