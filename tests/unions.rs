@@ -382,8 +382,7 @@ fn a_repeated_key_inside_a_member_before_the_tag_is_refused() {
         messages(&later),
         ["/ops/0/x additionalProperties unknown field; expected one of \"type\", \"line\""]
     );
-    // Held (the text is read again after a syntax error elsewhere would be too late to
-    // show it): a known member holding a repeated key is refused however it is read.
+    // A known member holding a repeated key before the tag is refused too.
     let errors = EditFile::parse_arguments(
         r#"{"path": "a", "ops": [{"line": 1, "text": {"a": 1, "a": 2}, "type": "Insert"}]}"#,
     )
