@@ -87,6 +87,7 @@ mod dialect;
 mod dialects;
 mod model;
 mod python;
+mod quick;
 mod read;
 mod render;
 mod scan;

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::quick::Quick;
 use super::scan::Table;
 use super::{Dialect, Seeker, TextCall, TextDialect, TextError, python};
 use crate::extract::fence;
@@ -47,26 +48,26 @@ fn json_calls_in_full(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), T
         }
         Err(error) => return Err(error),
     };
-    if may_be_envelope(raw.get())
-        && let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw.get())
+    if may_be_envelope(raw)
+        && let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(raw)
     {
         let calls = envelope
             .tool_calls
             .into_iter()
-            .map(|item| call_object(item, at..end))
+            .map(|item| call_object(item.get(), at..end))
             .collect::<Result<Vec<_>, _>>()?;
         return Ok((calls, end));
     }
-    let calls = match raw.get().trim_start().as_bytes().first() {
+    let calls = match raw.trim_start().as_bytes().first() {
         Some(b'[') => {
             let items: Vec<&RawValue> =
-                serde_json::from_str(raw.get()).map_err(|error| TextError::Invalid {
+                serde_json::from_str(raw).map_err(|error| TextError::Invalid {
                     at,
                     reason: format!("not a list of call objects: {error}"),
                 })?;
             items
                 .into_iter()
-                .map(|item| call_object(item, at..end))
+                .map(|item| call_object(item.get(), at..end))
                 .collect::<Result<Vec<_>, _>>()?
         }
         _ => vec![call_object(raw, at..end)?],
@@ -79,6 +80,30 @@ fn json_calls_in_full(text: &str, at: usize) -> Result<(Vec<TextCall>, usize), T
 /// or a string holding one. Anything else (an envelope, an error, a Python literal) is `None`,
 /// and read as before, which reads every shape this one does to the same calls.
 fn plain_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
+    quick_json_calls(text, at).or_else(|| serde_json_calls(text, at))
+}
+
+/// [`plain_json_calls`] without serde_json, for call objects of plain JSON (see
+/// [`quick`](super::quick)); `None` leaves the text to serde_json.
+fn quick_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
+    let mut quick = Quick::new(text, at);
+    quick.space();
+    let found = quick.calls()?;
+    let end = quick.at();
+    let mut calls = Vec::with_capacity(found.len());
+    for call in found {
+        calls.push(TextCall {
+            name: text[call.name].to_owned(),
+            arguments: arguments_text(&text[call.arguments]).ok()?,
+            positional: Vec::new(),
+            span: at..end,
+        });
+    }
+    Some((calls, end))
+}
+
+/// [`plain_json_calls`] by serde_json.
+fn serde_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
     let rest = text.get(at..)?;
     let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
     let mut stream =
@@ -297,13 +322,35 @@ pub(crate) fn object_text(map: &serde_json::Map<String, Value>) -> String {
 }
 
 /// One JSON value at `at` (after whitespace), borrowed from `text`, and where it ends.
-pub(crate) fn json_value(text: &str, at: usize) -> Result<(&RawValue, usize), TextError> {
+pub(crate) fn json_value(text: &str, at: usize) -> Result<(&str, usize), TextError> {
+    match quick_json_value(text, at) {
+        Some(found) => Ok(found),
+        None => serde_json_value(text, at),
+    }
+}
+
+/// [`json_value`] without serde_json, for a value of plain JSON that ends with its own
+/// delimiter (as serde_json's stream reads one, with no check of what follows); others are
+/// `None`.
+fn quick_json_value(text: &str, at: usize) -> Option<(&str, usize)> {
+    let mut quick = Quick::new(text, at);
+    quick.space();
+    let start = quick.at();
+    if !matches!(text.as_bytes().get(start), Some(b'{' | b'[' | b'"')) {
+        return None;
+    }
+    quick.value(0)?;
+    Some((&text[start..quick.at()], quick.at()))
+}
+
+/// [`json_value`] by serde_json.
+fn serde_json_value(text: &str, at: usize) -> Result<(&str, usize), TextError> {
     let rest = &text[at..];
     // JSON's own whitespace, as the stream's reader skips it.
     let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
     let mut stream = serde_json::Deserializer::from_str(&rest[lead..]).into_iter::<&RawValue>();
     match stream.next() {
-        Some(Ok(raw)) => Ok((raw, at + lead + stream.byte_offset())),
+        Some(Ok(raw)) => Ok((raw.get(), at + lead + stream.byte_offset())),
         Some(Err(error)) if error.is_eof() => Err(TextError::Unterminated {
             at: at + lead,
             reason: "the JSON of the call is cut off".into(),
@@ -338,17 +385,17 @@ impl CallObject<'_> {
                 return Err("the call object has no `arguments` or `parameters`".into());
             }
         };
-        arguments_text(raw)
+        arguments_text(raw.get())
     }
 }
 
 /// A call object `{"name": …, "arguments" | "parameters": …}` (other members are ignored).
-pub(crate) fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall, TextError> {
+pub(crate) fn call_object(raw: &str, span: Range<usize>) -> Result<TextCall, TextError> {
     let invalid = |reason: String| TextError::Invalid {
         at: span.start,
         reason,
     };
-    let object: CallObject<'_> = serde_json::from_str(raw.get())
+    let object: CallObject<'_> = serde_json::from_str(raw)
         .map_err(|error| invalid(format!("not a call object: {error}")))?;
     let arguments = object.arguments_text().map_err(invalid)?;
     Ok(TextCall {
@@ -361,8 +408,8 @@ pub(crate) fn call_object(raw: &RawValue, span: Range<usize>) -> Result<TextCall
 
 /// The arguments as a JSON object text: the object as written, or the object inside a JSON
 /// string.
-pub(crate) fn arguments_text(raw: &RawValue) -> Result<String, String> {
-    let text = raw.get().trim();
+pub(crate) fn arguments_text(raw: &str) -> Result<String, String> {
+    let text = raw.trim();
     match text.as_bytes().first() {
         Some(b'{') => Ok(text.to_owned()),
         Some(b'"') => {
@@ -548,6 +595,206 @@ mod tests {
         }
         for text in left_to_the_full_reading {
             assert!(plain_json_calls(text, 0).is_none(), "{text}");
+        }
+    }
+
+    /// Where the reading without serde_json answers, serde_json's reading answers the same.
+    fn quick_agrees(text: &str) {
+        if let Some(quick) = quick_json_calls(text, 0) {
+            assert_eq!(Some(quick), serde_json_calls(text, 0), "calls in {text:?}");
+        }
+        if let Some(quick) = quick_json_value(text, 0) {
+            assert_eq!(
+                format!("{:?}", Ok::<_, TextError>(quick)),
+                format!("{:?}", serde_json_value(text, 0)),
+                "value in {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_quick_reading_gives_serde_jsons_answers() {
+        let answered = [
+            r#"{"name": "f", "arguments": {"a": 1}}"#,
+            r#" [ {"name":"f","arguments":{}} , {"parameters":"{\"x\": [1, 2.5e-3]}","name":"g"} ] x"#,
+            r#"{"id": {"tool_calls": []}, "name": "f", "arguments": null, "parameters": {"a": "\u00e9\n"}}"#,
+            r#"{"name": "é", "arguments": {"a": [true, false, null, -0, 0.0, 1E+2, "\/"]}}"#,
+            r#"{"name": "f", "arguments": {"a": 1}} {"name": "g", "arguments": {}}"#,
+            "[]",
+        ];
+        for text in answered {
+            assert!(quick_json_calls(text, 0).is_some(), "{text}");
+            quick_agrees(text);
+        }
+        let left_to_serde_json = [
+            r#"{"name": "f", "arguments": {"a": "\ud83d\ude00"}}"#,
+            r#"{"name": "f\n", "arguments": {}}"#,
+            r#"{"name": "f", "arguments": {"a": 01}}"#,
+            r#"{"name": "f", "arguments": {"a": 1.}}"#,
+            r#"{"name": "f", "arguments": {"a": 1e}}"#,
+            r#"{"name": "f", "arguments": {"a": -}}"#,
+            r#"{"name": "f", "arguments": {"a": 1,}}"#,
+            r#"{"name": "f", "arguments": {"a": [1,]}}"#,
+            "{\"name\": \"f\", \"arguments\": {\"a\": \"\u{1}\"}}",
+            r#"{"name": "f", "arguments": {"a": "\x"}}"#,
+            r#"{"name": "f", "arguments": {"a": nul}}"#,
+            r#"{"name": "f", "arguments": {}, "parameters": {}}"#,
+            r#"{"tool_calls": [{"name": "f", "arguments": {}}]}"#,
+            r#"{"tool_calls": [], "name": "f", "arguments": {}}"#,
+            r#"{"name": "f", "arguments": {"a": 1}"#,
+            // Control characters where eight bytes are passed over at once.
+            "{\"name\": \"f\", \"arguments\": {\"a\": \"xy\tzzzzzzzzzzzz\"}}",
+            "{\"name\": \"f\u{1f}gggggggggg\", \"arguments\": {}}",
+        ];
+        for text in left_to_serde_json {
+            assert!(quick_json_calls(text, 0).is_none(), "{text}");
+            quick_agrees(text);
+        }
+        let deep = format!(
+            "{{\"name\": \"f\", \"arguments\": {{\"a\": {}1{}}}}}",
+            "[".repeat(70),
+            "]".repeat(70)
+        );
+        assert!(quick_json_calls(&deep, 0).is_none());
+        quick_agrees(&deep);
+    }
+
+    mod generated {
+        use super::quick_agrees;
+        use proptest::prelude::*;
+
+        /// Texts made of JSON's pieces, call objects' keys among them.
+        fn pieces() -> impl Strategy<Value = String> {
+            let piece = prop_oneof![
+                Just("{"),
+                Just("}"),
+                Just("["),
+                Just("]"),
+                Just(","),
+                Just(":"),
+                Just("\""),
+                Just("\"name\":"),
+                Just("\"arguments\":"),
+                Just("\"parameters\":"),
+                Just("\"tool_calls\":"),
+                Just("\"f\""),
+                Just("\"{\\\"a\\\": 1}\""),
+                Just("\\"),
+                Just("u"),
+                Just("d800"),
+                Just("00e9"),
+                Just("n"),
+                Just("0"),
+                Just("1"),
+                Just("-"),
+                Just("."),
+                Just("e"),
+                Just(" "),
+                Just("\n"),
+                Just("\u{1}"),
+                Just("é"),
+                Just("true"),
+                Just("null"),
+            ];
+            proptest::collection::vec(piece, 0..28).prop_map(|pieces| pieces.concat())
+        }
+
+        /// Call objects and lists of them, written out, with values of any shape.
+        fn calls() -> impl Strategy<Value = String> {
+            let leaf = prop_oneof![
+                Just("null".to_owned()),
+                Just("false".to_owned()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(|f| f.to_string()),
+                any::<String>().prop_map(|s| serde_json::to_string(&s).unwrap_or_default()),
+            ];
+            let value = leaf.prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..4)
+                        .prop_map(|items| format!("[{}]", items.join(","))),
+                    proptest::collection::vec(("[a-c]{1,2}", inner), 0..4).prop_map(|members| {
+                        let members: Vec<String> = members
+                            .into_iter()
+                            .map(|(key, value)| format!("\"{key}\": {value}"))
+                            .collect();
+                        format!("{{{}}}", members.join(", "))
+                    }),
+                ]
+            });
+            let key = prop_oneof![
+                Just("name"),
+                Just("arguments"),
+                Just("parameters"),
+                Just("tool_calls"),
+                Just("id")
+            ];
+            let object = proptest::collection::vec((key, value), 0..4).prop_map(|members| {
+                let members: Vec<String> = members
+                    .into_iter()
+                    .map(|(key, value)| format!("\"{key}\" : {value}"))
+                    .collect();
+                format!("{{{}}}", members.join(" ,"))
+            });
+            prop_oneof![
+                object.clone(),
+                proptest::collection::vec(object, 0..3)
+                    .prop_map(|items| format!("[{}]", items.join(", "))),
+            ]
+        }
+
+        /// Well-formed calls: a string name and object arguments, perhaps with other members.
+        fn good_calls() -> impl Strategy<Value = String> {
+            (
+                "[a-z_\\\\\"é]{1,6}",
+                proptest::collection::vec(("[a-c]{1,2}", "[0-9a-z\\\\\" ]{0,8}"), 0..4),
+                any::<bool>(),
+            )
+                .prop_map(|(name, members, as_string)| {
+                    let arguments: serde_json::Map<String, serde_json::Value> = members
+                        .into_iter()
+                        .map(|(key, value)| (key, serde_json::Value::String(value)))
+                        .collect();
+                    let arguments = serde_json::to_string(&arguments).unwrap_or_default();
+                    let arguments = if as_string {
+                        serde_json::to_string(&arguments).unwrap_or_default()
+                    } else {
+                        arguments
+                    };
+                    let name = serde_json::to_string(&name).unwrap_or_default();
+                    format!(r#"{{"name": {name}, "arguments": {arguments}}}"#)
+                })
+        }
+
+        proptest! {
+            #[test]
+            fn on_any_text(text in pieces()) {
+                quick_agrees(&text);
+            }
+
+            #[test]
+            fn on_call_objects(text in calls()) {
+                quick_agrees(&text);
+            }
+
+            #[test]
+            fn on_call_objects_cut_short(text in good_calls(), cut in any::<prop::sample::Index>()) {
+                let mut end = cut.index(text.len() + 1);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                quick_agrees(&text[..end]);
+            }
+
+            #[test]
+            fn on_well_formed_calls(text in good_calls()) {
+                quick_agrees(&text);
+                prop_assert!(super::serde_json_calls(&text, 0).is_some());
+                // A name without escapes is read without serde_json.
+                let escaped = text.split("\"arguments\"").next().is_some_and(|name| name.contains('\\'));
+                prop_assert!(escaped || super::quick_json_calls(&text, 0).is_some(), "{}", text);
+            }
         }
     }
 }
