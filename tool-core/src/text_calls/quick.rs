@@ -55,24 +55,24 @@ impl<'a> Quick<'a> {
         found
     }
 
-    /// One call object, or a list of them, at the cursor; the cursor ends after it.
-    pub(crate) fn calls(&mut self) -> Option<Vec<QuickCall>> {
+    /// One call object, or a list of them, at the cursor, each handed to `each` as it is
+    /// read; the cursor ends after it. `None` as soon as `each` gives up.
+    pub(crate) fn calls(&mut self, mut each: impl FnMut(QuickCall) -> Option<()>) -> Option<()> {
         if self.peek() == Some(b'{') {
-            return Some(vec![self.call_object()?]);
+            return each(self.call_object()?);
         }
         if !self.eat(b'[') {
             return None;
         }
-        let mut calls = Vec::new();
         self.space();
         if self.eat(b']') {
-            return Some(calls);
+            return Some(());
         }
         loop {
-            calls.push(self.call_object()?);
+            each(self.call_object()?)?;
             self.space();
             if self.eat(b']') {
-                return Some(calls);
+                return Some(());
             }
             if !self.eat(b',') {
                 return None;

@@ -88,16 +88,20 @@ fn plain_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
 fn quick_json_calls(text: &str, at: usize) -> Option<(Vec<TextCall>, usize)> {
     let mut quick = Quick::new(text, at);
     quick.space();
-    let found = quick.calls()?;
-    let end = quick.at();
-    let mut calls = Vec::with_capacity(found.len());
-    for call in found {
+    let mut calls = Vec::new();
+    quick.calls(|call| {
         calls.push(TextCall {
             name: text[call.name].to_owned(),
             arguments: arguments_text(&text[call.arguments]).ok()?,
             positional: Vec::new(),
-            span: at..end,
+            // Set below, when the end is known.
+            span: at..at,
         });
+        Some(())
+    })?;
+    let end = quick.at();
+    for call in &mut calls {
+        call.span.end = end;
     }
     Some((calls, end))
 }
