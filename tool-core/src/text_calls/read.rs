@@ -624,6 +624,7 @@ mod tests {
             r#"{"id": {"tool_calls": []}, "name": "f", "arguments": null, "parameters": {"a": "\u00e9\n"}}"#,
             r#"{"name": "é", "arguments": {"a": [true, false, null, -0, 0.0, 1E+2, "\/"]}}"#,
             r#"{"name": "f", "arguments": {"a": 1}} {"name": "g", "arguments": {}}"#,
+            r#"{"name": "f", "x": [1e400, -123456789012345678901234567890], "arguments": {"a": 1E-400}}"#,
             "[]",
         ];
         for text in answered {
