@@ -4,6 +4,8 @@
 //! with the reason and its byte offset; JSON's `true`, `false` and `null` are the only names
 //! read, as the literals they mean.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::ops::Range;
 
 use serde_json::map::Entry;
@@ -18,8 +20,79 @@ mod scalars;
 pub(crate) struct PyCall {
     pub(crate) name: String,
     pub(crate) positional: Vec<Value>,
-    pub(crate) keyword: Map<String, Value>,
+    /// The keyword arguments as a JSON object's text, in the order given.
+    pub(crate) keyword: String,
     pub(crate) span: Range<usize>,
+}
+
+/// The keyword arguments of a call as they are read: their JSON object's text, written as
+/// each comes, and their names, to refuse one given twice.
+struct Keywords<'a> {
+    text: Vec<u8>,
+    names: Vec<Cow<'a, str>>,
+    /// The names, once there are more than a few to look through.
+    many: Option<HashSet<Cow<'a, str>>>,
+}
+
+impl<'a> Keywords<'a> {
+    /// Past this many names, they are looked up in a set.
+    const FEW: usize = 16;
+
+    fn new() -> Self {
+        Keywords {
+            text: {
+                // Enough for the arguments of most calls without growing.
+                let mut text = Vec::with_capacity(128);
+                text.push(b'{');
+                text
+            },
+            names: Vec::new(),
+            many: None,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.many.is_none()
+    }
+
+    /// Adds `name` (a Python identifier: nothing in it needs escaping) with `value`; gives
+    /// the name back if it was given before.
+    fn add(&mut self, name: Cow<'a, str>, value: &Value) -> Result<(), Cow<'a, str>> {
+        let repeated = match &mut self.many {
+            Some(many) => many.contains(&name),
+            None => self.names.contains(&name),
+        };
+        if repeated {
+            return Err(name);
+        }
+        if self.text.len() > 1 {
+            self.text.push(b',');
+        }
+        self.text.push(b'"');
+        self.text.extend_from_slice(name.as_bytes());
+        self.text.extend_from_slice(b"\":");
+        // A JSON value always serializes.
+        let _ = serde_json::to_writer(&mut self.text, value);
+        match &mut self.many {
+            Some(many) => {
+                many.insert(name);
+            }
+            None if self.names.len() == Self::FEW => {
+                let mut many: HashSet<Cow<'a, str>> = self.names.drain(..).collect();
+                many.insert(name);
+                self.many = Some(many);
+            }
+            None => self.names.push(name),
+        }
+        Ok(())
+    }
+
+    /// The object's text.
+    fn finish(mut self) -> String {
+        self.text.push(b'}');
+        // Names are ASCII and serde_json writes UTF-8.
+        String::from_utf8(self.text).unwrap_or_default()
+    }
 }
 
 /// How deep literals may nest.
@@ -116,7 +189,7 @@ impl<'a> Reader<'a> {
 
     /// A name of a function or a keyword argument, where a Markdown-escaped underscore `\_`
     /// (never Python) reads as `_`.
-    fn identifier(&mut self) -> Option<String> {
+    fn identifier(&mut self) -> Option<Cow<'a, str>> {
         let b = self.bytes();
         let escaped = |at: usize| b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'_');
         if !(b
@@ -142,9 +215,9 @@ impl<'a> Reader<'a> {
         // The run is ASCII: its ends are char boundaries.
         let run = &self.text[start..self.at];
         Some(if escapes {
-            run.replace("\\_", "_")
+            Cow::Owned(run.replace("\\_", "_"))
         } else {
-            run.to_owned()
+            Cow::Borrowed(run)
         })
     }
 
@@ -153,7 +226,7 @@ impl<'a> Reader<'a> {
         self.skip_space();
         let start = self.at;
         let mut name = match self.identifier() {
-            Some(name) => name,
+            Some(name) => name.into_owned(),
             None => return Err(self.error("expected a function name")),
         };
         while self.peek() == Some(b'.') {
@@ -168,7 +241,7 @@ impl<'a> Reader<'a> {
         }
         self.expect(b'(', "`(` after the function name")?;
         let mut positional = Vec::new();
-        let mut keyword = Map::new();
+        let mut keyword = Keywords::new();
         loop {
             self.skip_space();
             match self.peek() {
@@ -197,16 +270,12 @@ impl<'a> Reader<'a> {
             let value_at = self.at;
             let value = self.literal(0)?;
             match keyword_name {
-                Some(word) => match keyword.entry(word) {
-                    Entry::Vacant(entry) => {
-                        entry.insert(value);
-                    }
-                    Entry::Occupied(entry) => {
+                Some(word) => {
+                    if let Err(word) = keyword.add(word, &value) {
                         self.at = save;
-                        let word = entry.key();
                         return Err(self.error(format!("the argument `{word}` is given twice")));
                     }
-                },
+                }
                 None => {
                     if !keyword.is_empty() {
                         self.at = value_at;
@@ -226,7 +295,7 @@ impl<'a> Reader<'a> {
         Ok(PyCall {
             name,
             positional,
-            keyword,
+            keyword: keyword.finish(),
             span: start..self.at,
         })
     }
@@ -569,7 +638,39 @@ y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00
         let call = one(r#"math.hypot(x=3, y = 4.0 ,)"#).unwrap();
         assert_eq!(call.name, "math.hypot");
         assert!(call.positional.is_empty());
-        assert_eq!(Value::Object(call.keyword), json!({"x": 3, "y": 4.0}));
+        assert_eq!(call.keyword, r#"{"x":3,"y":4.0}"#);
+        // Past the few names looked through one by one, a repeated one is still found, and
+        // the object keeps the order given.
+        let names: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+        let call = one(&format!(
+            "f({})",
+            names
+                .iter()
+                .map(|n| format!("{n}='{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .unwrap();
+        let expected: serde_json::Map<String, Value> =
+            names.iter().map(|n| (n.clone(), json!(n))).collect();
+        assert_eq!(call.keyword, Value::Object(expected).to_string());
+        for repeated in ["k3", "k39"] {
+            let text = format!(
+                "f({}, {repeated}=1)",
+                names
+                    .iter()
+                    .map(|n| format!("{n}=0"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let error = one(&text).unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .contains(&format!("`{repeated}` is given twice")),
+                "{error}"
+            );
+        }
     }
 
     #[test]

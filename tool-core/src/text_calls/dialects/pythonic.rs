@@ -94,7 +94,7 @@ pub(crate) fn read(
         .into_iter()
         .map(|call| TextCall {
             name: call.name,
-            arguments: crate::text_calls::read::object_text(&call.keyword),
+            arguments: call.keyword,
             positional: call.positional,
             span: call.span,
         })
