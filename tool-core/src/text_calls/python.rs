@@ -201,19 +201,21 @@ impl<'a> Reader<'a> {
         }
         // The run of the name, then one copy of it (without the escapes, if any).
         let start = self.at;
+        let mut at = start;
         let mut escapes = false;
         loop {
-            match b.get(self.at) {
-                Some(&c) if NAME_BYTES[usize::from(c)] => self.at += 1,
-                Some(b'\\') if escaped(self.at) => {
+            match b.get(at) {
+                Some(&c) if NAME_BYTES[usize::from(c)] => at += 1,
+                Some(b'\\') if escaped(at) => {
                     escapes = true;
-                    self.at += 2;
+                    at += 2;
                 }
                 _ => break,
             }
         }
+        self.at = at;
         // The run is ASCII: its ends are char boundaries.
-        let run = &self.text[start..self.at];
+        let run = &self.text[start..at];
         Some(if escapes {
             Cow::Owned(run.replace("\\_", "_"))
         } else {
