@@ -165,21 +165,23 @@ impl<'a> Quick<'a> {
     /// Passes over the bytes of a string that are neither `"`, `\\` nor a control character,
     /// eight at a time where it can.
     fn skip_plain(&mut self) {
-        const ONES: u64 = u64::from_ne_bytes([1; 8]);
-        const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-        // Whether a byte of `word` is zero: a byte borrows only below a byte that is, so the
-        // answer for the word as a whole is exact.
-        let zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGH;
+        const ONES: u64 = u64::from_le_bytes([1; 8]);
+        const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+        // The bytes of `word` below `n`, flagged in their high bit. A subtraction borrows into
+        // a byte only from a flagged byte below it, so the lowest flagged byte (the first in
+        // the text, the word being read little-endian) is always one that is below `n`.
+        let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH;
         while let Some(chunk) = self.b.get(self.at..self.at + 8) {
             let mut bytes = [0; 8];
             bytes.copy_from_slice(chunk);
-            let word = u64::from_ne_bytes(bytes);
-            let stop = zero(word ^ (ONES * u64::from(b'"')))
-                | zero(word ^ (ONES * u64::from(b'\\')))
-                // Bytes below 0x20, by the same borrow (a byte from 0x80 up is never flagged).
-                | (word.wrapping_sub(ONES * 0x20) & !word & HIGH);
+            let word = u64::from_le_bytes(bytes);
+            let stop = below(word ^ (ONES * u64::from(b'"')), 1)
+                | below(word ^ (ONES * u64::from(b'\\')), 1)
+                | below(word, 0x20);
             if stop != 0 {
-                break;
+                // The first byte flagged is the first that stops the run.
+                self.at += (stop.trailing_zeros() / 8) as usize;
+                return;
             }
             self.at += 8;
         }

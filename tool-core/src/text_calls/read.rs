@@ -662,6 +662,23 @@ mod tests {
         );
         assert!(quick_json_calls(&deep, 0).is_none());
         quick_agrees(&deep);
+        // Strings of every length to 20 with a quote, an escape, a control character or
+        // non-ASCII text at every place, where bytes are passed over eight at a time.
+        for len in 0..20 {
+            for at in 0..=len {
+                for special in [
+                    "\\\"", "\\\\", "\\n", "\u{1}", "\u{1f}", "\t", "é", "\u{7f}", " ",
+                ] {
+                    let mut value = "x".repeat(len);
+                    value.insert_str(at, special);
+                    let text =
+                        format!(r#"{{"name": "f{value}", "arguments": {{"{value}": "{value}"}}}}"#);
+                    quick_agrees(&text);
+                    let plain = !special.starts_with(['\\', '\u{1}', '\u{1f}', '\t']);
+                    assert_eq!(quick_json_calls(&text, 0).is_some(), plain, "{text:?}");
+                }
+            }
+        }
     }
 
     mod generated {
