@@ -64,6 +64,8 @@ impl Seen {
 #[derive(Debug, Clone)]
 pub(crate) struct Table {
     entries: Cow<'static, [(Dialect, &'static [Marker])]>,
+    /// The same markers, one after another, as [`marker_at`] looks through them.
+    candidates: Cow<'static, [Candidate]>,
     /// The second bytes of the markers that start with `<` (`[0]`) and `[` (`[1]`), one bit
     /// a byte (every bit for a marker one byte long): a candidate whose first two bytes no
     /// marker starts with is rejected at once.
@@ -71,8 +73,11 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// The table of `entries`.
-    pub(crate) const fn new(entries: &'static [(Dialect, &'static [Marker])]) -> Table {
+    /// The table of `entries`, whose markers `candidates` lists in the same order.
+    pub(crate) const fn new(
+        entries: &'static [(Dialect, &'static [Marker])],
+        candidates: &'static [Candidate],
+    ) -> Table {
         let mut seconds = [[0; 4]; 2];
         let mut i = 0;
         while i < entries.len() {
@@ -86,6 +91,7 @@ impl Table {
         }
         Table {
             entries: Cow::Borrowed(entries),
+            candidates: Cow::Borrowed(candidates),
             seconds,
         }
     }
@@ -94,6 +100,9 @@ impl Table {
     pub(crate) fn push(&mut self, dialect: Dialect, markers: &'static [Marker]) {
         for marker in markers {
             add_second(&mut self.seconds, marker.text().as_bytes());
+            self.candidates
+                .to_mut()
+                .push(Candidate::new(dialect, marker));
         }
         self.entries.to_mut().push((dialect, markers));
     }
@@ -112,6 +121,43 @@ impl Table {
             _ => return true,
         };
         self.seconds[row][usize::from(second / 64)] & (1 << (second % 64)) != 0
+    }
+}
+
+/// A marker of a [`Table`] with its dialect, and its first two bytes as one number (the
+/// first alone for a marker one byte long), to pass over the others at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate {
+    start: u16,
+    /// The bytes of `start` that count.
+    mask: u16,
+    dialect: Dialect,
+    marker: &'static Marker,
+}
+
+impl Candidate {
+    pub(crate) const fn new(dialect: Dialect, marker: &'static Marker) -> Candidate {
+        let (start, mask) = match marker.text().as_bytes() {
+            [first, second, ..] => (u16::from_le_bytes([*first, *second]), u16::MAX),
+            [first] => (*first as u16, 0x00ff),
+            [] => (0, 0),
+        };
+        Candidate {
+            start,
+            mask,
+            dialect,
+            marker,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    #[cfg(test)]
+    pub(crate) fn marker(&self) -> &'static Marker {
+        self.marker
     }
 }
 
@@ -142,26 +188,28 @@ impl<'a> IntoIterator for &'a Table {
 /// text may come.
 fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Option<Seen>, ()> {
     let rest = &text.as_bytes()[at..];
-    if let [first, second, ..] = rest
-        && !table.may_start(*first, *second)
-    {
-        return Ok(None);
-    }
-    let mut wait = false;
-    for (dialect, markers) in table {
-        for marker in *markers {
-            let m = marker.text().as_bytes();
-            // Most candidates differ at the second byte.
-            if let (Some(want), Some(got)) = (m.get(1), rest.get(1))
-                && want != got
-            {
-                continue;
+    // The first two bytes, or as many as the text has.
+    let (start, mask) = match rest {
+        [first, second, ..] => {
+            if !table.may_start(*first, *second) {
+                return Ok(None);
             }
-            if rest.starts_with(m) {
-                return Ok(Some(Seen::new(*dialect, marker)));
-            }
-            wait |= !complete && rest.len() < m.len() && m.starts_with(rest);
+            (u16::from_le_bytes([*first, *second]), u16::MAX)
         }
+        [first] => (u16::from(*first), 0x00ff),
+        [] => (0, 0),
+    };
+    let mut wait = false;
+    for candidate in table.candidates.iter() {
+        // Most candidates differ in their first two bytes.
+        if (start ^ candidate.start) & mask & candidate.mask != 0 {
+            continue;
+        }
+        let m = candidate.marker.text().as_bytes();
+        if rest.starts_with(m) {
+            return Ok(Some(Seen::new(candidate.dialect, candidate.marker)));
+        }
+        wait |= !complete && rest.len() < m.len() && m.starts_with(rest);
     }
     if wait { Err(()) } else { Ok(None) }
 }

@@ -10,7 +10,7 @@ pub(crate) mod mistral;
 pub(crate) mod pythonic;
 
 use super::dialect::{Read, Reader};
-use super::scan::Table;
+use super::scan::{Candidate, Table};
 use super::stream::Opened;
 use super::{Dialect, Marker, TextError};
 use crate::call::ToolCall;
@@ -154,8 +154,38 @@ pub(crate) static TABLE: [(Dialect, &[Marker]); COUNT] = {
     table
 };
 
+/// How many markers the built-in dialects have.
+const MARKERS: usize = {
+    let mut count = 0;
+    let mut i = 0;
+    while i < COUNT {
+        count += BUILT_IN[i].markers.len();
+        i += 1;
+    }
+    count
+};
+
+/// Every built-in marker with its dialect, in the order of [`TABLE`].
+static CANDIDATES: [Candidate; MARKERS] = {
+    static NONE: Marker = Marker::opens("");
+    let mut candidates = [Candidate::new(Dialect::Custom(""), &NONE); MARKERS];
+    let mut n = 0;
+    let mut i = 0;
+    while i < COUNT {
+        let markers = BUILT_IN[i].markers;
+        let mut j = 0;
+        while j < markers.len() {
+            candidates[n] = Candidate::new(BUILT_IN[i].dialect, &markers[j]);
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    candidates
+};
+
 /// The table of the built-in dialects.
-pub(crate) const BUILT_IN_TABLE: Table = Table::new(&TABLE);
+pub(crate) const BUILT_IN_TABLE: Table = Table::new(&TABLE, &CANDIDATES);
 
 /// The name of the built-in `dialect` (empty for one not built in).
 pub(crate) fn name(dialect: Dialect) -> &'static str {
@@ -168,6 +198,20 @@ pub(crate) fn name(dialect: Dialect) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_candidates_are_the_tables_markers_in_order() {
+        let markers: Vec<(Dialect, &str)> = TABLE
+            .iter()
+            .flat_map(|(dialect, markers)| markers.iter().map(move |m| (*dialect, m.text())))
+            .collect();
+        let candidates: Vec<(Dialect, &str)> = CANDIDATES
+            .iter()
+            .map(|c| (c.dialect(), c.marker().text()))
+            .collect();
+        assert_eq!(candidates, markers);
+        assert!(!markers.is_empty());
+    }
 
     #[test]
     fn every_built_in_is_registered_once_under_its_name() {
