@@ -214,6 +214,25 @@ fn marker_at(table: &Table, text: &str, at: usize, complete: bool) -> Result<Opt
     if wait { Err(()) } else { Ok(None) }
 }
 
+/// The bytes that [`Scanner::next`] passes over outside quotes without a change of state:
+/// all but the first bytes of markers, backticks, brackets and quotes.
+static PLAIN: [bool; 256] = plain_bytes(b"<[`{}[]()'\"");
+
+/// The bytes it passes over inside quotes: all but the first bytes of markers, the escape, the
+/// line break and the quotes.
+static PLAIN_QUOTED: [bool; 256] = plain_bytes(b"<[\\\n'\"");
+
+/// Every byte but those of `special`.
+const fn plain_bytes(special: &[u8]) -> [bool; 256] {
+    let mut table = [true; 256];
+    let mut i = 0;
+    while i < special.len() {
+        table[special[i] as usize] = false;
+        i += 1;
+    }
+    table
+}
+
 /// Where the first marker written in `text` at or after `from` starts, in quotes or not.
 fn next_written(table: &Table, text: &str, from: usize) -> Option<usize> {
     let b = text.as_bytes();
@@ -314,7 +333,20 @@ impl Scanner {
             }
         }
         while self.at < b.len() {
-            let at = self.at;
+            // The bytes that change nothing in this state are passed over at once.
+            let plain = if self.quote.is_some() {
+                &PLAIN_QUOTED
+            } else {
+                &PLAIN
+            };
+            let mut at = self.at;
+            while b.get(at).is_some_and(|&c| plain[usize::from(c)]) {
+                at += 1;
+            }
+            self.at = at;
+            if at == b.len() {
+                break;
+            }
             if at > ahead {
                 ahead = self.written_from(table, text);
                 if ahead == usize::MAX {
