@@ -234,7 +234,7 @@ const fn plain_bytes(special: &[u8]) -> [bool; 256] {
 }
 
 /// Where the first marker written in `text` at or after `from` starts, in quotes or not.
-fn next_written(table: &Table, text: &str, from: usize) -> Option<usize> {
+fn next_written(table: &Table, text: &str, from: usize) -> Option<(usize, Seen)> {
     let b = text.as_bytes();
     let mut at = from;
     while let Some(found) = b
@@ -242,8 +242,8 @@ fn next_written(table: &Table, text: &str, from: usize) -> Option<usize> {
         .and_then(|rest| memchr::memchr2(b'<', b'[', rest))
     {
         let start = at + found;
-        if let Ok(Some(_)) = marker_at(table, text, start, true) {
-            return Some(start);
+        if let Ok(Some(seen)) = marker_at(table, text, start, true) {
+            return Some((start, seen));
         }
         at = start + 1;
     }
@@ -268,6 +268,8 @@ pub(crate) struct Scanner {
     /// for: no marker starts between the position it was looked for from and it.
     /// `usize::MAX`: none up to the end. `None`: not looked for yet.
     written: Option<usize>,
+    /// The marker written there, when there is one.
+    written_marker: Option<Seen>,
 }
 
 /// An inline code span being read: its opening run, and how far its partner was looked for.
@@ -301,6 +303,7 @@ impl Scanner {
             span: None,
             line_runs: None,
             written: None,
+            written_marker: None,
         }
     }
 
@@ -363,7 +366,7 @@ impl Scanner {
                         }
                         self.at = (at + 2).min(b.len());
                     }
-                    b'<' | b'[' => match marker_at(table, text, at, complete) {
+                    b'<' | b'[' => match self.marker_at(table, text, at, complete) {
                         Err(()) => return None,
                         Ok(Some(marker)) => {
                             if marker.opens && self.hidden.is_none() {
@@ -397,7 +400,7 @@ impl Scanner {
                 continue;
             }
             if matches!(c, b'<' | b'[') {
-                match marker_at(table, text, at, complete) {
+                match self.marker_at(table, text, at, complete) {
                     Err(()) => return None,
                     // Inside brackets of prose, where a string may have been misread (an
                     // apostrophe taken for a quote, or the other way round), an opening
@@ -479,14 +482,31 @@ impl Scanner {
 }
 
 impl Scanner {
+    /// [`marker_at`], answered without looking again where the search for markers written
+    /// found one in the whole text.
+    fn marker_at(
+        &self,
+        table: &Table,
+        text: &str,
+        at: usize,
+        complete: bool,
+    ) -> Result<Option<Seen>, ()> {
+        match self.written_marker {
+            Some(seen) if complete && self.written == Some(at) => Ok(Some(seen)),
+            _ => marker_at(table, text, at, complete),
+        }
+    }
+
     /// Where the next marker is written at or after the scanner's position, in quotes or not
     /// (`usize::MAX`: nowhere); each part of the text is searched once.
     fn written_from(&mut self, table: &Table, text: &str) -> usize {
         match self.written {
             Some(written) if written >= self.at => written,
             _ => {
-                let written = next_written(table, text, self.at).unwrap_or(usize::MAX);
+                let found = next_written(table, text, self.at);
+                let written = found.map_or(usize::MAX, |(at, _)| at);
                 self.written = Some(written);
+                self.written_marker = found.map(|(_, seen)| seen);
                 written
             }
         }
