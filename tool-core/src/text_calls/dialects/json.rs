@@ -50,16 +50,21 @@ pub(crate) fn call_shaped(text: &str) -> bool {
 pub(crate) fn name_line(text: &str) -> Option<(&str, usize)> {
     let start = text.len() - text.trim_start().len();
     let rest = &text[start..];
+    // A function's name, not a title or a word (`Result`, `json`, `search`): lowercase first,
+    // and more than one word (`snake_case`, `dotted.name`, `camelCase`). The first byte is
+    // the name's (the line starts with no space), so a reply that opens with a bracket is
+    // ruled out before its line is looked for.
+    let first = *rest.as_bytes().first()?;
+    if !(first.is_ascii_lowercase() || first == b'_') {
+        return None;
+    }
     let line = rest.find('\n')?;
     let name = rest[..line].trim_end();
-    // A function's name, not a title or a word (`Result`, `json`, `search`): lowercase first,
-    // and more than one word (`snake_case`, `dotted.name`, `camelCase`).
-    let first = name.bytes().next()?;
     let words = name
         .bytes()
         .skip(1)
         .any(|c| matches!(c, b'_' | b'.') || c.is_ascii_uppercase());
-    if !(first.is_ascii_lowercase() || first == b'_') || !words || !tool_name(name) {
+    if !words || !tool_name(name) {
         return None;
     }
     // A file's name over its contents is not a call.
