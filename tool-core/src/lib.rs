@@ -77,6 +77,8 @@
 // Shared plumbing.
 mod canonical;
 mod digest;
+#[cfg(test)]
+mod json_pieces;
 mod recent;
 mod sync;
 

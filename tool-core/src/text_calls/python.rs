@@ -51,8 +51,9 @@ impl<'a> Keywords<'a> {
         }
     }
 
+    /// Whether no argument was added: the text is still the opening brace.
     fn is_empty(&self) -> bool {
-        self.names.is_empty() && self.many.is_none()
+        self.text.len() == 1
     }
 
     /// Adds `name` (a Python identifier: nothing in it needs escaping) with `value`; gives
@@ -65,7 +66,7 @@ impl<'a> Keywords<'a> {
         if repeated {
             return Err(name);
         }
-        if self.text.len() > 1 {
+        if !self.is_empty() {
             self.text.push(b',');
         }
         self.text.push(b'"');
@@ -644,27 +645,16 @@ y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00
         // Past the few names looked through one by one, a repeated one is still found, and
         // the object keeps the order given.
         let names: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
-        let call = one(&format!(
-            "f({})",
-            names
-                .iter()
-                .map(|n| format!("{n}='{n}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-        .unwrap();
+        let arguments = |value: &dyn Fn(&str) -> String| {
+            let written: Vec<String> = names.iter().map(|n| format!("{n}={}", value(n))).collect();
+            written.join(", ")
+        };
+        let call = one(&format!("f({})", arguments(&|n| format!("'{n}'")))).unwrap();
         let expected: serde_json::Map<String, Value> =
             names.iter().map(|n| (n.clone(), json!(n))).collect();
         assert_eq!(call.keyword, Value::Object(expected).to_string());
         for repeated in ["k3", "k39"] {
-            let text = format!(
-                "f({}, {repeated}=1)",
-                names
-                    .iter()
-                    .map(|n| format!("{n}=0"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let text = format!("f({}, {repeated}=1)", arguments(&|_| "0".to_owned()));
             let error = one(&text).unwrap_err();
             assert!(
                 error

@@ -64,14 +64,20 @@ impl<'a> Quick<'a> {
         if !self.eat(b'[') {
             return None;
         }
+        self.items(b']', |quick| each(quick.call_object()?))
+    }
+
+    /// The items of a list or the members of an object, from after its opening bracket to
+    /// after `close`: each read by `item`, separated by commas, with whitespace around them.
+    fn items(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.space();
-        if self.eat(b']') {
+        if self.eat(close) {
             return Some(());
         }
         loop {
-            each(self.call_object()?)?;
+            item(self)?;
             self.space();
-            if self.eat(b']') {
+            if self.eat(close) {
                 return Some(());
             }
             if !self.eat(b',') {
@@ -79,6 +85,14 @@ impl<'a> Quick<'a> {
             }
             self.space();
         }
+    }
+
+    /// The `:` after a member's key, with the whitespace around it.
+    fn colon(&mut self) -> Option<()> {
+        self.space();
+        let found = self.eat(b':');
+        self.space();
+        found.then_some(())
     }
 
     /// `{"name": "…", "arguments" | "parameters": …}`, other members checked and passed over;
@@ -95,19 +109,14 @@ impl<'a> Quick<'a> {
         if self.peek() == Some(b'}') {
             return None;
         }
-        loop {
-            let key = self.plain_string()?;
-            self.space();
-            if !self.eat(b':') {
-                return None;
-            }
-            self.space();
-            let b = self.b;
-            let slot = match &b[key] {
+        self.items(b'}', |quick| {
+            let key = quick.plain_string()?;
+            quick.colon()?;
+            let slot = match &quick.b[key] {
                 // An envelope's only member is left to serde_json.
                 b"tool_calls" if first => return None,
                 b"name" => {
-                    if name.replace(self.plain_string()?).is_some() {
+                    if name.replace(quick.plain_string()?).is_some() {
                         return None;
                     }
                     None
@@ -115,33 +124,21 @@ impl<'a> Quick<'a> {
                 b"arguments" => Some(&mut arguments),
                 b"parameters" => Some(&mut parameters),
                 _ => {
-                    self.value(0)?;
+                    quick.value(0)?;
                     None
                 }
             };
             if let Some(slot) = slot {
-                let start = self.at;
-                let value = if self.b[start..].starts_with(b"null") {
-                    self.value(0)?;
-                    None
-                } else {
-                    self.value(0)?;
-                    Some(start..self.at)
-                };
+                let start = quick.at;
+                quick.value(0)?;
+                let value = (!quick.b[start..].starts_with(b"null")).then_some(start..quick.at);
                 if slot.replace(value).is_some() {
                     return None;
                 }
             }
             first = false;
-            self.space();
-            if self.eat(b'}') {
-                break;
-            }
-            if !self.eat(b',') {
-                return None;
-            }
-            self.space();
-        }
+            Some(())
+        })?;
         let arguments = match (arguments.flatten(), parameters.flatten()) {
             (Some(range), None) | (None, Some(range)) => range,
             _ => return None,
@@ -275,53 +272,18 @@ impl<'a> Quick<'a> {
     pub(crate) fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.string(),
+            b'{' | b'[' if depth >= MAX_DEPTH => None,
             b'{' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
                 self.at += 1;
-                self.space();
-                if self.eat(b'}') {
-                    return Some(());
-                }
-                loop {
-                    self.string()?;
-                    self.space();
-                    if !self.eat(b':') {
-                        return None;
-                    }
-                    self.space();
-                    self.value(depth + 1)?;
-                    self.space();
-                    if self.eat(b'}') {
-                        return Some(());
-                    }
-                    if !self.eat(b',') {
-                        return None;
-                    }
-                    self.space();
-                }
+                self.items(b'}', |quick| {
+                    quick.string()?;
+                    quick.colon()?;
+                    quick.value(depth + 1)
+                })
             }
             b'[' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
                 self.at += 1;
-                self.space();
-                if self.eat(b']') {
-                    return Some(());
-                }
-                loop {
-                    self.value(depth + 1)?;
-                    self.space();
-                    if self.eat(b']') {
-                        return Some(());
-                    }
-                    if !self.eat(b',') {
-                        return None;
-                    }
-                    self.space();
-                }
+                self.items(b']', |quick| quick.value(depth + 1))
             }
             b't' => self.word(b"true"),
             b'f' => self.word(b"false"),

@@ -687,38 +687,17 @@ mod tests {
 
         /// Texts made of JSON's pieces, call objects' keys among them.
         fn pieces() -> impl Strategy<Value = String> {
-            let piece = prop_oneof![
-                Just("{"),
-                Just("}"),
-                Just("["),
-                Just("]"),
-                Just(","),
-                Just(":"),
-                Just("\""),
-                Just("\"name\":"),
-                Just("\"arguments\":"),
-                Just("\"parameters\":"),
-                Just("\"tool_calls\":"),
-                Just("\"f\""),
-                Just("\"{\\\"a\\\": 1}\""),
-                Just("\\"),
-                Just("u"),
-                Just("d800"),
-                Just("00e9"),
-                Just("n"),
-                Just("0"),
-                Just("1"),
-                Just("-"),
-                Just("."),
-                Just("e"),
-                Just(" "),
-                Just("\n"),
-                Just("\u{1}"),
-                Just("é"),
-                Just("true"),
-                Just("null"),
-            ];
-            proptest::collection::vec(piece, 0..28).prop_map(|pieces| pieces.concat())
+            crate::json_pieces::json_pieces(
+                &[
+                    "\"name\":",
+                    "\"arguments\":",
+                    "\"parameters\":",
+                    "\"tool_calls\":",
+                    "\"f\"",
+                    "\"{\\\"a\\\": 1}\"",
+                ],
+                28,
+            )
         }
 
         /// Call objects and lists of them, written out, with values of any shape.

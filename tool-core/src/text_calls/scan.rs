@@ -264,12 +264,10 @@ pub(crate) struct Scanner {
     /// The backtick runs `(start, length)` from a failed search up to the end of its line
     /// (`.0`), so that later runs on that line are matched without searching again.
     line_runs: Option<(usize, Vec<(usize, usize)>)>,
-    /// In a whole text, where the next marker is written (in quotes or not), as last looked
-    /// for: no marker starts between the position it was looked for from and it.
-    /// `usize::MAX`: none up to the end. `None`: not looked for yet.
-    written: Option<usize>,
-    /// The marker written there, when there is one.
-    written_marker: Option<Seen>,
+    /// In a whole text, where the next marker is written (in quotes or not), and which, as
+    /// last looked for: no marker starts between the position it was looked for from and it.
+    /// `Some(None)`: none up to the end. `None`: not looked for yet.
+    written: Option<Option<(usize, Seen)>>,
 }
 
 /// An inline code span being read: its opening run, and how far its partner was looked for.
@@ -303,7 +301,6 @@ impl Scanner {
             span: None,
             line_runs: None,
             written: None,
-            written_marker: None,
         }
     }
 
@@ -491,8 +488,8 @@ impl Scanner {
         at: usize,
         complete: bool,
     ) -> Result<Option<Seen>, ()> {
-        match self.written_marker {
-            Some(seen) if complete && self.written == Some(at) => Ok(Some(seen)),
+        match self.written {
+            Some(Some((written, seen))) if complete && written == at => Ok(Some(seen)),
             _ => marker_at(table, text, at, complete),
         }
     }
@@ -500,16 +497,15 @@ impl Scanner {
     /// Where the next marker is written at or after the scanner's position, in quotes or not
     /// (`usize::MAX`: nowhere); each part of the text is searched once.
     fn written_from(&mut self, table: &Table, text: &str) -> usize {
-        match self.written {
-            Some(written) if written >= self.at => written,
+        let written = match self.written {
+            Some(found) if found.is_none_or(|(written, _)| written >= self.at) => found,
             _ => {
                 let found = next_written(table, text, self.at);
-                let written = found.map_or(usize::MAX, |(at, _)| at);
-                self.written = Some(written);
-                self.written_marker = found.map(|(_, seen)| seen);
-                written
+                self.written = Some(found);
+                found
             }
-        }
+        };
+        written.map_or(usize::MAX, |(at, _)| at)
     }
 
     /// Goes on with the pending span's search: `false` when the text ends before its end is

@@ -1354,38 +1354,7 @@ mod tests {
 
     /// Text built from the pieces JSON is made of, most of it not JSON.
     fn pieces() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![
-            Just("{"),
-            Just("}"),
-            Just("["),
-            Just("]"),
-            Just(","),
-            Just(":"),
-            Just("\""),
-            Just("\"k\""),
-            Just("\\"),
-            Just("\\u"),
-            Just("d83d"),
-            Just("de00"),
-            Just("00e9"),
-            Just("n"),
-            Just("0"),
-            Just("1"),
-            Just("9"),
-            Just("-"),
-            Just("+"),
-            Just("."),
-            Just("e"),
-            Just("E"),
-            Just(" "),
-            Just("\n"),
-            Just("\u{1}"),
-            Just("é"),
-            Just("true"),
-            Just("null"),
-            Just("x"),
-        ];
-        proptest::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+        crate::json_pieces::json_pieces(&[], 24)
     }
 
     /// Valid JSON values written out, compact or spaced.
