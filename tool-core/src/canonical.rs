@@ -358,7 +358,7 @@ impl<'a> TextReader<'a> {
         let token = &self.text[start..at];
         // Up to 18 digits fit both u64 and i64, so such an integer is written as it is; `-0`
         // is the float negative zero.
-        if plain && integer <= 18 && token != "-0" {
+        if plain && integer <= 18 && token != "-0" || shortest_decimal(&token[digits - start..]) {
             self.out.push_str(token);
         } else {
             let number: serde_json::Number = token.parse().ok()?;
@@ -366,6 +366,33 @@ impl<'a> TextReader<'a> {
         }
         Some(())
     }
+}
+
+/// Whether `digits` (a number without its sign, as JSON spells it) is a decimal fraction that
+/// ECMAScript prints exactly as it is spelled: no exponent, no trailing zero, at most 15
+/// significant digits and at most five zeros between the point and its first one. Every
+/// decimal of up to 15 significant digits parses to a double no other such decimal parses
+/// to, so its digits are the shortest that give that double back, which is what ECMAScript
+/// prints; below 10^21 and from 10^-6 on, it prints them without an exponent.
+fn shortest_decimal(digits: &str) -> bool {
+    let Some((whole, fraction)) = digits.split_once('.') else {
+        return false;
+    };
+    if !fraction.ends_with(|c: char| matches!(c, '1'..='9'))
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+    {
+        return false;
+    }
+    let significant = if whole == "0" {
+        let zeros = fraction.len() - fraction.trim_start_matches('0').len();
+        if zeros > 5 {
+            return false;
+        }
+        fraction.len() - zeros
+    } else {
+        whole.len() + fraction.len()
+    };
+    significant <= 15
 }
 
 /// Writes an object key as [`write_string`] would.
@@ -688,6 +715,60 @@ mod tests {
         }
         // Nearly every generated text is valid and has no duplicate key.
         assert!(direct > 4_000, "{direct}");
+    }
+
+    #[test]
+    fn decimals_copied_as_spelled_are_what_ecmascript_prints() {
+        // Around each bound of the copy: 15 and 16 significant digits, five and six zeros
+        // after the point, trailing zeros, integer parts of every length.
+        let mut generator = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |below: u64| {
+            generator ^= generator << 13;
+            generator ^= generator >> 7;
+            generator ^= generator << 17;
+            generator % below
+        };
+        let mut copied = 0;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            if next(2) == 0 {
+                text.push('-');
+            }
+            let whole = next(18);
+            if whole == 0 {
+                text.push('0');
+            } else {
+                text.push(char::from(b'1' + next(9) as u8));
+                for _ in 1..whole {
+                    text.push(char::from(b'0' + next(10) as u8));
+                }
+            }
+            text.push('.');
+            for _ in 0..next(8) {
+                text.push('0');
+            }
+            for _ in 0..=next(18) {
+                text.push(char::from(b'0' + next(10) as u8));
+            }
+            let through_value = exact_json(&serde_json::from_str(&text).unwrap());
+            assert_eq!(exact_text(&text), through_value, "{text}");
+            if through_value.as_deref() == Some(text.as_str()) {
+                copied += 1;
+            }
+        }
+        assert!(copied > 2_000, "{copied}");
+        for (text, printed) in [
+            ("0.1", "0.1"),
+            ("0.000001", "0.000001"),
+            ("0.0000001", "1e-7"),
+            ("123456789012.345", "123456789012.345"),
+            ("1234567890123.4567", "1234567890123.4568"),
+            ("0.30000000000000004", "0.30000000000000004"),
+            ("1.0000000000000001", "1"),
+            ("2.50", "2.5"),
+        ] {
+            assert_eq!(exact_text(text).as_deref(), Some(printed), "{text}");
+        }
     }
 
     #[test]

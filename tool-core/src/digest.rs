@@ -21,10 +21,10 @@ pub(crate) fn contract_hash(schema: &Value) -> String {
 /// `bytes` as lowercase hex.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = Vec::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)]);
-        out.push(DIGITS[usize::from(byte & 15)]);
+    let mut out = vec![0; bytes.len() * 2];
+    for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 15)];
     }
     // Hex digits are ASCII, so this never falls back.
     String::from_utf8(out).unwrap_or_default()
