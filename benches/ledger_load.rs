@@ -174,13 +174,13 @@ async fn load(url: &str, shared_scope: bool) {
 fn claim(scope: &str, id: &str, arguments: String) -> Claim {
     Claim {
         key: ClaimKey::call(scope, id),
-        call_id: id.to_owned(),
-        scope: scope.to_owned(),
+        call_id: id.into(),
+        scope: scope.into(),
         binding: Binding {
-            tool: "create_invoice".to_owned(),
-            contract: "c".repeat(64),
-            arguments,
-            principal: "user-1".to_owned(),
+            tool: "create_invoice".into(),
+            contract: "c".repeat(64).into(),
+            arguments: arguments.into(),
+            principal: "user-1".into(),
         },
         effect: Effect::NonIdempotent,
         lease: Duration::from_secs(60),

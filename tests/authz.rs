@@ -290,13 +290,7 @@ async fn an_async_policy_reads_a_grant_table_while_deciding() {
     let decisions: Vec<_> = trail
         .iter()
         .filter(|r| matches!(r.event.kind, AuditKind::Authorized | AuditKind::Denied))
-        .map(|r| {
-            (
-                r.event.call_id.as_str(),
-                r.event.kind,
-                r.event.note.as_deref(),
-            )
-        })
+        .map(|r| (&*r.event.call_id, r.event.kind, r.event.note.as_deref()))
         .collect();
     assert_eq!(
         decisions,

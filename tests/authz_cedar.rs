@@ -213,7 +213,7 @@ async fn decisions_follow_the_policies_and_name_them() {
     let decisions: Vec<_> = trail
         .iter()
         .filter(|r| matches!(r.event.kind, AuditKind::Authorized | AuditKind::Denied))
-        .map(|r| (r.event.call_id.as_str(), r.event.note.as_deref()))
+        .map(|r| (&*r.event.call_id, r.event.note.as_deref()))
         .collect();
     assert_eq!(
         decisions,
@@ -790,7 +790,12 @@ async fn assert_decisions(
         .unwrap()
         .into_iter()
         .filter(|r| r.event.kind == AuditKind::Authorized)
-        .map(|r| (r.event.call_id, r.event.note.unwrap_or_default()))
+        .map(|r| {
+            (
+                r.event.call_id.to_string(),
+                r.event.note.unwrap_or_default(),
+            )
+        })
         .collect();
     for (i, (principal, tool, _, expected)) in cases.iter().enumerate() {
         if let Ok(policy) = expected {

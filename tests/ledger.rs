@@ -267,7 +267,7 @@ async fn an_interrupted_call_is_in_doubt_until_the_application_reconciles_it() {
     let unsettled = ledger.unsettled("run-1").await.unwrap();
     assert_eq!(unsettled.len(), 1);
     assert_eq!(unsettled[0].key, ClaimKey::call("run-1", "call_1"));
-    assert_eq!(unsettled[0].binding.tool, "charge");
+    assert_eq!(&*unsettled[0].binding.tool, "charge");
     let settled = Resolution::Completed(r#"{"charged":500}"#.into());
     assert_eq!(
         ledger.reconcile(&unsettled[0], &settled).await.unwrap(),
@@ -391,7 +391,7 @@ async fn every_decision_is_audited_with_digests_and_never_argument_values() {
         .iter()
         .map(|r| {
             (
-                r.event.call_id.as_str(),
+                &*r.event.call_id,
                 r.event.kind.as_str(),
                 r.event.code.map(Code::as_str),
             )
@@ -415,14 +415,14 @@ async fn every_decision_is_audited_with_digests_and_never_argument_values() {
         .iter()
         .find(|r| r.event.kind == AuditKind::Admitted)
         .unwrap();
-    assert_eq!(admitted.event.digest.as_ref().map(String::len), Some(64));
+    assert_eq!(admitted.event.digest.as_ref().map(|d| d.len()), Some(64));
     // Decisions made before the claim carry no digest; the claim and what follows it do.
     let digests: Vec<bool> = trail.iter().map(|r| r.event.digest.is_some()).collect();
     assert_eq!(
         digests,
         [false, false, false, false, true, true, true, false, true]
     );
-    assert_eq!(trail[2].event.principal, "mallory");
+    assert_eq!(&*trail[2].event.principal, "mallory");
     let exported = serde_json::to_string(&trail).unwrap();
     // The card number: digits and dashes, which no hash, digest or time spells.
     assert!(

@@ -445,7 +445,7 @@ async fn brought_up_to_date_from_version_1(isolated: Isolated) {
     assert_eq!(ledger.claim(&marked).await.unwrap(), Claimed::InFlight);
     let marked_trail = ledger.trail("t").await.unwrap();
     verify(&marked_trail, None).expect("escaped in place, the records verify");
-    assert_eq!(marked_trail[0].event.call_id, "\u{ffff}ca\\ll");
+    assert_eq!(&*marked_trail[0].event.call_id, "\u{ffff}ca\\ll");
     let trail = ledger.trail("s").await.unwrap();
     assert_eq!(trail.len(), 2, "{trail:#?}");
     let head = verify(&trail, None)
@@ -524,7 +524,7 @@ async fn a_broken_store_refuses_calls_and_runs_nothing() {
     verify(&trail, None).expect("the trail verifies");
     let last = trail.last().expect("the refusal is audited");
     assert_eq!(
-        (last.event.call_id.as_str(), last.event.tool.as_str()),
+        (&*last.event.call_id, &*last.event.tool),
         ("call\0x", "no\0such")
     );
     assert_eq!(last.event.code, Some(Code::UnknownTool));

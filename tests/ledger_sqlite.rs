@@ -518,7 +518,7 @@ async fn a_killed_worker_leaves_its_call_in_doubt_until_reconciled() {
     assert_eq!(unsettled.len(), 1, "{unsettled:?}");
     assert_eq!(unsettled[0].key, key);
     assert_eq!(unsettled[0].attempt, 1);
-    assert_eq!(unsettled[0].binding.tool, "charge");
+    assert_eq!(&*unsettled[0].binding.tool, "charge");
 
     // A new process proposing the same call is told its outcome is unknown, and runs nothing.
     let mut invoke = worker(env!("CARGO_BIN_EXE_ledger_worker"));

@@ -37,8 +37,8 @@ struct State {
 /// A claim as stored.
 #[derive(Debug)]
 struct Held {
-    call_id: String,
-    scope: String,
+    call_id: Arc<str>,
+    scope: Arc<str>,
     binding: Binding,
     /// The effect it was claimed with, which decides whether its interruption may be rerun.
     effect: Effect,
@@ -88,7 +88,7 @@ impl State {
 
     /// One unit of each of the claim's quotas, all or none: the name of one used up.
     fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
-        let key = |name: &str| (claim.scope.clone(), name.to_owned());
+        let key = |name: &str| (claim.scope.to_string(), name.to_owned());
         for quota in &claim.quotas {
             if self.quotas.get(&key(&quota.name)).copied().unwrap_or(0) >= quota.limit {
                 return Err(quota.name.clone());
@@ -209,10 +209,10 @@ impl State {
         let mut found: Vec<Unsettled> = self
             .claims
             .iter()
-            .filter(|(_, held)| held.scope == scope && !held.settled() && held.lease_until <= now)
+            .filter(|(_, held)| *held.scope == *scope && !held.settled() && held.lease_until <= now)
             .map(|(key, held)| Unsettled {
                 key: key.clone(),
-                call_id: held.call_id.clone(),
+                call_id: held.call_id.to_string(),
                 binding: held.binding.clone(),
                 attempt: held.attempt,
                 claimed_at: held.claimed_at,
@@ -228,9 +228,9 @@ impl State {
         let mut trail = self.trails.get(scope).cloned().unwrap_or_default();
         let held = self.claims.values().filter_map(|held| {
             let outcome = held.outcome.clone()?;
-            (held.scope == scope).then(|| HeldOutcome {
+            (*held.scope == *scope).then(|| HeldOutcome {
                 seq: held.settled_by,
-                call_id: held.call_id.clone(),
+                call_id: held.call_id.to_string(),
                 outcome,
             })
         });
@@ -257,7 +257,7 @@ impl State {
         let held = self
             .claims
             .values_mut()
-            .find(|held| held.scope == scope && held.call_id == call_id)
+            .find(|held| *held.scope == *scope && *held.call_id == *call_id)
             .expect("the edited claim is stored");
         let outcome = held.outcome.take().expect("the edited claim is settled");
         let (status, body, detail) = (

@@ -48,11 +48,11 @@ pub struct Context {
 #[derive(Clone)]
 struct Trusted {
     cancel: CancellationToken,
-    principal: String,
-    tenant: Option<String>,
+    principal: Arc<str>,
+    tenant: Option<Arc<str>>,
     request_id: Option<String>,
-    scope: Option<String>,
-    idempotency_key: Option<String>,
+    scope: Option<Arc<str>>,
+    idempotency_key: Option<Arc<str>>,
     deadline: Option<Instant>,
     extensions: Arc<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
     /// What the application narrows every tool's authority to for this run.
@@ -76,7 +76,7 @@ impl Context {
         ContextBuilder {
             trusted: Trusted {
                 cancel: CancellationToken::new(),
-                principal: principal.into(),
+                principal: Arc::from(principal.into()),
                 tenant: None,
                 request_id: None,
                 scope: None,
@@ -115,6 +115,28 @@ impl Context {
             .unwrap_or("")
     }
 
+    /// The [principal](Self::principal), shared.
+    pub(crate) fn shared_principal(&self) -> &Arc<str> {
+        &self.trusted.principal
+    }
+
+    /// The [scope](Self::scope), shared.
+    pub(crate) fn shared_scope(&self) -> Arc<str> {
+        static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+        let scope = self.trusted.scope.as_ref().or(self.trusted.tenant.as_ref());
+        Arc::clone(scope.unwrap_or_else(|| EMPTY.get_or_init(|| Arc::from(""))))
+    }
+
+    /// The [tenant](Self::tenant), shared.
+    pub(crate) fn shared_tenant(&self) -> Option<&Arc<str>> {
+        self.trusted.tenant.as_ref()
+    }
+
+    /// The [idempotency key](Self::idempotency_key), shared.
+    pub(crate) fn shared_idempotency_key(&self) -> Option<&Arc<str>> {
+        self.trusted.idempotency_key.as_ref()
+    }
+
     /// The application's idempotency key, if one was set.
     pub fn idempotency_key(&self) -> Option<&str> {
         self.trusted.idempotency_key.as_deref()
@@ -123,7 +145,7 @@ impl Context {
     /// This context with `scope` as its [scope](Self::scope) (everything else shared).
     pub fn with_scope(&self, scope: impl Into<String>) -> Context {
         let mut trusted = (*self.trusted).clone();
-        trusted.scope = Some(scope.into());
+        trusted.scope = Some(Arc::from(scope.into()));
         Context {
             trusted: Arc::new(trusted),
             call: self.call.clone(),
@@ -133,7 +155,7 @@ impl Context {
     /// This context with `key` as its idempotency key (everything else shared).
     pub fn with_idempotency_key(&self, key: impl Into<String>) -> Context {
         let mut trusted = (*self.trusted).clone();
-        trusted.idempotency_key = Some(key.into());
+        trusted.idempotency_key = Some(Arc::from(key.into()));
         Context {
             trusted: Arc::new(trusted),
             call: self.call.clone(),
@@ -314,7 +336,7 @@ pub struct ContextBuilder {
 impl ContextBuilder {
     /// The tenant the call acts for.
     pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
-        self.trusted.tenant = Some(tenant.into());
+        self.trusted.tenant = Some(Arc::from(tenant.into()));
         self
     }
 
@@ -328,7 +350,7 @@ impl ContextBuilder {
     /// the tenant). Provider call ids are unique within a conversation, so a scope per
     /// conversation or run keeps two runs' ids apart.
     pub fn scope(mut self, scope: impl Into<String>) -> Self {
-        self.trusted.scope = Some(scope.into());
+        self.trusted.scope = Some(Arc::from(scope.into()));
         self
     }
 
@@ -337,7 +359,7 @@ impl ContextBuilder {
     /// key gives the same outcome across requests. One key names one call: use a context per
     /// keyed request ([`Context::with_idempotency_key`]).
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
-        self.trusted.idempotency_key = Some(key.into());
+        self.trusted.idempotency_key = Some(Arc::from(key.into()));
         self
     }
 

@@ -11,6 +11,19 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// SHA-256 of `bytes`, as lowercase hex, shared.
+pub(crate) fn sha256_shared(bytes: &[u8]) -> std::sync::Arc<str> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut text = [0; 64];
+    for (pair, byte) in text.chunks_exact_mut(2).zip(digest.iter()) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 15)];
+    }
+    // Hex digits are ASCII, so this never falls back.
+    std::sync::Arc::from(std::str::from_utf8(&text).unwrap_or_default())
+}
+
 /// SHA-256 (hex) of a schema's exact canonical form, so a changed bound is a changed contract
 /// however large its number.
 pub(crate) fn contract_hash(schema: &Value) -> String {
@@ -58,6 +71,8 @@ mod tests {
 
     #[test]
     fn sha256_of_nothing_is_the_known_digest() {
+        assert_eq!(*sha256_shared(b""), *sha256_hex(b""));
+        assert_eq!(*sha256_shared(b"abc"), *sha256_hex(b"abc"));
         assert_eq!(
             sha256_hex(b""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -3,6 +3,7 @@
 //! that the ledger would replay.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -76,17 +77,17 @@ impl AuditKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEvent {
     /// The provider's call id.
-    pub call_id: String,
+    pub call_id: Arc<str>,
     /// The tool named by the call (it may not be registered, for `unknown_tool`).
-    pub tool: String,
+    pub tool: Arc<str>,
     /// The decision.
     pub kind: AuditKind,
     /// The failure code, for refusals, denials and failed outcomes.
     pub code: Option<Code>,
     /// SHA-256 (hex) of the validated arguments, when they were valid.
-    pub digest: Option<String>,
+    pub digest: Option<Arc<str>>,
     /// The principal the call was made for.
-    pub principal: String,
+    pub principal: Arc<str>,
     /// A short note with no argument values: the attempt, what conflicted, a quota's name.
     pub note: Option<String>,
     /// On the record that settles a call (its `outcome` record, or the `reconciled` record

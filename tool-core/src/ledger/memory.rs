@@ -85,10 +85,10 @@ struct Stored {
 }
 
 struct Call {
-    call_id: String,
-    tool: String,
-    digest: Option<String>,
-    principal: String,
+    call_id: Arc<str>,
+    tool: Arc<str>,
+    digest: Option<Arc<str>>,
+    principal: Arc<str>,
 }
 
 impl Call {
@@ -96,26 +96,32 @@ impl Call {
     fn of(claim: &Claim) -> Arc<Call> {
         let b = &claim.binding;
         Arc::new(Call {
-            call_id: claim.call_id.clone(),
-            tool: b.tool.clone(),
-            digest: Some(b.arguments.clone()),
-            principal: b.principal.clone(),
+            call_id: Arc::clone(&claim.call_id),
+            tool: Arc::clone(&b.tool),
+            digest: Some(Arc::clone(&b.arguments)),
+            principal: Arc::clone(&b.principal),
         })
     }
 
     /// Whether `event` is about this call: `Some(true)` with its digest, `Some(false)`
     /// without one.
     fn names(&self, event: &AuditEvent) -> Option<bool> {
-        let same = self.call_id == event.call_id
-            && self.tool == event.tool
-            && self.principal == event.principal;
-        match &event.digest {
-            _ if !same => None,
-            None => Some(self.digest.is_none()),
-            digest if *digest == self.digest => Some(true),
-            Some(_) => None,
+        let named = same(&self.call_id, &event.call_id)
+            && same(&self.tool, &event.tool)
+            && same(&self.principal, &event.principal);
+        match (&event.digest, &self.digest) {
+            _ if !named => None,
+            (None, digest) => Some(digest.is_none()),
+            (Some(digest), Some(own)) if same(digest, own) => Some(true),
+            (Some(_), _) => None,
         }
     }
+}
+
+/// Whether two shared strings are equal, by the pointer first: the runtime hands a call's
+/// records the same strings.
+fn same(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
 }
 
 /// A record's outcome digest: none, known, or that of an outcome held, computed when the trail
@@ -180,15 +186,51 @@ impl Trail {
         records
     }
 
+    fn extend<'e>(
+        &mut self,
+        at: i64,
+        events: impl IntoIterator<Item = (&'e AuditEvent, Option<Arc<Recorded>>)>,
+    ) {
+        for (event, outcome) in events {
+            self.push(at, event, outcome);
+        }
+    }
+
+    /// Appends `claim`'s events and the record of the ledger's answer; returns the call that
+    /// record names.
+    fn claimed(&mut self, at: i64, claim: &Claim, answer: &Claimed) -> Arc<Call> {
+        // The decisions before the claim share its call.
+        let call = self.call_of(claim);
+        for event in &claim.audit {
+            let shared = call.names(event).map(|digest| (Arc::clone(&call), digest));
+            self.push_with(at, event, None, shared);
+        }
+        let (kind, code, note) = claim_decision(claim, answer);
+        self.events.push(Stored {
+            at,
+            call: Arc::clone(&call),
+            digest: true,
+            kind,
+            code,
+            note,
+            output: Output::None,
+        });
+        call
+    }
+
     /// The call of the last record when it is `claim`'s, else a new one.
     fn call_of(&self, claim: &Claim) -> Arc<Call> {
         let b = &claim.binding;
         match self.events.last() {
             Some(last)
-                if last.call.call_id == claim.call_id
-                    && last.call.tool == b.tool
-                    && last.call.digest.as_deref() == Some(b.arguments.as_str())
-                    && last.call.principal == b.principal =>
+                if same(&last.call.call_id, &claim.call_id)
+                    && same(&last.call.tool, &b.tool)
+                    && last
+                        .call
+                        .digest
+                        .as_ref()
+                        .is_some_and(|digest| same(digest, &b.arguments))
+                    && same(&last.call.principal, &b.principal) =>
             {
                 Arc::clone(&last.call)
             }
@@ -244,9 +286,9 @@ struct Entry {
     /// The call id and the binding's tool, arguments digest and principal, shared with its
     /// audit records.
     call: Arc<Call>,
-    scope: String,
+    scope: Arc<str>,
     /// The binding's contract digest.
-    contract: String,
+    contract: Arc<str>,
     /// The effect it was claimed with.
     effect: Effect,
     attempt: u32,
@@ -323,57 +365,54 @@ impl Trails {
         events: impl IntoIterator<Item = (&'e AuditEvent, Option<Arc<Recorded>>)>,
         capacity: usize,
     ) {
-        if !self.by_scope.contains_key(scope) {
-            self.scopes.push_back(scope.to_owned());
-            while self.scopes.len() > capacity.max(1) {
-                if let Some(old) = self.scopes.pop_front() {
-                    self.by_scope.remove(&old);
-                    self.counters.remove(&old);
-                }
-            }
-            self.by_scope.insert(scope.to_owned(), Trail::default());
-        }
-        let Some(trail) = self.by_scope.get_mut(scope) else {
+        if let Some(trail) = self.by_scope.get_mut(scope) {
+            trail.extend(at, events);
             return;
-        };
-        for (event, outcome) in events {
-            trail.push(at, event, outcome);
         }
+        self.start(scope, capacity);
+        if let Some(trail) = self.by_scope.get_mut(scope) {
+            trail.extend(at, events);
+        }
+    }
+
+    /// Starts `scope`'s trail, forgetting the oldest beyond the capacity.
+    fn start(&mut self, scope: &str, capacity: usize) {
+        self.scopes.push_back(scope.to_owned());
+        while self.scopes.len() > capacity.max(1) {
+            if let Some(old) = self.scopes.pop_front() {
+                self.by_scope.remove(&old);
+                self.counters.remove(&old);
+            }
+        }
+        self.by_scope.insert(scope.to_owned(), Trail::default());
     }
 
     /// Appends `claim`'s events and the record of the ledger's answer, what
     /// [`claim_event`](super::claim_event) makes, without building that event; returns the
     /// call that record names.
-    fn append_claim(&mut self, claim: &Claim, answer: &Claimed, capacity: usize) -> Arc<Call> {
-        let at = unix_millis(SystemTime::now());
-        self.append_at(at, &claim.scope, [], capacity);
-        let Some(trail) = self.by_scope.get_mut(&claim.scope) else {
-            return Call::of(claim);
-        };
-        // The decisions before the claim share its call.
-        let call = trail.call_of(claim);
-        for event in &claim.audit {
-            let shared = call.names(event).map(|digest| (Arc::clone(&call), digest));
-            trail.push_with(at, event, None, shared);
+    fn append_claim(
+        &mut self,
+        at: SystemTime,
+        claim: &Claim,
+        answer: &Claimed,
+        capacity: usize,
+    ) -> Arc<Call> {
+        let at = unix_millis(at);
+        if let Some(trail) = self.by_scope.get_mut(&*claim.scope) {
+            return trail.claimed(at, claim, answer);
         }
-        let (kind, code, note) = claim_decision(claim, answer);
-        trail.events.push(Stored {
-            at,
-            call: Arc::clone(&call),
-            digest: true,
-            kind,
-            code,
-            note,
-            output: Output::None,
-        });
-        call
+        self.start(&claim.scope, capacity);
+        match self.by_scope.get_mut(&*claim.scope) {
+            Some(trail) => trail.claimed(at, claim, answer),
+            None => Call::of(claim),
+        }
     }
 
     fn take_quotas(&mut self, claim: &Claim) -> Result<(), String> {
         if claim.quotas.is_empty() {
             return Ok(());
         }
-        let counters = self.counters.entry(claim.scope.clone()).or_default();
+        let counters = self.counters.entry(claim.scope.to_string()).or_default();
         for quota in &claim.quotas {
             if counters.get(&quota.name).copied().unwrap_or(0) >= quota.limit {
                 return Err(quota.name.clone());
@@ -393,6 +432,12 @@ impl State {
         if let Some(entry) = self.claims.get_mut(key) {
             entry.stamp = stamp;
         }
+        self.settled_as(stamp, key, capacity);
+    }
+
+    /// Queues `key`, settled with `stamp`, forgetting the oldest settled claims beyond the
+    /// capacity.
+    fn settled_as(&mut self, stamp: u64, key: &ClaimKey, capacity: usize) {
         self.settled.push_back((stamp, key.clone()));
         while self.settled.len() > capacity {
             let Some((stamp, old)) = self.settled.pop_front() else {
@@ -412,11 +457,15 @@ impl State {
 
 impl Ledger for MemoryLedger {
     fn claim<'a>(&'a self, claim: &'a Claim) -> LedgerFuture<'a, Claimed> {
+        use std::collections::hash_map::Entry as Slot;
         let now = SystemTime::now();
-        let mut state = lock(&self.state);
-        let (attempt, effect) = match state.claims.get(&claim.key) {
-            None => (1, claim.effect),
-            Some(held) => {
+        let mut guard = lock(&self.state);
+        let state = &mut *guard;
+        let slot = state.claims.entry(claim.key.clone());
+        let (attempt, effect) = match &slot {
+            Slot::Vacant(_) => (1, claim.effect),
+            Slot::Occupied(held) => {
+                let held = held.get();
                 let passed = held.lease_until <= now;
                 match decide(
                     claim,
@@ -431,7 +480,9 @@ impl Ledger for MemoryLedger {
                         taken_over_effect(claim, held.effect, held.released),
                     ),
                     Some(answer) => {
-                        state.trails.append_claim(claim, &answer, self.capacity);
+                        state
+                            .trails
+                            .append_claim(now, claim, &answer, self.capacity);
                         return Box::pin(std::future::ready(Ok(answer)));
                     }
                 }
@@ -441,23 +492,30 @@ impl Ledger for MemoryLedger {
             Err(quota) => Claimed::Exhausted(quota),
             Ok(()) => Claimed::New { attempt },
         };
-        let call = state.trails.append_claim(claim, &answer, self.capacity);
+        let call = state
+            .trails
+            .append_claim(now, claim, &answer, self.capacity);
         if let Claimed::New { .. } = answer {
-            state.claims.insert(
-                claim.key.clone(),
-                Entry {
-                    call,
-                    scope: claim.scope.clone(),
-                    contract: claim.binding.contract.clone(),
-                    effect,
-                    attempt,
-                    claimed_at: now,
-                    lease_until: lease_until(now, claim.lease),
-                    outcome: None,
-                    released: false,
-                    stamp: u64::MAX,
-                },
-            );
+            let entry = Entry {
+                call,
+                scope: Arc::clone(&claim.scope),
+                contract: Arc::clone(&claim.binding.contract),
+                effect,
+                attempt,
+                claimed_at: now,
+                lease_until: lease_until(now, claim.lease),
+                outcome: None,
+                released: false,
+                stamp: u64::MAX,
+            };
+            match slot {
+                Slot::Vacant(slot) => {
+                    slot.insert(entry);
+                }
+                Slot::Occupied(mut slot) => {
+                    slot.insert(entry);
+                }
+            }
         }
         Box::pin(std::future::ready(Ok(answer)))
     }
@@ -477,6 +535,9 @@ impl Ledger for MemoryLedger {
             {
                 let recorded = Arc::new(outcome.clone());
                 entry.outcome = Some(Arc::clone(&recorded));
+                let stamp = state.next_stamp;
+                state.next_stamp += 1;
+                entry.stamp = stamp;
                 // The same events as `settling` gives, the digest computed when read.
                 let at = settling_at(audit);
                 let added = (at == audit.len()).then(|| {
@@ -494,10 +555,10 @@ impl Ledger for MemoryLedger {
                     events.map(|(i, e)| (e, (i == at).then(|| Arc::clone(&recorded)))),
                     self.capacity,
                 );
+                state.settled_as(stamp, key, self.capacity);
             }
             _ => return Box::pin(std::future::ready(Ok(false))),
         }
-        state.settle(key, self.capacity);
         Box::pin(std::future::ready(Ok(true)))
     }
 
@@ -551,11 +612,11 @@ impl Ledger for MemoryLedger {
             .claims
             .iter()
             .filter(|(_, e)| {
-                e.scope == scope && e.outcome.is_none() && !e.released && e.lease_until <= now
+                *e.scope == *scope && e.outcome.is_none() && !e.released && e.lease_until <= now
             })
             .map(|(key, e)| Unsettled {
                 key: key.clone(),
-                call_id: e.call.call_id.clone(),
+                call_id: e.call.call_id.to_string(),
                 binding: e.binding(),
                 attempt: e.attempt,
                 claimed_at: e.claimed_at,

@@ -39,6 +39,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -197,14 +198,14 @@ pub struct ClaimKey {
     pub kind: KeyKind,
     /// The scope of the id: the context's [`scope`](crate::Context::scope) for call ids, its
     /// tenant for idempotency keys.
-    pub scope: String,
+    pub scope: Arc<str>,
     /// The call id or the idempotency key.
-    pub id: String,
+    pub id: Arc<str>,
 }
 
 impl ClaimKey {
     /// The key of a provider's call id in a scope.
-    pub fn call(scope: impl Into<String>, call_id: impl Into<String>) -> Self {
+    pub fn call(scope: impl Into<Arc<str>>, call_id: impl Into<Arc<str>>) -> Self {
         ClaimKey {
             kind: KeyKind::CallId,
             scope: scope.into(),
@@ -213,7 +214,7 @@ impl ClaimKey {
     }
 
     /// The key of an application's idempotency key for a tenant.
-    pub fn idempotency(tenant: impl Into<String>, key: impl Into<String>) -> Self {
+    pub fn idempotency(tenant: impl Into<Arc<str>>, key: impl Into<Arc<str>>) -> Self {
         ClaimKey {
             kind: KeyKind::IdempotencyKey,
             scope: tenant.into(),
@@ -256,13 +257,13 @@ impl KeyKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Binding {
     /// The tool's name.
-    pub tool: String,
+    pub tool: Arc<str>,
     /// SHA-256 (hex) of the tool's input schema as exact canonical JSON.
-    pub contract: String,
+    pub contract: Arc<str>,
     /// SHA-256 (hex) of the validated arguments as exact canonical JSON.
-    pub arguments: String,
+    pub arguments: Arc<str>,
     /// The principal the call runs for.
-    pub principal: String,
+    pub principal: Arc<str>,
 }
 
 impl Binding {
@@ -289,9 +290,9 @@ pub struct Claim {
     /// The key claimed.
     pub key: ClaimKey,
     /// The call id (also when the key is an idempotency key), for the audit trail.
-    pub call_id: String,
+    pub call_id: Arc<str>,
     /// The scope whose audit trail and quotas the call belongs to.
-    pub scope: String,
+    pub scope: Arc<str>,
     /// What the claim binds.
     pub binding: Binding,
     /// The tool's declared effect.
@@ -693,7 +694,7 @@ pub fn held_outcomes(
             )));
         };
         let event = &mut trail[at].event;
-        if event.call_id != held.call_id {
+        if *event.call_id != *held.call_id {
             return Err(LedgerError::new(format!(
                 "the outcome stored for call {:?} names audit record {}, which is about \
                  another call",
@@ -716,10 +717,7 @@ pub fn held_outcomes(
             AuditKind::Outcome | AuditKind::Reconciled
         );
         if settles && record.event.output.is_some() && !named.contains(&at) {
-            settlers
-                .entry(record.event.call_id.as_str())
-                .or_default()
-                .push(at);
+            settlers.entry(&*record.event.call_id).or_default().push(at);
         }
     }
     let mut edited = Vec::new();

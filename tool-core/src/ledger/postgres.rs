@@ -576,8 +576,8 @@ fn audit_event(row: &Row, first: usize) -> Result<AuditEvent, Fault> {
     let kind: String = row.try_get(first + 2)?;
     let code: Option<String> = row.try_get(first + 3)?;
     Ok(AuditEvent {
-        call_id: text(row, first)?,
-        tool: text(row, first + 1)?,
+        call_id: text(row, first)?.into(),
+        tool: text(row, first + 1)?.into(),
         kind: AuditKind::parse(&kind)
             .ok_or_else(|| corrupt(format_args!("an audit kind {kind:?}")))?,
         code: code
@@ -586,8 +586,8 @@ fn audit_event(row: &Row, first: usize) -> Result<AuditEvent, Fault> {
                     .map_err(|_| corrupt(format_args!("a failure code {code:?} in the audit")))
             })
             .transpose()?,
-        digest: opt_text(row, first + 4)?,
-        principal: text(row, first + 5)?,
+        digest: opt_text(row, first + 4)?.map(Into::into),
+        principal: text(row, first + 5)?.into(),
         note: opt_text(row, first + 6)?,
         output: row.try_get(first + 7)?,
     })
@@ -779,10 +779,10 @@ impl PostgresLedger {
             None => (1, false, claim.effect),
             Some(row) => {
                 let binding = Binding {
-                    tool: text(&row, 1)?,
-                    contract: text(&row, 2)?,
-                    arguments: text(&row, 3)?,
-                    principal: text(&row, 4)?,
+                    tool: text(&row, 1)?.into(),
+                    contract: text(&row, 2)?.into(),
+                    arguments: text(&row, 3)?.into(),
+                    principal: text(&row, 4)?.into(),
                 };
                 let outcome = recorded(row.try_get(5)?, opt_text(&row, 6)?, opt_text(&row, 7)?)?;
                 let released: bool = row.try_get(8)?;
@@ -880,12 +880,12 @@ impl PostgresLedger {
         };
         let scope = text(&row, 0)?;
         let call = AuditEvent {
-            call_id: text(&row, 1)?,
-            tool: text(&row, 2)?,
+            call_id: text(&row, 1)?.into(),
+            tool: text(&row, 2)?.into(),
             kind: AuditKind::Outcome,
             code: None,
-            digest: Some(text(&row, 3)?),
-            principal: text(&row, 4)?,
+            digest: Some(text(&row, 3)?.into()),
+            principal: text(&row, 4)?.into(),
             note: None,
             output: None,
         };
@@ -946,12 +946,12 @@ impl PostgresLedger {
         };
         let scope = text(&row, 0)?;
         let event = AuditEvent {
-            call_id: text(&row, 1)?,
-            tool: text(&row, 2)?,
+            call_id: text(&row, 1)?.into(),
+            tool: text(&row, 2)?.into(),
             kind: AuditKind::Reconciled,
             code: None,
-            digest: Some(text(&row, 3)?),
-            principal: text(&row, 4)?,
+            digest: Some(text(&row, 3)?.into()),
+            principal: text(&row, 4)?.into(),
             note: Some(resolution.as_str().to_owned()),
             output: outcome.as_ref().map(Recorded::digest),
         };
@@ -973,15 +973,15 @@ impl PostgresLedger {
                 Ok(Unsettled {
                     key: ClaimKey {
                         kind,
-                        scope: text(row, 1)?,
-                        id: text(row, 2)?,
+                        scope: text(row, 1)?.into(),
+                        id: text(row, 2)?.into(),
                     },
                     call_id: text(row, 3)?,
                     binding: Binding {
-                        tool: text(row, 4)?,
-                        contract: text(row, 5)?,
-                        arguments: text(row, 6)?,
-                        principal: text(row, 7)?,
+                        tool: text(row, 4)?.into(),
+                        contract: text(row, 5)?.into(),
+                        arguments: text(row, 6)?.into(),
+                        principal: text(row, 7)?.into(),
                     },
                     attempt: attempt_of(row.try_get(8)?)?,
                     claimed_at: from_unix_millis(row.try_get(9)?),

@@ -878,7 +878,7 @@ fn settle_in(
                 outcome.detail(),
                 now,
                 i64::try_from(at + 1).unwrap_or(i64::MAX),
-                known.map(|_| key.scope.as_str()),
+                known.map(|_| &*key.scope),
                 known.and_then(|seq| i64::try_from(seq).ok()),
             ],
             |row| {
@@ -986,12 +986,12 @@ fn reconcile_in(
     };
     let recorded = resolution.recorded();
     let event = AuditEvent {
-        call_id,
-        tool,
+        call_id: call_id.into(),
+        tool: tool.into(),
         kind: AuditKind::Reconciled,
         code: None,
-        digest: Some(arguments),
-        principal,
+        digest: Some(arguments.into()),
+        principal: principal.into(),
         note: Some(resolution.as_str().to_owned()),
         output: recorded.as_ref().map(Recorded::digest),
     };
@@ -1037,8 +1037,8 @@ fn unsettled_in(conn: &mut Conn, scope: &str) -> Result<Vec<Unsettled>, Error> {
         found.push(Unsettled {
             key: ClaimKey {
                 kind,
-                scope: key_scope,
-                id,
+                scope: key_scope.into(),
+                id: id.into(),
             },
             call_id,
             binding,

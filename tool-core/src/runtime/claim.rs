@@ -21,7 +21,7 @@ use crate::{Effect, registry::ToolInfo};
 pub(super) struct Held {
     key: ClaimKey,
     attempt: u32,
-    digest: String,
+    digest: Arc<str>,
 }
 
 /// What the ledger decided.
@@ -50,18 +50,18 @@ impl Decisions {
     pub(super) fn push(
         &mut self,
         cx: &Context,
-        call_id: &str,
-        tool: &str,
+        call_id: &Arc<str>,
+        tool: &Arc<str>,
         kind: AuditKind,
         code: Option<Code>,
     ) {
         self.events.push(AuditEvent {
-            call_id: call_id.to_owned(),
-            tool: tool.to_owned(),
+            call_id: Arc::clone(call_id),
+            tool: Arc::clone(tool),
             kind,
             code,
             digest: None,
-            principal: cx.principal().to_owned(),
+            principal: Arc::clone(cx.shared_principal()),
             note: None,
             output: None,
         });
@@ -80,7 +80,13 @@ impl Decisions {
             Code::Unauthorized => AuditKind::Denied,
             _ => AuditKind::Refused,
         };
-        self.push(cx, call_id, tool, kind, Some(failure.code()));
+        self.push(
+            cx,
+            &Arc::from(call_id),
+            &Arc::from(tool),
+            kind,
+            Some(failure.code()),
+        );
         if kind == AuditKind::Denied
             && let Some(event) = self.events.last_mut()
         {
@@ -114,15 +120,19 @@ pub(super) async fn claim(
     info: &ToolInfo,
     effect: Effect,
     call: &CallRef<'_>,
-    contract: &str,
+    contract: &Arc<str>,
     arguments: Arguments<'_>,
     cx: &Context,
     decisions: Decisions,
 ) -> Result<Admission, Failure> {
     let digest = arguments_digest(arguments);
-    let key = match cx.idempotency_key() {
-        Some(key) => ClaimKey::idempotency(cx.tenant().unwrap_or(""), key),
-        None => ClaimKey::call(cx.scope(), call.call_id.as_ref()),
+    let scope = cx.shared_scope();
+    let key = match cx.shared_idempotency_key() {
+        Some(key) => ClaimKey::idempotency(
+            cx.shared_tenant().map_or_else(|| Arc::from(""), Arc::clone),
+            Arc::clone(key),
+        ),
+        None => ClaimKey::call(Arc::clone(&scope), Arc::clone(call.call_id)),
     };
     let mut quotas = Vec::new();
     if let Some(limit) = info.settings.max_calls {
@@ -144,18 +154,20 @@ pub(super) async fn claim(
     // The authority the call runs with is part of what it is: the same call under another
     // authority is another call.
     let contract = match authority_digest(info, cx) {
-        Some(authority) => sha256_hex(format!("{contract} authority {authority}").as_bytes()),
-        None => contract.to_owned(),
+        Some(authority) => Arc::from(sha256_hex(
+            format!("{contract} authority {authority}").as_bytes(),
+        )),
+        None => Arc::clone(contract),
     };
     let claim = Claim {
         key,
-        call_id: call.call_id.to_string(),
-        scope: cx.scope().to_owned(),
+        call_id: Arc::clone(call.call_id),
+        scope,
         binding: Binding {
-            tool: info.name.to_string(),
+            tool: Arc::clone(&info.name),
             contract,
             arguments: digest,
-            principal: cx.principal().to_owned(),
+            principal: Arc::clone(cx.shared_principal()),
         },
         effect,
         lease: limit.saturating_add(shared.lease_grace),
@@ -238,7 +250,7 @@ pub(super) async fn claim(
 
 /// SHA-256 (hex) of the arguments' exact canonical JSON: from the text when they came as text,
 /// through a `Value` only for text that [`exact_text`] leaves to it.
-fn arguments_digest(arguments: Arguments<'_>) -> String {
+fn arguments_digest(arguments: Arguments<'_>) -> Arc<str> {
     let canonical = match arguments {
         Arguments::Text(raw) => exact_text(raw),
         Arguments::Json(value) => exact_json(value),
@@ -247,7 +259,7 @@ fn arguments_digest(arguments: Arguments<'_>) -> String {
         let value = arguments.to_value();
         exact_json(&value).unwrap_or_else(|| value.to_string())
     });
-    sha256_hex(canonical.as_bytes())
+    crate::digest::sha256_shared(canonical.as_bytes())
 }
 
 /// Records the outcome of a held claim with its `executed` and `outcome` records. A failure
@@ -271,12 +283,12 @@ pub(super) async fn settle(
     };
     let authority = authority_digest(info, cx).map(|digest| format!("authority {digest}"));
     let event = |kind, code| AuditEvent {
-        call_id: call_id.to_string(),
-        tool: info.name.to_string(),
+        call_id: Arc::clone(call_id),
+        tool: Arc::clone(&info.name),
         kind,
         code,
-        digest: Some(held.digest.clone()),
-        principal: cx.principal().to_owned(),
+        digest: Some(Arc::clone(&held.digest)),
+        principal: Arc::clone(cx.shared_principal()),
         note: match kind {
             AuditKind::Executed => authority.clone(),
             _ => None,

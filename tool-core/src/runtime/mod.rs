@@ -104,7 +104,7 @@ pub(crate) struct Shared {
     observer: Option<Arc<dyn Observer>>,
     ledger: Option<Arc<dyn Ledger>>,
     /// Each tool's contract hash, for the ledger's claims (empty without a ledger).
-    contracts: Vec<String>,
+    contracts: Vec<Arc<str>>,
     rerun_interrupted: bool,
     lease_grace: Duration,
     seed: u64,
@@ -274,7 +274,7 @@ impl RuntimeBuilder {
             Some(_) => self
                 .registry
                 .tools()
-                .map(|info| crate::digest::contract_hash(info.input_schema()))
+                .map(|info| Arc::from(crate::digest::contract_hash(info.input_schema())))
                 .collect(),
             None => Vec::new(),
         };

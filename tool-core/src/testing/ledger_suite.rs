@@ -47,13 +47,13 @@ use claims::{
 pub fn claim(scope: &str, id: &str, tool: &str, args: &str) -> Claim {
     Claim {
         key: ClaimKey::call(scope, id),
-        call_id: id.to_owned(),
-        scope: scope.to_owned(),
+        call_id: id.into(),
+        scope: scope.into(),
         binding: Binding {
-            tool: tool.to_owned(),
-            contract: "c".repeat(64),
-            arguments: args.to_owned(),
-            principal: "user-1".to_owned(),
+            tool: tool.into(),
+            contract: "c".repeat(64).into(),
+            arguments: args.into(),
+            principal: "user-1".into(),
         },
         effect: Effect::NonIdempotent,
         lease: Duration::from_secs(60),
@@ -66,12 +66,12 @@ pub fn claim(scope: &str, id: &str, tool: &str, args: &str) -> Claim {
 /// An audit event about call `id` of `tool`, for principal `user-1`.
 pub fn event(id: &str, tool: &str, kind: AuditKind, code: Option<Code>) -> AuditEvent {
     AuditEvent {
-        call_id: id.to_owned(),
-        tool: tool.to_owned(),
+        call_id: id.into(),
+        tool: tool.into(),
         kind,
         code,
         digest: None,
-        principal: "user-1".to_owned(),
+        principal: "user-1".into(),
         note: None,
         output: None,
     }
@@ -260,12 +260,12 @@ async fn nul_characters(ledger: &dyn Ledger, prefix: &str) {
     assert!(
         trail
             .iter()
-            .any(|r| r.event.call_id == "call\0two" && r.event.kind == AuditKind::Admitted)
+            .any(|r| &*r.event.call_id == "call\0two" && r.event.kind == AuditKind::Admitted)
     );
     assert!(
         trail
             .iter()
-            .any(|r| r.event.call_id == "call\0three" && r.event.kind == AuditKind::Reconciled)
+            .any(|r| &*r.event.call_id == "call\0three" && r.event.kind == AuditKind::Reconciled)
     );
 
     ledger
@@ -315,7 +315,7 @@ async fn trail(ledger: &dyn Ledger, scope: &str) {
     let head = verify(&trail, None).expect("the trail verifies").unwrap();
     let kinds: Vec<(&str, AuditKind)> = trail
         .iter()
-        .map(|r| (r.event.call_id.as_str(), r.event.kind))
+        .map(|r| (&*r.event.call_id, r.event.kind))
         .collect();
     // The first call: authorized and admitted in one step, the outcome, the in-flight refusal
     // in between, then replays.
@@ -339,7 +339,7 @@ async fn trail(ledger: &dyn Ledger, scope: &str) {
     };
     let settled_2: Vec<_> = trail
         .iter()
-        .filter(|r| r.event.call_id == "call_2" && r.event.kind == AuditKind::Outcome)
+        .filter(|r| &*r.event.call_id == "call_2" && r.event.kind == AuditKind::Outcome)
         .collect();
     assert_eq!(settled_2.len(), 1, "{trail:#?}");
     assert_eq!(settled_2[0].event.output, Some(failed.digest()));

@@ -159,35 +159,9 @@ impl<'a> Quick<'a> {
         self.eat(b'"').then(|| start..self.at - 1)
     }
 
-    /// Passes over the bytes of a string that are neither `"`, `\\` nor a control character,
-    /// eight at a time where it can.
+    /// Passes over the bytes of a string that are neither `"`, `\\` nor a control character.
     fn skip_plain(&mut self) {
-        const ONES: u64 = u64::from_le_bytes([1; 8]);
-        const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-        // The bytes of `word` below `n`, flagged in their high bit. A subtraction borrows into
-        // a byte only from a flagged byte below it, so the lowest flagged byte (the first in
-        // the text, the word being read little-endian) is always one that is below `n`.
-        let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH;
-        while let Some(chunk) = self.b.get(self.at..self.at + 8) {
-            let mut bytes = [0; 8];
-            bytes.copy_from_slice(chunk);
-            let word = u64::from_le_bytes(bytes);
-            let stop = below(word ^ (ONES * u64::from(b'"')), 1)
-                | below(word ^ (ONES * u64::from(b'\\')), 1)
-                | below(word, 0x20);
-            if stop != 0 {
-                // The first byte flagged is the first that stops the run.
-                self.at += (stop.trailing_zeros() / 8) as usize;
-                return;
-            }
-            self.at += 8;
-        }
-        while let Some(&c) = self.b.get(self.at) {
-            if c == b'"' || c == b'\\' || c < 0x20 {
-                return;
-            }
-            self.at += 1;
-        }
+        self.at = crate::canonical::plain_end(self.b, self.at);
     }
 
     /// A string as JSON writes one: no control characters, only JSON's escapes.

@@ -41,7 +41,7 @@ pub(super) async fn replay_conflict_and_in_flight(ledger: &dyn Ledger, scope: &s
         }
     );
     other.binding.principal = "user-1".into();
-    other.binding.contract = "d".repeat(64);
+    other.binding.contract = "d".repeat(64).into();
     assert_eq!(
         ledger.claim(&other).await.unwrap(),
         Claimed::Conflict {
