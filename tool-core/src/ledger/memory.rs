@@ -66,6 +66,8 @@ struct Trails {
 #[derive(Default)]
 struct Trail {
     events: Vec<Stored>,
+    /// The calls its records name, in order: a record names the last call here, or a new one.
+    calls: Vec<Arc<Call>>,
     /// The hashes of the first records, as far as a read has chained them.
     hashes: Vec<String>,
 }
@@ -74,7 +76,8 @@ struct Trail {
 /// when they are the same (a call's records follow each other).
 struct Stored {
     at: i64,
-    call: Arc<Call>,
+    /// Its call's place in the trail's calls.
+    call: usize,
     /// Whether the record carries its call's arguments digest (a decision made before the
     /// claim shares the claim's call without it).
     digest: bool,
@@ -133,21 +136,22 @@ enum Output {
 }
 
 impl Stored {
-    fn event(&mut self) -> AuditEvent {
+    /// The record's event; `call` is the call it names.
+    fn event(&mut self, call: &Call) -> AuditEvent {
         if let Output::Of(recorded) = &self.output {
             self.output = Output::Digest(recorded.digest());
         }
         AuditEvent {
-            call_id: self.call.call_id.clone(),
-            tool: self.call.tool.clone(),
+            call_id: call.call_id.clone(),
+            tool: call.tool.clone(),
             kind: self.kind,
             code: self.code,
             digest: if self.digest {
-                self.call.digest.clone()
+                call.digest.clone()
             } else {
                 None
             },
-            principal: self.call.principal.clone(),
+            principal: call.principal.clone(),
             note: self.note.clone(),
             output: match &self.output {
                 Output::Digest(digest) => Some(digest.clone()),
@@ -161,7 +165,12 @@ impl Trail {
     /// The trail's records with their hashes, chaining those not chained yet.
     fn records(&mut self, scope: &str) -> Vec<AuditRecord> {
         let mut records: Vec<AuditRecord> = Vec::with_capacity(self.events.len());
+        let calls = &self.calls;
         for (i, stored) in self.events.iter_mut().enumerate() {
+            // A record's call was pushed before it.
+            let Some(call) = calls.get(stored.call) else {
+                break;
+            };
             let prev = records
                 .last()
                 .map_or_else(|| super::GENESIS.to_owned(), |r| r.hash.clone());
@@ -169,7 +178,7 @@ impl Trail {
                 scope: scope.to_owned(),
                 seq: i as u64 + 1,
                 at: stored.at,
-                event: stored.event(),
+                event: stored.event(call),
                 prev,
                 hash: String::new(),
             };
@@ -202,68 +211,71 @@ impl Trail {
         // The decisions before the claim share its call.
         let call = self.call_of(claim);
         for event in &claim.audit {
-            let shared = call.names(event).map(|digest| (Arc::clone(&call), digest));
+            let shared = self.calls[call].names(event).map(|digest| (call, digest));
             self.push_with(at, event, None, shared);
         }
         let (kind, code, note) = claim_decision(claim, answer);
         self.events.push(Stored {
             at,
-            call: Arc::clone(&call),
+            call,
             digest: true,
             kind,
             code,
             note,
             output: Output::None,
         });
-        call
+        Arc::clone(&self.calls[call])
     }
 
-    /// The call of the last record when it is `claim`'s, else a new one.
-    fn call_of(&self, claim: &Claim) -> Arc<Call> {
+    /// The place of the last call when it is `claim`'s, else of a new one.
+    fn call_of(&mut self, claim: &Claim) -> usize {
         let b = &claim.binding;
-        match self.events.last() {
+        match self.calls.last() {
             Some(last)
-                if same(&last.call.call_id, &claim.call_id)
-                    && same(&last.call.tool, &b.tool)
+                if same(&last.call_id, &claim.call_id)
+                    && same(&last.tool, &b.tool)
                     && last
-                        .call
                         .digest
                         .as_ref()
                         .is_some_and(|digest| same(digest, &b.arguments))
-                    && same(&last.call.principal, &b.principal) =>
+                    && same(&last.principal, &b.principal) =>
             {
-                Arc::clone(&last.call)
+                self.calls.len() - 1
             }
-            _ => Call::of(claim),
+            _ => {
+                self.calls.push(Call::of(claim));
+                self.calls.len() - 1
+            }
         }
     }
 
     /// Appends `event`, whose outcome digest is that of `outcome` when there is one.
     fn push(&mut self, at: i64, event: &AuditEvent, outcome: Option<Arc<Recorded>>) {
-        let last = self.events.last().map(|last| &last.call);
-        let call = last.and_then(|call| call.names(event).map(|digest| (Arc::clone(call), digest)));
+        let last = self.calls.len().checked_sub(1);
+        let call = last.and_then(|last| self.calls[last].names(event).map(|digest| (last, digest)));
         self.push_with(at, event, outcome, call);
     }
 
-    /// Appends `event`, naming `call` (with its digest or not) when that is its call.
+    /// Appends `event`, naming the call at `call` (with its digest or not) when that is its
+    /// call.
     fn push_with(
         &mut self,
         at: i64,
         event: &AuditEvent,
         outcome: Option<Arc<Recorded>>,
-        call: Option<(Arc<Call>, bool)>,
+        call: Option<(usize, bool)>,
     ) {
         let (call, digest) = match call {
             Some(shared) => shared,
-            None => (
-                Arc::new(Call {
+            None => {
+                self.calls.push(Arc::new(Call {
                     call_id: event.call_id.clone(),
                     tool: event.tool.clone(),
                     digest: event.digest.clone(),
                     principal: event.principal.clone(),
-                }),
-                true,
-            ),
+                }));
+                (self.calls.len() - 1, true)
+            }
         };
         let output = match (outcome, &event.output) {
             (Some(recorded), _) => Output::Of(recorded),

@@ -21,7 +21,11 @@ use crate::{Effect, registry::ToolInfo};
 pub(super) struct Held {
     key: ClaimKey,
     attempt: u32,
+    /// The names of the call's records, taken from its claim.
+    call_id: Arc<str>,
+    tool: Arc<str>,
     digest: Arc<str>,
+    principal: Arc<str>,
 }
 
 /// What the ledger decided.
@@ -189,7 +193,10 @@ pub(super) async fn claim(
         Claimed::New { attempt } => Ok(Admission::Run(Held {
             key,
             attempt,
+            call_id: claim.call_id,
+            tool: claim.binding.tool,
             digest: claim.binding.arguments,
+            principal: claim.binding.principal,
         })),
         Claimed::Replay(recorded) => Ok(Admission::Replay(match recorded {
             Recorded::Output(text) => Ok(Output { text }),
@@ -269,7 +276,6 @@ pub(super) async fn settle(
     ledger: &dyn Ledger,
     held: Held,
     info: &ToolInfo,
-    call_id: &Arc<str>,
     result: &Result<Output, Failure>,
     cx: &Context,
 ) {
@@ -282,31 +288,43 @@ pub(super) async fn settle(
         },
     };
     let authority = authority_digest(info, cx).map(|digest| format!("authority {digest}"));
-    let event = |kind, code| AuditEvent {
-        call_id: Arc::clone(call_id),
-        tool: Arc::clone(&info.name),
-        kind,
-        code,
-        digest: Some(Arc::clone(&held.digest)),
-        principal: Arc::clone(cx.shared_principal()),
-        note: match kind {
-            AuditKind::Executed => authority.clone(),
-            _ => None,
-        },
+    let code = result.as_ref().err().map(Failure::code);
+    let Held {
+        key,
+        attempt,
+        call_id,
+        tool,
+        digest,
+        principal,
+    } = held;
+    let executed = AuditEvent {
+        call_id: Arc::clone(&call_id),
+        tool: Arc::clone(&tool),
+        kind: AuditKind::Executed,
+        code: None,
+        digest: Some(Arc::clone(&digest)),
+        principal: Arc::clone(&principal),
+        note: authority,
         output: None,
     };
-    let code = result.as_ref().err().map(Failure::code);
     let audit = [
-        event(AuditKind::Executed, None),
-        event(AuditKind::Outcome, code),
+        executed,
+        AuditEvent {
+            call_id,
+            tool,
+            kind: AuditKind::Outcome,
+            code,
+            digest: Some(digest),
+            principal,
+            note: None,
+            output: None,
+        },
     ];
-    match ledger
-        .settle(&held.key, held.attempt, &recorded, &audit)
-        .await
+    match ledger.settle(&key, attempt, &recorded, &audit).await
     {
         Ok(true) => {}
         Ok(false) => tracing::warn!(
-            attempt = held.attempt,
+            attempt,
             "the call's claim was settled or taken over by someone else; its outcome was not recorded"
         ),
         Err(error) => tracing::warn!(

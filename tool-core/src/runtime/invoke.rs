@@ -411,7 +411,7 @@ impl Runtime {
         let result = execute::execute(shared, info, &call, &scope, work, cx)
             .await
             .map(|text| Output { text });
-        Box::pin(claim::settle(ledger, held, info, call_id, &result, cx)).await;
+        Box::pin(claim::settle(ledger, held, info, &result, cx)).await;
         result
     }
 }
