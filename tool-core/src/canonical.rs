@@ -122,7 +122,8 @@ pub(crate) fn exact_text(text: &str) -> Option<String> {
     let mut reader = TextReader {
         text,
         at: 0,
-        out: String::with_capacity(text.len()),
+        // Room for an object's members twice, to reorder them.
+        out: String::with_capacity(text.len().saturating_mul(2)),
         members: Vec::new(),
     };
     reader.value(TEXT_MAX_DEPTH)?;
@@ -270,15 +271,15 @@ impl<'a> TextReader<'a> {
             {
                 return None;
             }
-            let written = self.out[open..].to_owned();
-            self.out.truncate(open);
+            // The members in order after those written, which then give way to them.
+            let written = self.out.len();
             for (i, member) in members.iter().enumerate() {
                 if i > 0 {
                     self.out.push(',');
                 }
-                self.out
-                    .push_str(&written[member.start - open..member.end - open]);
+                self.out.extend_from_within(member.start..member.end);
             }
+            self.out.drain(open..written);
         }
         self.members.truncate(first);
         self.out.push('}');

@@ -298,7 +298,8 @@ struct Entry {
     /// The call id and the binding's tool, arguments digest and principal, shared with its
     /// audit records.
     call: Arc<Call>,
-    scope: Arc<str>,
+    /// The claim's scope when it is not its key's (an idempotency key's tenant).
+    scope: Option<Arc<str>>,
     /// The binding's contract digest.
     contract: Arc<str>,
     /// The effect it was claimed with.
@@ -313,6 +314,11 @@ struct Entry {
 }
 
 impl Entry {
+    /// The scope of the claim, whose key is `key`.
+    fn scope<'e>(&'e self, key: &'e ClaimKey) -> &'e Arc<str> {
+        self.scope.as_ref().unwrap_or(&key.scope)
+    }
+
     /// What the call was claimed with.
     fn binding(&self) -> Binding {
         Binding {
@@ -510,7 +516,7 @@ impl Ledger for MemoryLedger {
         if let Claimed::New { .. } = answer {
             let entry = Entry {
                 call,
-                scope: Arc::clone(&claim.scope),
+                scope: (!same(&claim.scope, &claim.key.scope)).then(|| Arc::clone(&claim.scope)),
                 contract: Arc::clone(&claim.binding.contract),
                 effect,
                 attempt,
@@ -563,7 +569,7 @@ impl Ledger for MemoryLedger {
                 });
                 let events = audit.iter().chain(added.as_ref()).enumerate();
                 state.trails.append(
-                    &entry.scope,
+                    entry.scope(key),
                     events.map(|(i, e)| (e, (i == at).then(|| Arc::clone(&recorded)))),
                     self.capacity,
                 );
@@ -607,7 +613,7 @@ impl Ledger for MemoryLedger {
                     }
                     None => entry.released = true,
                 }
-                (entry.scope.clone(), event)
+                (Arc::clone(entry.scope(key)), event)
             }
         };
         state
@@ -623,8 +629,11 @@ impl Ledger for MemoryLedger {
         let mut found: Vec<Unsettled> = state
             .claims
             .iter()
-            .filter(|(_, e)| {
-                *e.scope == *scope && e.outcome.is_none() && !e.released && e.lease_until <= now
+            .filter(|(key, e)| {
+                **e.scope(key) == *scope
+                    && e.outcome.is_none()
+                    && !e.released
+                    && e.lease_until <= now
             })
             .map(|(key, e)| Unsettled {
                 key: key.clone(),

@@ -269,26 +269,31 @@ fn arguments_digest(arguments: Arguments<'_>) -> Arc<str> {
     crate::digest::sha256_shared(canonical.as_bytes())
 }
 
-/// Records the outcome of a held claim with its `executed` and `outcome` records. A failure
-/// to record is logged: the claim then stays without an outcome, and once its lease passes it
-/// is in doubt, never run again by itself.
+/// Records the outcome of a held claim with its `executed` and `outcome` records, and gives
+/// back the call's result: the output text `result` carries, or its failure. A failure to
+/// record is logged: the claim then stays without an outcome, and once its lease passes it is
+/// in doubt, never run again by itself.
 pub(super) async fn settle(
     ledger: &dyn Ledger,
     held: Held,
     info: &ToolInfo,
-    result: &Result<Output, Failure>,
+    result: Result<String, Failure>,
     cx: &Context,
-) {
-    let recorded = match result {
-        Ok(output) => Recorded::Output(output.text.clone()),
-        Err(failure) => Recorded::Failure {
-            code: failure.code(),
-            message: failure.message().to_owned(),
-            detail: failure.detail().map(str::to_owned),
-        },
+) -> Result<Output, Failure> {
+    // The output text is recorded as it is, then handed back.
+    let (recorded, failure) = match result {
+        Ok(text) => (Recorded::Output(text), None),
+        Err(failure) => (
+            Recorded::Failure {
+                code: failure.code(),
+                message: failure.message().to_owned(),
+                detail: failure.detail().map(str::to_owned),
+            },
+            Some(failure),
+        ),
     };
     let authority = authority_digest(info, cx).map(|digest| format!("authority {digest}"));
-    let code = result.as_ref().err().map(Failure::code);
+    let code = failure.as_ref().map(Failure::code);
     let Held {
         key,
         attempt,
@@ -320,8 +325,7 @@ pub(super) async fn settle(
             output: None,
         },
     ];
-    match ledger.settle(&key, attempt, &recorded, &audit).await
-    {
+    match ledger.settle(&key, attempt, &recorded, &audit).await {
         Ok(true) => {}
         Ok(false) => tracing::warn!(
             attempt,
@@ -331,6 +335,12 @@ pub(super) async fn settle(
             %error,
             "the call's outcome could not be recorded; its claim stays in doubt until reconciled"
         ),
+    }
+    match (failure, recorded) {
+        (Some(failure), _) => Err(failure),
+        (None, Recorded::Output(text)) => Ok(Output { text }),
+        // A failure is recorded only from one.
+        (None, Recorded::Failure { code, message, .. }) => Err(Failure::new(code, message)),
     }
 }
 

@@ -408,11 +408,8 @@ impl Runtime {
                 return result;
             }
         };
-        let result = execute::execute(shared, info, &call, &scope, work, cx)
-            .await
-            .map(|text| Output { text });
-        Box::pin(claim::settle(ledger, held, info, &result, cx)).await;
-        result
+        let result = execute::execute(shared, info, &call, &scope, work, cx).await;
+        Box::pin(claim::settle(ledger, held, info, result, cx)).await
     }
 }
 
