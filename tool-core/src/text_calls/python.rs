@@ -58,7 +58,11 @@ impl<'a> Keywords<'a> {
 
     /// Adds `name` (a Python identifier: nothing in it needs escaping) with `value`; gives
     /// the name back if it was given before.
-    fn add(&mut self, name: Cow<'a, str>, value: &Value) -> Result<(), Cow<'a, str>> {
+    fn add(
+        &mut self,
+        name: Cow<'a, str>,
+        value: &impl serde::Serialize,
+    ) -> Result<(), Cow<'a, str>> {
         let repeated = match &mut self.many {
             Some(many) => many.contains(&name),
             None => self.names.contains(&name),
@@ -72,7 +76,7 @@ impl<'a> Keywords<'a> {
         self.text.push(b'"');
         self.text.extend_from_slice(name.as_bytes());
         self.text.extend_from_slice(b"\":");
-        // A JSON value always serializes.
+        // A JSON value or a string always serializes.
         let _ = serde_json::to_writer(&mut self.text, value);
         match &mut self.many {
             Some(many) => {
@@ -245,6 +249,8 @@ impl<'a> Reader<'a> {
         self.expect(b'(', "`(` after the function name")?;
         let mut positional = Vec::new();
         let mut keyword = Keywords::new();
+        // A keyword argument's string, read here rather than into a `Value`.
+        let mut string = String::new();
         loop {
             self.skip_space();
             match self.peek() {
@@ -271,6 +277,22 @@ impl<'a> Reader<'a> {
                 None => None,
             };
             let value_at = self.at;
+            if let Some(word) = &keyword_name {
+                self.skip_space();
+                if matches!(self.peek(), Some(b'"' | b'\'')) {
+                    // A string, the commonest argument: what `literal` reads, written as it
+                    // is read.
+                    string.clear();
+                    self.strings_into(&mut string)?;
+                    self.no_operator_after()?;
+                    if let Err(word) = keyword.add(word.clone(), &string.as_str()) {
+                        self.at = save;
+                        return Err(self.error(format!("the argument `{word}` is given twice")));
+                    }
+                    self.after_argument()?;
+                    continue;
+                }
+            }
             let value = self.literal(0)?;
             match keyword_name {
                 Some(word) => {
@@ -287,13 +309,7 @@ impl<'a> Reader<'a> {
                     positional.push(value);
                 }
             }
-            self.skip_space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b')') => {}
-                None => return Err(self.error("the call is not closed with `)`")),
-                _ => return Err(self.error("expected `,` or `)` after an argument")),
-            }
+            self.after_argument()?;
         }
         Ok(PyCall {
             name,
@@ -301,6 +317,18 @@ impl<'a> Reader<'a> {
             keyword: keyword.finish(),
             span: start..self.at,
         })
+    }
+
+    /// What may follow an argument: `,` (passed over) or `)`.
+    fn after_argument(&mut self) -> Result<(), TextError> {
+        self.skip_space();
+        match self.peek() {
+            Some(b',') => self.at += 1,
+            Some(b')') => {}
+            None => return Err(self.error("the call is not closed with `)`")),
+            _ => return Err(self.error("expected `,` or `)` after an argument")),
+        }
+        Ok(())
     }
 
     /// A list of calls `[f(...), g(...)]`, a list of strings that each hold one call

@@ -9,8 +9,14 @@ impl Reader<'_> {
     /// One or more adjacent string literals, concatenated as Python does.
     pub(super) fn strings(&mut self) -> Result<Value, TextError> {
         let mut out = String::new();
+        self.strings_into(&mut out)?;
+        Ok(Value::String(out))
+    }
+
+    /// One or more adjacent string literals, concatenated as Python does, appended to `out`.
+    pub(super) fn strings_into(&mut self, out: &mut String) -> Result<(), TextError> {
         loop {
-            self.string(&mut out)?;
+            self.string(out)?;
             let save = self.at;
             self.skip_space();
             let next = self.peek();
@@ -20,7 +26,7 @@ impl Reader<'_> {
                 continue;
             }
             self.at = save;
-            return Ok(Value::String(out));
+            return Ok(());
         }
     }
 
