@@ -106,6 +106,42 @@ pub(super) async fn idempotency_keys_are_apart_from_call_ids(ledger: &dyn Ledger
             differs: "arguments"
         }
     );
+
+    // A key of a tenant that is not the scope: the call's records go to the scope's trail,
+    // and its claim is listed with the scope's unsettled ones.
+    let tenant = format!("{scope}-tenant");
+    let mut elsewhere = claim(scope, "call_11", "refund", "bb");
+    elsewhere.key = ClaimKey::idempotency(tenant.as_str(), "k-2");
+    assert_eq!(
+        ledger.claim(&elsewhere).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let executed = [event("call_11", "refund", AuditKind::Executed, None)];
+    assert!(
+        ledger
+            .settle(&elsewhere.key, 1, &output("2"), &executed)
+            .await
+            .unwrap()
+    );
+    let trail = ledger.trail(scope).await.unwrap();
+    assert!(
+        trail
+            .iter()
+            .any(|r| &*r.event.call_id == "call_11" && r.event.kind == AuditKind::Outcome),
+        "{trail:?}"
+    );
+    assert_eq!(ledger.trail(&tenant).await.unwrap(), Vec::new());
+    let mut lost = claim(scope, "call_12", "refund", "cc");
+    lost.key = ClaimKey::idempotency(tenant.as_str(), "k-3");
+    lost.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(&lost).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let unsettled = ledger.unsettled(scope).await.unwrap();
+    assert!(unsettled.iter().any(|u| u.key == lost.key), "{unsettled:?}");
+    assert!(ledger.unsettled(&tenant).await.unwrap().is_empty());
 }
 
 pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
