@@ -63,6 +63,17 @@ pub fn claim(scope: &str, id: &str, tool: &str, args: &str) -> Claim {
     }
 }
 
+/// Claims `claim` anew with a lease of zero, which has passed when this returns: its holder is
+/// as good as dead.
+async fn claim_lost(ledger: &dyn Ledger, claim: &mut Claim) {
+    claim.lease = Duration::ZERO;
+    assert_eq!(
+        ledger.claim(claim).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    tokio::time::sleep(Duration::from_millis(5)).await;
+}
+
 /// An audit event about call `id` of `tool`, for principal `user-1`.
 pub fn event(id: &str, tool: &str, kind: AuditKind, code: Option<Code>) -> AuditEvent {
     AuditEvent {
@@ -235,12 +246,7 @@ async fn nul_characters(ledger: &dyn Ledger, prefix: &str) {
     assert_eq!(ledger.claim(&nul).await.unwrap(), Claimed::Replay(failure));
 
     let mut lost = claim(&scope, "call\0three", "re\0fund", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut lost).await;
     let waiting = listed(ledger, &scope, &lost.key).await;
     assert_eq!(waiting.call_id, "call\0three");
     assert_eq!(waiting.binding, lost.binding);
@@ -454,12 +460,7 @@ where
     assert!(ledger.settle(&c.key, 1, &done, &audit).await.unwrap());
     // U+0000 in the id: a store that escapes it must find the claim all the same.
     let mut lost = claim("s", "call\0two", "refund", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut lost).await;
     let waiting = listed(ledger, "s", &lost.key).await;
     let by_hand = Resolution::Completed(r#"{"refunded":20}"#.into());
     assert_eq!(

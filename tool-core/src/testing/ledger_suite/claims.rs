@@ -133,12 +133,7 @@ pub(super) async fn idempotency_keys_are_apart_from_call_ids(ledger: &dyn Ledger
     assert_eq!(ledger.trail(&tenant).await.unwrap(), Vec::new());
     let mut lost = claim(scope, "call_12", "refund", "cc");
     lost.key = ClaimKey::idempotency(tenant.as_str(), "k-3");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut lost).await;
     let unsettled = ledger.unsettled(scope).await.unwrap();
     assert!(unsettled.iter().any(|u| u.key == lost.key), "{unsettled:?}");
     assert!(ledger.unsettled(&tenant).await.unwrap().is_empty());
@@ -147,12 +142,7 @@ pub(super) async fn idempotency_keys_are_apart_from_call_ids(ledger: &dyn Ledger
 pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     // A lease of zero has passed as soon as it is taken: the holder is as good as dead.
     let mut lost = claim(scope, "call_1", "send_email", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut lost).await;
     assert_eq!(ledger.claim(&lost).await.unwrap(), Claimed::Unknown);
     // Rerunning is for calls that are not non-idempotent, whatever the caller asks.
     lost.rerun_interrupted = true;
@@ -189,12 +179,7 @@ pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
 
     // Reconciled as safe to retry: the next claim runs it, as attempt 2.
     let mut retry = claim(scope, "call_2", "send_email", "aa");
-    retry.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&retry).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut retry).await;
     let waiting = listed(ledger, scope, &retry.key).await;
     assert_eq!(
         ledger
@@ -217,12 +202,7 @@ pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
 
     // Reconciled as not having happened: replayed as a failure.
     let mut never = claim(scope, "call_3", "send_email", "aa");
-    never.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&never).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut never).await;
     let waiting = listed(ledger, scope, &never.key).await;
     let nothing = Resolution::DidNotHappen("the email was not sent".into());
     assert_eq!(
@@ -241,13 +221,8 @@ pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     // no longer settle it.
     let mut again = claim(scope, "call_4", "lookup", "aa");
     again.effect = Effect::Idempotent;
-    again.lease = Duration::ZERO;
     again.rerun_interrupted = true;
-    assert_eq!(
-        ledger.claim(&again).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut again).await;
     again.lease = Duration::from_secs(60);
     assert_eq!(
         ledger.claim(&again).await.unwrap(),
@@ -272,23 +247,13 @@ pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     // Without the runtime's permission it is in doubt like any other.
     let mut kept = claim(scope, "call_5", "lookup", "aa");
     kept.effect = Effect::Idempotent;
-    kept.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&kept).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut kept).await;
     assert_eq!(ledger.claim(&kept).await.unwrap(), Claimed::Unknown);
 
     // The effect the interrupted attempt was claimed with decides, not the new claim's: a
     // call claimed as non-idempotent may have had its effect, whatever it is called now.
     let mut was_unsafe = claim(scope, "call_6", "lookup", "aa");
-    was_unsafe.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&was_unsafe).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut was_unsafe).await;
     was_unsafe.effect = Effect::ReadOnly;
     was_unsafe.rerun_interrupted = true;
     assert_eq!(ledger.claim(&was_unsafe).await.unwrap(), Claimed::Unknown);
@@ -296,13 +261,8 @@ pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
     // of its own, and is not run by itself either.
     let mut now_unsafe = claim(scope, "call_7", "lookup", "aa");
     now_unsafe.effect = Effect::ReadOnly;
-    now_unsafe.lease = Duration::ZERO;
     now_unsafe.rerun_interrupted = true;
-    assert_eq!(
-        ledger.claim(&now_unsafe).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut now_unsafe).await;
     now_unsafe.effect = Effect::NonIdempotent;
     assert_eq!(ledger.claim(&now_unsafe).await.unwrap(), Claimed::Unknown);
     // Once reconciled as safe to retry, nothing of the first attempt is in doubt: the next
@@ -343,12 +303,7 @@ pub(super) async fn interrupted_claims(ledger: &dyn Ledger, scope: &str) {
 /// a later attempt took the claim over, the same listing changes nothing.
 pub(super) async fn stale_reconciliation(ledger: &dyn Ledger, scope: &str) {
     let mut lost = claim(scope, "call_1", "send_email", "aa");
-    lost.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&lost).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut lost).await;
     let listed = ledger.unsettled(scope).await.unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(
@@ -390,12 +345,7 @@ pub(super) async fn stale_reconciliation(ledger: &dyn Ledger, scope: &str) {
 
     // An attempt whose outcome arrived after it was listed is settled already.
     let mut late = claim(scope, "call_2", "send_email", "aa");
-    late.lease = Duration::ZERO;
-    assert_eq!(
-        ledger.claim(&late).await.unwrap(),
-        Claimed::New { attempt: 1 }
-    );
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    claim_lost(ledger, &mut late).await;
     let waiting = ledger.unsettled(scope).await.unwrap();
     assert_eq!(waiting.len(), 1, "{waiting:?}");
     assert!(
