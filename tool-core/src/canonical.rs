@@ -360,7 +360,7 @@ impl<'a> TextReader<'a> {
         let token = &self.text[start..at];
         // Up to 18 digits fit both u64 and i64, so such an integer is written as it is; `-0`
         // is the float negative zero.
-        if plain && integer <= 18 && token != "-0" || shortest_decimal(&token[digits - start..]) {
+        if (plain && integer <= 18 && token != "-0") || shortest_decimal(&token[digits - start..]) {
             self.out.push_str(token);
         } else {
             let number: serde_json::Number = token.parse().ok()?;

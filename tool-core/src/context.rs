@@ -60,6 +60,12 @@ struct Trusted {
     authority: Option<Arc<Authority>>,
 }
 
+/// `text`, or one shared empty string.
+fn shared_or_empty(text: Option<&Arc<str>>) -> Arc<str> {
+    static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    Arc::clone(text.unwrap_or_else(|| EMPTY.get_or_init(|| Arc::from(""))))
+}
+
 /// Why a wait bounded by the run ([`Context::bounded`]) ended early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stopped {
@@ -122,14 +128,13 @@ impl Context {
 
     /// The [scope](Self::scope), shared.
     pub(crate) fn shared_scope(&self) -> Arc<str> {
-        static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
         let scope = self.trusted.scope.as_ref().or(self.trusted.tenant.as_ref());
-        Arc::clone(scope.unwrap_or_else(|| EMPTY.get_or_init(|| Arc::from(""))))
+        shared_or_empty(scope)
     }
 
-    /// The [tenant](Self::tenant), shared.
-    pub(crate) fn shared_tenant(&self) -> Option<&Arc<str>> {
-        self.trusted.tenant.as_ref()
+    /// The [tenant](Self::tenant), shared, or `""`.
+    pub(crate) fn shared_tenant(&self) -> Arc<str> {
+        shared_or_empty(self.trusted.tenant.as_ref())
     }
 
     /// The [idempotency key](Self::idempotency_key), shared.

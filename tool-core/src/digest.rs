@@ -13,13 +13,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// SHA-256 of `bytes`, as lowercase hex, shared.
 pub(crate) fn sha256_shared(bytes: &[u8]) -> std::sync::Arc<str> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
     let mut text = [0; 64];
-    for (pair, byte) in text.chunks_exact_mut(2).zip(digest.iter()) {
-        pair[0] = DIGITS[usize::from(byte >> 4)];
-        pair[1] = DIGITS[usize::from(byte & 15)];
-    }
+    write_hex(&Sha256::digest(bytes), &mut text);
     // Hex digits are ASCII, so this never falls back.
     std::sync::Arc::from(std::str::from_utf8(&text).unwrap_or_default())
 }
@@ -33,14 +28,19 @@ pub(crate) fn contract_hash(schema: &Value) -> String {
 
 /// `bytes` as lowercase hex.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = vec![0; bytes.len() * 2];
+    write_hex(bytes, &mut out);
+    // Hex digits are ASCII, so this never falls back.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes `bytes` as lowercase hex into `out`, two digits a byte, as far as `out` goes.
+fn write_hex(bytes: &[u8], out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
         pair[0] = DIGITS[usize::from(byte >> 4)];
         pair[1] = DIGITS[usize::from(byte & 15)];
     }
-    // Hex digits are ASCII, so this never falls back.
-    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The bytes a hex string (either case) stands for; `None` unless it is whole bytes of hex

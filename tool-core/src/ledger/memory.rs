@@ -526,14 +526,7 @@ impl Ledger for MemoryLedger {
                 released: false,
                 stamp: u64::MAX,
             };
-            match slot {
-                Slot::Vacant(slot) => {
-                    slot.insert(entry);
-                }
-                Slot::Occupied(mut slot) => {
-                    slot.insert(entry);
-                }
-            }
+            slot.insert_entry(entry);
         }
         Box::pin(std::future::ready(Ok(answer)))
     }

@@ -10,9 +10,9 @@ use super::{CallRef, Shared};
 use crate::canonical::{exact_json, exact_text};
 use crate::context::Context;
 use crate::contract::arguments::Arguments;
+use crate::digest::sha256_shared;
 use crate::ledger::{
     AuditEvent, AuditKind, Binding, Claim, ClaimKey, Claimed, KeyKind, Ledger, Quota, Recorded,
-    sha256_hex,
 };
 use crate::outcome::{Code, Failure, Output};
 use crate::{Effect, registry::ToolInfo};
@@ -132,10 +132,7 @@ pub(super) async fn claim(
     let digest = arguments_digest(arguments);
     let scope = cx.shared_scope();
     let key = match cx.shared_idempotency_key() {
-        Some(key) => ClaimKey::idempotency(
-            cx.shared_tenant().map_or_else(|| Arc::from(""), Arc::clone),
-            Arc::clone(key),
-        ),
+        Some(key) => ClaimKey::idempotency(cx.shared_tenant(), Arc::clone(key)),
         None => ClaimKey::call(Arc::clone(&scope), Arc::clone(call.call_id)),
     };
     let mut quotas = Vec::new();
@@ -158,9 +155,7 @@ pub(super) async fn claim(
     // The authority the call runs with is part of what it is: the same call under another
     // authority is another call.
     let contract = match authority_digest(info, cx) {
-        Some(authority) => Arc::from(sha256_hex(
-            format!("{contract} authority {authority}").as_bytes(),
-        )),
+        Some(authority) => sha256_shared(format!("{contract} authority {authority}").as_bytes()),
         None => Arc::clone(contract),
     };
     let claim = Claim {
@@ -266,7 +261,7 @@ fn arguments_digest(arguments: Arguments<'_>) -> Arc<str> {
         let value = arguments.to_value();
         exact_json(&value).unwrap_or_else(|| value.to_string())
     });
-    crate::digest::sha256_shared(canonical.as_bytes())
+    sha256_shared(canonical.as_bytes())
 }
 
 /// Records the outcome of a held claim with its `executed` and `outcome` records, and gives

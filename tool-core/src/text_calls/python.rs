@@ -277,31 +277,27 @@ impl<'a> Reader<'a> {
                 None => None,
             };
             let value_at = self.at;
-            if let Some(word) = &keyword_name {
-                self.skip_space();
-                if matches!(self.peek(), Some(b'"' | b'\'')) {
-                    // A string, the commonest argument: what `literal` reads, written as it
-                    // is read.
-                    string.clear();
-                    self.strings_into(&mut string)?;
-                    self.no_operator_after()?;
-                    if let Err(word) = keyword.add(word.clone(), &string.as_str()) {
-                        self.at = save;
-                        return Err(self.error(format!("the argument `{word}` is given twice")));
-                    }
-                    self.after_argument()?;
-                    continue;
-                }
-            }
-            let value = self.literal(0)?;
             match keyword_name {
                 Some(word) => {
-                    if let Err(word) = keyword.add(word, &value) {
+                    self.skip_space();
+                    let added = if matches!(self.peek(), Some(b'"' | b'\'')) {
+                        // A string, the commonest argument: read as `literal` reads it, and
+                        // written without a `Value` between.
+                        string.clear();
+                        self.strings_into(&mut string)?;
+                        self.no_operator_after()?;
+                        keyword.add(word, &string.as_str())
+                    } else {
+                        let value = self.literal(0)?;
+                        keyword.add(word, &value)
+                    };
+                    if let Err(word) = added {
                         self.at = save;
                         return Err(self.error(format!("the argument `{word}` is given twice")));
                     }
                 }
                 None => {
+                    let value = self.literal(0)?;
                     if !keyword.is_empty() {
                         self.at = value_at;
                         return Err(self.error("a positional argument follows a keyword argument"));
@@ -708,6 +704,9 @@ y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00
             ("f(a=1j)", "complex"),
             ("f(a=1, 2)", "positional argument follows"),
             ("f(a=1, a=2)", "given twice"),
+            ("f(a='x', a='y')", "given twice"),
+            ("f(a='x' + 'y')", "expression"),
+            ("f(a='x'.upper())", "expression"),
             ("f(a=99999999999999999999)", "beyond 64 bits"),
             ("f(a=float('inf'))", "not evaluated"),
             ("f(a=012)", "leading zero"),

@@ -1376,19 +1376,7 @@ mod tests {
             any::<String>().prop_map(|s| serde_json::to_string(&s).unwrap_or_default()),
             "[a-z\\\\\"/]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap_or_default()),
         ];
-        leaf.prop_recursive(4, 32, 6, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..6)
-                    .prop_map(|items| format!("[{}]", items.join(","))),
-                proptest::collection::vec(("[a-c]{1,2}", inner), 0..6).prop_map(|members| {
-                    let members: Vec<String> = members
-                        .into_iter()
-                        .map(|(key, value)| format!("\"{key}\" : {value}"))
-                        .collect();
-                    format!("{{ {} }}", members.join(" ,\n"))
-                }),
-            ]
-        })
+        crate::json_pieces::json_values(leaf)
     }
 
     proptest! {
