@@ -275,20 +275,18 @@ pub(super) async fn settle(
     result: Result<String, Failure>,
     cx: &Context,
 ) -> Result<Output, Failure> {
-    // The output text is recorded as it is, then handed back.
-    let (recorded, failure) = match result {
-        Ok(text) => (Recorded::Output(text), None),
-        Err(failure) => (
-            Recorded::Failure {
-                code: failure.code(),
-                message: failure.message().to_owned(),
-                detail: failure.detail().map(str::to_owned),
-            },
-            Some(failure),
-        ),
+    // The output text is lent to the record, then taken back.
+    let mut result = result;
+    let recorded = match &mut result {
+        Ok(text) => Recorded::Output(std::mem::take(text)),
+        Err(failure) => Recorded::Failure {
+            code: failure.code(),
+            message: failure.message().to_owned(),
+            detail: failure.detail().map(str::to_owned),
+        },
     };
     let authority = authority_digest(info, cx).map(|digest| format!("authority {digest}"));
-    let code = failure.as_ref().map(Failure::code);
+    let code = result.as_ref().err().map(Failure::code);
     let Held {
         key,
         attempt,
@@ -331,12 +329,10 @@ pub(super) async fn settle(
             "the call's outcome could not be recorded; its claim stays in doubt until reconciled"
         ),
     }
-    match (failure, recorded) {
-        (Some(failure), _) => Err(failure),
-        (None, Recorded::Output(text)) => Ok(Output { text }),
-        // A failure is recorded only from one.
-        (None, Recorded::Failure { code, message, .. }) => Err(Failure::new(code, message)),
+    if let (Ok(text), Recorded::Output(lent)) = (&mut result, recorded) {
+        *text = lent;
     }
+    result.map(|text| Output { text })
 }
 
 /// The digest of the authority the call runs with (the tool's, narrowed by the context), if
