@@ -394,7 +394,7 @@ impl Scalar for String {
     fn accept(got: Got<'_>, cx: &mut Cx, at: &Path<'_>, c: &Constraints) -> Option<Self> {
         if let Got::Str(s) = got {
             match string_passes(s, c) {
-                Passes::Yes => return Some(s.to_owned()),
+                Passes::Yes => return Some(owned(s)),
                 // Everything else passed: the one violation is the format.
                 Passes::AllButFormat => {
                     if let Some(format) = c.format {
@@ -407,6 +407,13 @@ impl Scalar for String {
         }
         refuse_string(got, cx, at, c).then(|| got_str(got).to_owned())
     }
+}
+
+/// `s` copied: out of line, so that the allocation is inlined here and not called from the
+/// (much larger) reader of each field.
+#[inline(never)]
+fn owned(s: &str) -> String {
+    s.to_owned()
 }
 
 /// The string of `got` (empty for any other value).

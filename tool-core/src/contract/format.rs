@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+mod plain;
+
 /// A JSON Schema string format (Draft 2020-12), asserted: a string that is not of its format
 /// is refused with the keyword `format`.
 ///
@@ -102,19 +104,23 @@ impl Format {
     }
 
     /// Whether `text` is of this format, as a JSON Schema validator asserting formats decides.
+    #[inline]
     pub fn is_valid(self, text: &str) -> bool {
         // The commonest shapes are decided here: every string a fast path accepts passes the
         // check below, which costs several times as much (property tests hold the two to
         // that). A fast path's `false` decides nothing.
         let plain = match self {
-            Format::Email => plain_email(text),
-            Format::DateTime => plain_date_time(text),
-            Format::Uri => plain_uri(text),
+            Format::Email => plain::email(text),
+            Format::DateTime => plain::date_time(text),
+            Format::Uri => plain::uri(text),
             _ => false,
         };
-        if plain {
-            return true;
-        }
+        plain || self.checked(text)
+    }
+
+    /// The full check of `text`.
+    #[inline(never)]
+    fn checked(self, text: &str) -> bool {
         match checker(self) {
             // The check takes a JSON value: a string is copied into one.
             Some(validator) => validator.is_valid(&Value::String(text.to_owned())),
@@ -144,249 +150,6 @@ impl fmt::Display for Format {
         f.write_str(self.name())
     }
 }
-
-/// An address of the plainest shape: a local part of ASCII letters and digits in runs joined
-/// by one `.`, `_`, `+` or `-`, at most 64 bytes; `@`; a domain of at least two labels of ASCII
-/// letters and digits, each at most 63 bytes, the last of letters only; 254 bytes in all.
-/// Every such address is an `email` for the `jsonschema` crate; `false` decides nothing.
-pub(crate) fn plain_email(text: &str) -> bool {
-    let b = text.as_bytes();
-    if b.len() > 254 {
-        return false;
-    }
-    // The local part, in one pass up to the `@`.
-    let mut i = 0;
-    let mut after_separator = true;
-    loop {
-        let Some(&byte) = b.get(i) else {
-            return false;
-        };
-        let class = EMAIL_CLASSES[usize::from(byte)];
-        if class & ALNUM != 0 {
-            after_separator = false;
-        } else if class & SEPARATOR != 0 && !after_separator {
-            after_separator = true;
-        } else if byte == b'@' {
-            break;
-        } else {
-            return false;
-        }
-        i += 1;
-    }
-    if i == 0 || i > 64 || after_separator || b.len() - i - 1 > 253 {
-        return false;
-    }
-    // The domain: labels of letters and digits, the last of letters only.
-    let mut dots = 0;
-    let mut label = 0;
-    let mut letters_only = true;
-    for &byte in &b[i + 1..] {
-        let class = EMAIL_CLASSES[usize::from(byte)];
-        if class & ALNUM != 0 {
-            label += 1;
-            letters_only &= class & ALPHA != 0;
-        } else if byte == b'.' && label != 0 && label <= 63 {
-            dots += 1;
-            label = 0;
-            letters_only = true;
-        } else {
-            return false;
-        }
-    }
-    label > 0 && label <= 63 && dots >= 1 && letters_only
-}
-
-/// ASCII letters and digits.
-const ALNUM: u8 = 1;
-/// ASCII letters.
-const ALPHA: u8 = 2;
-/// The separators of a plain local part: `.`, `_`, `+`, `-`.
-const SEPARATOR: u8 = 4;
-
-/// The classes each byte belongs to, for [`plain_email`].
-static EMAIL_CLASSES: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut c = 0;
-    while c < 256 {
-        let byte = c as u8;
-        if byte.is_ascii_alphabetic() {
-            table[c] = ALNUM | ALPHA;
-        } else if byte.is_ascii_digit() {
-            table[c] = ALNUM;
-        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') {
-            table[c] = SEPARATOR;
-        }
-        c += 1;
-    }
-    table
-};
-
-/// A date-time of the plainest RFC 3339 shape: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of
-/// 1 to 9 digits, then `Z` or an offset `+HH:MM`/`-HH:MM`; upper-case `T` and `Z`; a year from
-/// 0001, a real day of its month (leap years counted), hours to 23, minutes and seconds to 59
-/// (a leap second is left to the full check), offsets to 23:59. Every such string is a
-/// `date-time` for the `jsonschema` crate; `false` decides nothing.
-pub(crate) fn plain_date_time(text: &str) -> bool {
-    let b = text.as_bytes();
-    if b.len() < 20 {
-        return false;
-    }
-    let (Some(year), Some(month), Some(day)) = (digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2))
-    else {
-        return false;
-    };
-    let (Some(hour), Some(minute), Some(second)) =
-        (digits(b, 11, 2), digits(b, 14, 2), digits(b, 17, 2))
-    else {
-        return false;
-    };
-    if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
-        return false;
-    }
-    if year == 0 || !(1..=12).contains(&month) || day == 0 || day > days_in(year, month) {
-        return false;
-    }
-    if hour > 23 || minute > 59 || second > 59 {
-        return false;
-    }
-    let mut i = 19;
-    if b[i] == b'.' {
-        let start = i + 1;
-        i = start;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start || i - start > 9 {
-            return false;
-        }
-    }
-    match b.get(i..) {
-        Some([b'Z']) => true,
-        Some([sign, ..]) if matches!(sign, b'+' | b'-') && b.len() == i + 6 && b[i + 3] == b':' => {
-            matches!(
-                (digits(b, i + 1, 2), digits(b, i + 4, 2)),
-                (Some(h), Some(m)) if h <= 23 && m <= 59
-            )
-        }
-        _ => false,
-    }
-}
-
-/// The number `b[at..at + len]` spells in ASCII digits, if that is all it holds.
-fn digits(b: &[u8], at: usize, len: usize) -> Option<u32> {
-    let slice = b.get(at..at + len)?;
-    let mut n = 0u32;
-    for &d in slice {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        n = n * 10 + u32::from(d - b'0');
-    }
-    Some(n)
-}
-
-fn days_in(year: u32, month: u32) -> u32 {
-    match month {
-        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
-            29
-        }
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// A URI of the plainest web shape: `http://` or `https://`, a host of dot-separated labels
-/// of lower-case ASCII letters and digits (inner `-` allowed, 1 to 63 bytes each, 253 in
-/// all), an optional port of 1 to 5 digits up to 65535, then an optional path of `/` and
-/// unreserved characters, an optional query of unreserved characters, `=` and `&`, and an
-/// optional fragment of unreserved characters. Every such string is a `uri` for the
-/// `jsonschema` crate; `false` decides nothing.
-pub(crate) fn plain_uri(text: &str) -> bool {
-    let b = text.as_bytes();
-    let mut i = if b.starts_with(b"https://") {
-        8
-    } else if b.starts_with(b"http://") {
-        7
-    } else {
-        return false;
-    };
-    // The host, label by label.
-    let host = i;
-    let mut label = i;
-    loop {
-        let byte = b.get(i).copied().unwrap_or(b'/');
-        if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' {
-            i += 1;
-            continue;
-        }
-        let len = i - label;
-        if len == 0 || len > 63 || b[label] == b'-' || b[i - 1] == b'-' {
-            return false;
-        }
-        if byte != b'.' {
-            break;
-        }
-        i += 1;
-        label = i;
-    }
-    if i - host > 253 {
-        return false;
-    }
-    if b.get(i) == Some(&b':') {
-        i += 1;
-        let start = i;
-        let mut port = 0u32;
-        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
-            port = port * 10 + u32::from(b[i] - b'0');
-            i += 1;
-        }
-        if i == start || port > 65_535 {
-            return false;
-        }
-    }
-    let run = |mut i: usize, class: u8| {
-        while i < b.len() && URI_CLASSES[usize::from(b[i])] & class != 0 {
-            i += 1;
-        }
-        i
-    };
-    if b.get(i) == Some(&b'/') {
-        i = run(i, PATH);
-    }
-    if b.get(i) == Some(&b'?') {
-        i = run(i + 1, QUERY);
-    }
-    if b.get(i) == Some(&b'#') {
-        i = run(i + 1, UNRESERVED);
-    }
-    i == b.len()
-}
-
-/// Unreserved characters: ASCII letters and digits, `-`, `.`, `_`, `~`.
-const UNRESERVED: u8 = 1;
-/// A plain path's characters: the unreserved ones and `/`.
-const PATH: u8 = 2;
-/// A plain query's characters: the unreserved ones, `=` and `&`.
-const QUERY: u8 = 4;
-
-/// The classes each byte belongs to, for [`plain_uri`].
-static URI_CLASSES: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut c = 0;
-    while c < 256 {
-        let byte = c as u8;
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            table[c] = UNRESERVED | PATH | QUERY;
-        } else if byte == b'/' {
-            table[c] = PATH;
-        } else if byte == b'=' || byte == b'&' {
-            table[c] = QUERY;
-        }
-        c += 1;
-    }
-    table
-};
 
 const fn eq_ascii(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -440,7 +203,7 @@ mod tests {
             "2026-03-02T11:00:00+01:00",
             "2024-02-29T23:59:59.123456789-12:30",
         ] {
-            assert!(plain_date_time(text), "{text}");
+            assert!(plain::date_time(text), "{text}");
         }
         for text in [
             "2025-02-29T00:00:00Z",
@@ -450,14 +213,14 @@ mod tests {
             "2026-03-02T09:30:00.Z",
             "2026-03-02T09:30:00+0100",
         ] {
-            assert!(!plain_date_time(text), "{text}");
+            assert!(!plain::date_time(text), "{text}");
         }
         for text in [
             "https://meet.example.com/q1-planning?pwd=7f3a",
             "http://localhost:8080/",
             "https://example.com#top",
         ] {
-            assert!(plain_uri(text), "{text}");
+            assert!(plain::uri(text), "{text}");
         }
         for text in [
             "https://Example.com/",
@@ -466,7 +229,7 @@ mod tests {
             "mailto:a@example.com",
             "https://",
         ] {
-            assert!(!plain_uri(text), "{text}");
+            assert!(!plain::uri(text), "{text}");
         }
     }
 

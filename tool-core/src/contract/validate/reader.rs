@@ -101,6 +101,11 @@ impl<'de> Reader<'de> {
     /// Skips JSON whitespace and peeks at the next byte.
     #[inline(always)]
     fn skip_space(&mut self) -> Option<u8> {
+        // Every JSON whitespace byte is at most a space.
+        let byte = *self.bytes.get(self.at)?;
+        if byte > b' ' {
+            return Some(byte);
+        }
         while let Some(&byte) = self.bytes.get(self.at) {
             if !matches!(byte, b' ' | b'\n' | b'\t' | b'\r') {
                 return Some(byte);
