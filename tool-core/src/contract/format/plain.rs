@@ -1,6 +1,9 @@
 //! The commonest shapes of `email`, `date-time` and `uri`, decided without the `jsonschema`
 //! crate's checkers. Every string a function here accepts is of its format for that crate
 //! (property tests hold the two to that); a `false` decides nothing.
+//!
+//! An address and a URI are read in runs of bytes of one class, looked up in a table; a
+//! date-time's fixed fields are checked as three eight-byte words at once.
 
 /// An address of the plainest shape: a local part of ASCII letters and digits in runs joined
 /// by one `.`, `_`, `+` or `-`, at most 64 bytes; `@`; a domain of at least two labels of ASCII
@@ -10,54 +13,54 @@ pub(crate) fn email(text: &str) -> bool {
     if b.len() > 254 {
         return false;
     }
-    // The local part, in one pass up to the `@`.
+    // The local part, run by run up to the `@`.
     let mut i = 0;
-    let mut after_separator = true;
     loop {
-        let Some(&byte) = b.get(i) else {
+        let end = run(&EMAIL_CLASSES, b, i, ALNUM);
+        if end == i {
             return false;
-        };
-        let class = EMAIL_CLASSES[usize::from(byte)];
-        if class & ALNUM != 0 {
-            after_separator = false;
-        } else if class & SEPARATOR != 0 && !after_separator {
-            after_separator = true;
-        } else if byte == b'@' {
+        }
+        match b.get(end) {
+            Some(b'.' | b'_' | b'+' | b'-') => i = end + 1,
+            Some(b'@') if end <= 64 => {
+                i = end + 1;
+                break;
+            }
+            _ => return false,
+        }
+    }
+    // The domain, label by label.
+    let mut labels = 0;
+    loop {
+        let end = run(&EMAIL_CLASSES, b, i, ALNUM);
+        if end == i || end - i > 63 {
+            return false;
+        }
+        labels += 1;
+        match b.get(end) {
+            Some(b'.') => i = end + 1,
+            None => return labels >= 2 && run(&EMAIL_CLASSES, b, i, ALPHA) == end,
+            Some(_) => return false,
+        }
+    }
+}
+
+/// Where the run of bytes from `i` whose classes in `classes` include `class` ends.
+#[inline(always)]
+fn run(classes: &[u8; 256], b: &[u8], mut i: usize, class: u8) -> usize {
+    while let Some(&byte) = b.get(i) {
+        if classes[usize::from(byte)] & class == 0 {
             break;
-        } else {
-            return false;
         }
         i += 1;
     }
-    if i == 0 || i > 64 || after_separator || b.len() - i - 1 > 253 {
-        return false;
-    }
-    // The domain: labels of letters and digits, the last of letters only.
-    let mut dots = 0;
-    let mut label = 0;
-    let mut letters_only = true;
-    for &byte in &b[i + 1..] {
-        let class = EMAIL_CLASSES[usize::from(byte)];
-        if class & ALNUM != 0 {
-            label += 1;
-            letters_only &= class & ALPHA != 0;
-        } else if byte == b'.' && label != 0 && label <= 63 {
-            dots += 1;
-            label = 0;
-            letters_only = true;
-        } else {
-            return false;
-        }
-    }
-    label > 0 && label <= 63 && dots >= 1 && letters_only
+    i
 }
 
 /// ASCII letters and digits.
 const ALNUM: u8 = 1;
 /// ASCII letters.
 const ALPHA: u8 = 2;
-/// The separators of a plain local part: `.`, `_`, `+`, `-`.
-const SEPARATOR: u8 = 4;
 
 /// The classes each byte belongs to, for [`email`].
 static EMAIL_CLASSES: [u8; 256] = {
@@ -69,8 +72,6 @@ static EMAIL_CLASSES: [u8; 256] = {
             table[c] = ALNUM | ALPHA;
         } else if byte.is_ascii_digit() {
             table[c] = ALNUM;
-        } else if matches!(byte, b'.' | b'_' | b'+' | b'-') {
-            table[c] = SEPARATOR;
         }
         c += 1;
     }
@@ -221,22 +222,16 @@ pub(crate) fn uri(text: &str) -> bool {
     };
     // The host, label by label.
     let host = i;
-    let mut label = i;
     loop {
-        let byte = b.get(i).copied().unwrap_or(b'/');
-        if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' {
-            i += 1;
-            continue;
-        }
-        let len = i - label;
-        if len == 0 || len > 63 || b[label] == b'-' || b[i - 1] == b'-' {
+        let end = run(&URI_CLASSES, b, i, HOST);
+        if end == i || end - i > 63 || b[i] == b'-' || b[end - 1] == b'-' {
             return false;
         }
-        if byte != b'.' {
+        i = end;
+        if b.get(i) != Some(&b'.') {
             break;
         }
         i += 1;
-        label = i;
     }
     if i - host > 253 {
         return false;
@@ -245,28 +240,22 @@ pub(crate) fn uri(text: &str) -> bool {
         i += 1;
         let start = i;
         let mut port = 0u32;
-        while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
-            port = port * 10 + u32::from(b[i] - b'0');
+        while let Some(digit) = b.get(i).filter(|d| d.is_ascii_digit() && i - start < 5) {
+            port = port * 10 + u32::from(digit - b'0');
             i += 1;
         }
         if i == start || port > 65_535 {
             return false;
         }
     }
-    let run = |mut i: usize, class: u8| {
-        while i < b.len() && URI_CLASSES[usize::from(b[i])] & class != 0 {
-            i += 1;
-        }
-        i
-    };
     if b.get(i) == Some(&b'/') {
-        i = run(i, PATH);
+        i = run(&URI_CLASSES, b, i, PATH);
     }
     if b.get(i) == Some(&b'?') {
-        i = run(i + 1, QUERY);
+        i = run(&URI_CLASSES, b, i + 1, QUERY);
     }
     if b.get(i) == Some(&b'#') {
-        i = run(i + 1, UNRESERVED);
+        i = run(&URI_CLASSES, b, i + 1, UNRESERVED);
     }
     i == b.len()
 }
@@ -277,6 +266,8 @@ const UNRESERVED: u8 = 1;
 const PATH: u8 = 2;
 /// A plain query's characters: the unreserved ones, `=` and `&`.
 const QUERY: u8 = 4;
+/// A plain host label's characters: lower-case ASCII letters, digits and `-`.
+const HOST: u8 = 8;
 
 /// The classes each byte belongs to, for [`uri`].
 static URI_CLASSES: [u8; 256] = {
@@ -291,6 +282,9 @@ static URI_CLASSES: [u8; 256] = {
         } else if byte == b'=' || byte == b'&' {
             table[c] = QUERY;
         }
+        if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' {
+            table[c] |= HOST;
+        }
         c += 1;
     }
     table
@@ -300,11 +294,84 @@ static URI_CLASSES: [u8; 256] = {
 mod tests {
     use proptest::prelude::*;
 
-    /// The same shapes read one byte at a time, branch by branch: the definition the tables
+    /// The same shapes read one byte at a time, branch by branch: the definition the runs
     /// and words above are held to.
-    /// The date-time shape read one byte at a time, field by field: the definition the
-    /// word-at-a-time reader is held to.
     mod by_bytes {
+        /// An address of the plainest shape: a local part of ASCII letters and digits in runs joined
+        /// by one `.`, `_`, `+` or `-`, at most 64 bytes; `@`; a domain of at least two labels of ASCII
+        /// letters and digits, each at most 63 bytes, the last of letters only; 254 bytes in all.
+        pub(super) fn email(text: &str) -> bool {
+            let b = text.as_bytes();
+            if b.len() > 254 {
+                return false;
+            }
+            // The local part, in one pass up to the `@`.
+            let mut i = 0;
+            let mut after_separator = true;
+            loop {
+                let Some(&byte) = b.get(i) else {
+                    return false;
+                };
+                let class = EMAIL_CLASSES[usize::from(byte)];
+                if class & ALNUM != 0 {
+                    after_separator = false;
+                } else if class & SEPARATOR != 0 && !after_separator {
+                    after_separator = true;
+                } else if byte == b'@' {
+                    break;
+                } else {
+                    return false;
+                }
+                i += 1;
+            }
+            if i == 0 || i > 64 || after_separator || b.len() - i - 1 > 253 {
+                return false;
+            }
+            // The domain: labels of letters and digits, the last of letters only.
+            let mut dots = 0;
+            let mut label = 0;
+            let mut letters_only = true;
+            for &byte in &b[i + 1..] {
+                let class = EMAIL_CLASSES[usize::from(byte)];
+                if class & ALNUM != 0 {
+                    label += 1;
+                    letters_only &= class & ALPHA != 0;
+                } else if byte == b'.' && label != 0 && label <= 63 {
+                    dots += 1;
+                    label = 0;
+                    letters_only = true;
+                } else {
+                    return false;
+                }
+            }
+            label > 0 && label <= 63 && dots >= 1 && letters_only
+        }
+
+        /// ASCII letters and digits.
+        const ALNUM: u8 = 1;
+        /// ASCII letters.
+        const ALPHA: u8 = 2;
+        /// The separators of a plain local part: `.`, `_`, `+`, `-`.
+        const SEPARATOR: u8 = 4;
+
+        /// The classes each byte belongs to, for [`email`].
+        static EMAIL_CLASSES: [u8; 256] = {
+            let mut table = [0u8; 256];
+            let mut c = 0;
+            while c < 256 {
+                let byte = c as u8;
+                if byte.is_ascii_alphabetic() {
+                    table[c] = ALNUM | ALPHA;
+                } else if byte.is_ascii_digit() {
+                    table[c] = ALNUM;
+                } else if matches!(byte, b'.' | b'_' | b'+' | b'-') {
+                    table[c] = SEPARATOR;
+                }
+                c += 1;
+            }
+            table
+        };
+
         /// A date-time of the plainest RFC 3339 shape: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of
         /// 1 to 9 digits, then `Z` or an offset `+HH:MM`/`-HH:MM`; upper-case `T` and `Z`; a year from
         /// 0001, a real day of its month (leap years counted), hours to 23, minutes and seconds to 59
@@ -383,6 +450,97 @@ mod tests {
                 _ => 31,
             }
         }
+
+        /// A URI of the plainest web shape: `http://` or `https://`, a host of dot-separated labels
+        /// of lower-case ASCII letters and digits (inner `-` allowed, 1 to 63 bytes each, 253 in
+        /// all), an optional port of 1 to 5 digits up to 65535, then an optional path of `/` and
+        /// unreserved characters, an optional query of unreserved characters, `=` and `&`, and an
+        /// optional fragment of unreserved characters.
+        pub(super) fn uri(text: &str) -> bool {
+            let b = text.as_bytes();
+            let mut i = if b.starts_with(b"https://") {
+                8
+            } else if b.starts_with(b"http://") {
+                7
+            } else {
+                return false;
+            };
+            // The host, label by label.
+            let host = i;
+            let mut label = i;
+            loop {
+                let byte = b.get(i).copied().unwrap_or(b'/');
+                if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' {
+                    i += 1;
+                    continue;
+                }
+                let len = i - label;
+                if len == 0 || len > 63 || b[label] == b'-' || b[i - 1] == b'-' {
+                    return false;
+                }
+                if byte != b'.' {
+                    break;
+                }
+                i += 1;
+                label = i;
+            }
+            if i - host > 253 {
+                return false;
+            }
+            if b.get(i) == Some(&b':') {
+                i += 1;
+                let start = i;
+                let mut port = 0u32;
+                while i < b.len() && b[i].is_ascii_digit() && i - start < 5 {
+                    port = port * 10 + u32::from(b[i] - b'0');
+                    i += 1;
+                }
+                if i == start || port > 65_535 {
+                    return false;
+                }
+            }
+            let run = |mut i: usize, class: u8| {
+                while i < b.len() && URI_CLASSES[usize::from(b[i])] & class != 0 {
+                    i += 1;
+                }
+                i
+            };
+            if b.get(i) == Some(&b'/') {
+                i = run(i, PATH);
+            }
+            if b.get(i) == Some(&b'?') {
+                i = run(i + 1, QUERY);
+            }
+            if b.get(i) == Some(&b'#') {
+                i = run(i + 1, UNRESERVED);
+            }
+            i == b.len()
+        }
+
+        /// Unreserved characters: ASCII letters and digits, `-`, `.`, `_`, `~`.
+        const UNRESERVED: u8 = 1;
+        /// A plain path's characters: the unreserved ones and `/`.
+        const PATH: u8 = 2;
+        /// A plain query's characters: the unreserved ones, `=` and `&`.
+        const QUERY: u8 = 4;
+
+        /// The classes each byte belongs to, for [`uri`].
+        static URI_CLASSES: [u8; 256] = {
+            let mut table = [0u8; 256];
+            let mut c = 0;
+            while c < 256 {
+                let byte = c as u8;
+                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                    table[c] = UNRESERVED | PATH | QUERY;
+                } else if byte == b'/' {
+                    table[c] = PATH;
+                } else if byte == b'=' || byte == b'&' {
+                    table[c] = QUERY;
+                }
+                c += 1;
+            }
+            table
+        };
     }
 
     #[test]
@@ -464,6 +622,20 @@ mod tests {
         String::from_utf8(bytes).expect("ASCII")
     }
 
+    fn emails() -> impl Strategy<Value = String> {
+        let shaped = (
+            "[a-zA-Z0-9]{1,10}([._+-][a-zA-Z0-9]{1,8}){0,3}|[a-z]{60,66}",
+            "[a-z0-9]{1,12}(\\.[a-zA-Z0-9]{1,10}){0,2}\\.[a-zA-Z]{2,6}|([a-z0-9]{58,64}\\.){1,4}[a-z]{2,3}",
+        )
+            .prop_map(|(local, domain)| format!("{local}@{domain}"));
+        prop_oneof![
+            3 => near(b"aZ09._+-@@..~ ", 24),
+            3 => shaped.clone(),
+            2 => (shaped, 0.0..1.0, prop::sample::select(b"a0._+-@~ \x7f".to_vec()))
+                .prop_map(|(text, at, byte)| mutated(text, at, byte)),
+        ]
+    }
+
     fn date_times() -> impl Strategy<Value = String> {
         let shaped = (
             0u32..=10_000,
@@ -486,13 +658,40 @@ mod tests {
         ]
     }
 
+    fn uris() -> impl Strategy<Value = String> {
+        let shaped = (
+            prop::sample::select(vec!["http://", "https://", "https:/", "ftp://"]),
+            "[a-z0-9-]{0,8}(\\.[a-z0-9-]{1,8}){0,3}|[a-z]{60,66}\\.[a-z]{2}",
+            "(:[0-9]{0,6})?",
+            "(/[A-Za-z0-9._~-]{0,6}){0,3}",
+            "(\\?[A-Za-z0-9=&._~-]{0,10})?",
+            "(#[A-Za-z0-9._~-]{0,6})?",
+        )
+            .prop_map(|(s, h, p, pa, q, f)| format!("{s}{h}{p}{pa}{q}{f}"));
+        prop_oneof![
+            3 => shaped.clone(),
+            3 => (shaped, 0.0..1.0, prop::sample::select(b"aA0-._~/?#=&:% ".to_vec()))
+                .prop_map(|(text, at, byte)| mutated(text, at, byte)),
+            1 => ("https?://", near(b"az09-.:/?#=&_~A%", 40)).prop_map(|(s, rest)| s + &rest),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn emails_are_read_as_byte_by_byte(text in emails()) {
+            prop_assert_eq!(super::email(&text), by_bytes::email(&text), "{}", text);
+        }
 
         #[test]
         fn date_times_are_read_as_byte_by_byte(text in date_times()) {
             prop_assert_eq!(super::date_time(&text), by_bytes::date_time(&text), "{}", text);
         }
 
+        #[test]
+        fn uris_are_read_as_byte_by_byte(text in uris()) {
+            prop_assert_eq!(super::uri(&text), by_bytes::uri(&text), "{}", text);
+        }
     }
 }
