@@ -132,10 +132,10 @@ pub(crate) fn date_time(text: &str) -> bool {
         mask([0, 0, 0, 0, 0, 0xff, 0, 0]),
         mask([0, 0, 0, 0, 0, b':', 0, 0]),
     );
-    let not_digits = (not_digits(date) & DATE_DIGITS)
+    let misplaced = (not_digits(date) & DATE_DIGITS)
         | (not_digits(middle) & MIDDLE_DIGITS)
         | (not_digits(time) & TIME_DIGITS);
-    if not_digits != 0
+    if misplaced != 0
         || date & DATE_SEPARATORS.0 != DATE_SEPARATORS.1
         || middle & MIDDLE_SEPARATORS.0 != MIDDLE_SEPARATORS.1
         || time & TIME_SEPARATORS.0 != TIME_SEPARATORS.1
@@ -375,7 +375,7 @@ mod tests {
         /// A date-time of the plainest RFC 3339 shape: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of
         /// 1 to 9 digits, then `Z` or an offset `+HH:MM`/`-HH:MM`; upper-case `T` and `Z`; a year from
         /// 0001, a real day of its month (leap years counted), hours to 23, minutes and seconds to 59
-        /// (a leap second is left to the full check), offsets to 23:59. Every such string is a
+        /// (a leap second is left to the full check), offsets to 23:59.
         pub(super) fn date_time(text: &str) -> bool {
             let b = text.as_bytes();
             if b.len() < 20 {
@@ -585,6 +585,38 @@ mod tests {
             assert_eq!(super::email(&text), plain, "{text}");
         }
         for text in [
+            "2000-02-29T00:00:00Z",
+            "2024-02-29T23:59:59.5+14:00",
+            "2023-04-30T12:00:00-00:30",
+            "0001-01-01T00:00:00.123456789Z",
+        ] {
+            assert!(super::date_time(text), "{text}");
+        }
+        for text in [
+            "1900-02-29T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2023-04-31T00:00:00Z",
+            "2023-00-10T00:00:00Z",
+            "2023-13-10T00:00:00Z",
+            "2023-01-00T00:00:00Z",
+            "0000-01-01T00:00:00Z",
+            "2023-01-01T00:00:00.1234567890Z",
+            "2023-01-01T00:00:00+24:00",
+            "2023-01-01T00:00:00+01:60",
+            "2023-01-01T00:00:00",
+            "2024-0é-01T00:00:00Z",
+            "２０２４-01-01T00:00:00Z",
+            "2024-01-\u{b0}1T00:00:00Z",
+            "2024-01-01T00:00:00\u{b0}",
+        ] {
+            assert!(!super::date_time(text), "{text}");
+        }
+        let label = "a".repeat(63);
+        let longest = format!("https://{label}.{label}.{label}.{}/", "b".repeat(61));
+        let too_long = format!("https://{label}.{label}.{label}.{}/", "b".repeat(62));
+        assert!(super::uri(&longest) && !super::uri(&too_long));
+        assert!(!super::uri("https://exämple.com/") && !super::uri("https://example.com/ä"));
+        for text in [
             "https://example.com:8080/a/b?c=d&e=f#g",
             "http://localhost:65535",
             "http://a-b.c-d.example/",
@@ -612,14 +644,25 @@ mod tests {
             .prop_map(|bytes| String::from_utf8(bytes).expect("ASCII"))
     }
 
-    /// `text` with one byte at `at` (a fraction of its length) replaced by `byte`.
-    fn mutated(text: String, at: f64, byte: u8) -> String {
-        let mut bytes = text.into_bytes();
-        if !bytes.is_empty() {
-            let i = ((bytes.len() - 1) as f64 * at) as usize;
-            bytes[i] = byte;
+    /// `text` (ASCII) with the byte at `at` (a fraction of its length) replaced by `c`, which
+    /// may take more than one byte.
+    fn mutated(mut text: String, at: f64, c: char) -> String {
+        if !text.is_empty() {
+            let i = ((text.len() - 1) as f64 * at) as usize;
+            text.replace_range(i..=i, c.encode_utf8(&mut [0; 4]));
         }
-        String::from_utf8(bytes).expect("ASCII")
+        text
+    }
+
+    /// Characters to put in place of one byte: `ascii`, and characters of two, three and four
+    /// bytes whose bytes are all 0x80 or more, some just past a digit or a letter once their
+    /// high bit is dropped.
+    fn replacements(ascii: &'static str) -> impl Strategy<Value = char> {
+        let wide: Vec<char> = "é\u{80}\u{b0}\u{b9}\u{ff}２٣\u{1d7d8}".chars().collect();
+        prop_oneof![
+            3 => prop::sample::select(ascii.chars().collect::<Vec<_>>()),
+            1 => prop::sample::select(wide),
+        ]
     }
 
     fn emails() -> impl Strategy<Value = String> {
@@ -631,7 +674,7 @@ mod tests {
         prop_oneof![
             3 => near(b"aZ09._+-@@..~ ", 24),
             3 => shaped.clone(),
-            2 => (shaped, 0.0..1.0, prop::sample::select(b"a0._+-@~ \x7f".to_vec()))
+            2 => (shaped, 0.0..1.0, replacements("a0._+-@~ \x7f"))
                 .prop_map(|(text, at, byte)| mutated(text, at, byte)),
         ]
     }
@@ -652,7 +695,7 @@ mod tests {
             });
         prop_oneof![
             3 => shaped.clone(),
-            3 => (shaped, 0.0..1.0, prop::sample::select(b"0159-:T.Z+ /".to_vec()))
+            3 => (shaped, 0.0..1.0, replacements("0159-:T.Z+ /"))
                 .prop_map(|(text, at, byte)| mutated(text, at, byte)),
             1 => near(b"0129-:TZ+.", 30),
         ]
@@ -670,7 +713,7 @@ mod tests {
             .prop_map(|(s, h, p, pa, q, f)| format!("{s}{h}{p}{pa}{q}{f}"));
         prop_oneof![
             3 => shaped.clone(),
-            3 => (shaped, 0.0..1.0, prop::sample::select(b"aA0-._~/?#=&:% ".to_vec()))
+            3 => (shaped, 0.0..1.0, replacements("aA0-._~/?#=&:% "))
                 .prop_map(|(text, at, byte)| mutated(text, at, byte)),
             1 => ("https?://", near(b"az09-.:/?#=&_~A%", 40)).prop_map(|(s, rest)| s + &rest),
         ]
