@@ -317,14 +317,34 @@ impl<'a> Reader<'a> {
 
     /// What may follow an argument: `,` (passed over) or `)`.
     fn after_argument(&mut self) -> Result<(), TextError> {
+        self.item_end(
+            b')',
+            "the call is not closed with `)`",
+            "expected `,` or `)` after an argument",
+        )
+        .map(drop)
+    }
+
+    /// What may follow an item of a list: after any space, a `,`, passed over (`true`), or
+    /// `close`, left for the caller (`false`). `unclosed` if the text ends, `expected` at any
+    /// other byte.
+    #[inline]
+    fn item_end(
+        &mut self,
+        close: u8,
+        unclosed: &'static str,
+        expected: &'static str,
+    ) -> Result<bool, TextError> {
         self.skip_space();
         match self.peek() {
-            Some(b',') => self.at += 1,
-            Some(b')') => {}
-            None => return Err(self.error("the call is not closed with `)`")),
-            _ => return Err(self.error("expected `,` or `)` after an argument")),
+            Some(b',') => {
+                self.at += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => Ok(false),
+            None => Err(self.error(unclosed)),
+            _ => Err(self.error(expected)),
         }
-        Ok(())
     }
 
     /// A list of calls `[f(...), g(...)]`, a list of strings that each hold one call
@@ -369,13 +389,7 @@ impl<'a> Reader<'a> {
                 _ => {}
             }
             calls.push(self.call()?);
-            self.skip_space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b']') => {}
-                None => return Err(self.error("the list of calls is not closed with `]`")),
-                _ => return Err(self.error("expected `,` or `]` after a call")),
-            }
+            self.after_call()?;
         }
     }
 
@@ -415,14 +429,18 @@ impl<'a> Reader<'a> {
             }
             call.span = start..self.at;
             calls.push(call);
-            self.skip_space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b']') => {}
-                None => return Err(self.error("the list of calls is not closed with `]`")),
-                _ => return Err(self.error("expected `,` or `]` after a call")),
-            }
+            self.after_call()?;
         }
+    }
+
+    /// What may follow a call in a list of calls: `,` (passed over) or `]`.
+    fn after_call(&mut self) -> Result<(), TextError> {
+        self.item_end(
+            b']',
+            "the list of calls is not closed with `]`",
+            "expected `,` or `]` after a call",
+        )
+        .map(drop)
     }
 
     /// One Python literal at the reader's position, as JSON.
@@ -552,6 +570,11 @@ impl<'a> Reader<'a> {
 
     /// Items up to `close`; whether a comma came after the last one.
     fn sequence(&mut self, close: u8, depth: usize) -> Result<(Vec<Value>, bool), TextError> {
+        let (unclosed, expected) = if close == b']' {
+            ("`]` is not closed", "expected `,` or `]`")
+        } else {
+            ("`)` is not closed", "expected `,` or `)`")
+        };
         let mut items = Vec::new();
         let mut trailing = false;
         loop {
@@ -561,21 +584,11 @@ impl<'a> Reader<'a> {
                     self.at += 1;
                     return Ok((items, trailing));
                 }
-                None => return Err(self.error(format!("`{}` is not closed", close as char))),
+                None => return Err(self.error(unclosed)),
                 _ => {}
             }
             items.push(self.literal(depth + 1)?);
-            trailing = false;
-            self.skip_space();
-            match self.peek() {
-                Some(b',') => {
-                    self.at += 1;
-                    trailing = true;
-                }
-                Some(c) if c == close => {}
-                None => return Err(self.error(format!("`{}` is not closed", close as char))),
-                _ => return Err(self.error(format!("expected `,` or `{}`", close as char))),
-            }
+            trailing = self.item_end(close, unclosed, expected)?;
         }
     }
 
@@ -619,13 +632,7 @@ impl<'a> Reader<'a> {
                     return Err(self.error(format!("the dict key {key:?} is given twice")));
                 }
             }
-            self.skip_space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {}
-                None => return Err(self.error("`{` is not closed")),
-                _ => return Err(self.error("expected `,` or `}` in a dict")),
-            }
+            self.item_end(b'}', "`{` is not closed", "expected `,` or `}` in a dict")?;
         }
     }
 }
@@ -690,6 +697,31 @@ y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00
     }
 
     #[test]
+    fn items_must_be_separated_and_lists_closed() {
+        for (text, reason) in [
+            ("[f(a=1) g()]", "expected `,` or `]` after a call"),
+            ("['f(a=1)' ; 'g()']", "expected `,` or `]` after a call"),
+            ("[f(a=1), g()", "the list of calls is not closed with `]`"),
+            (
+                "['f(a=1)', 'g()'",
+                "the list of calls is not closed with `]`",
+            ),
+            ("f(a=[1, 2", "`]` is not closed"),
+            ("f(a=(1, 2", "`)` is not closed"),
+            ("f(a={'k': 1", "`{` is not closed"),
+            ("f(a=1", "the call is not closed with `)`"),
+        ] {
+            let got = match Reader::new(text, 0).calls() {
+                Err(TextError::Invalid { reason, .. } | TextError::Unterminated { reason, .. }) => {
+                    reason
+                }
+                other => panic!("{text}: {other:?}"),
+            };
+            assert!(got.contains(reason), "{text}: {got}");
+        }
+    }
+
+    #[test]
     fn anything_that_is_not_a_literal_is_refused_with_a_reason() {
         for (text, reason) in [
             ("f(x)", "is a name"),
@@ -717,6 +749,10 @@ y''', r'\d+', True, False, None, (1,), (2), [1, (2, 3)], {'k': [None]}, u"é\u00
             ("f(a=1_)", "between two digits"),
             ("f(a=1_.5)", "between two digits"),
             ("f(a=0x__1)", "between two digits"),
+            ("f(a=1 b=2)", "expected `,` or `)` after an argument"),
+            ("f(a=[1 2])", "expected `,` or `]`"),
+            ("f(a=(1 2))", "expected `,` or `)`"),
+            ("f(a={'k': 1 'j': 2})", "expected `,` or `}` in a dict"),
         ] {
             match one(text) {
                 Err(TextError::Invalid { reason: got, .. }) => {
