@@ -905,6 +905,7 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
     };
     let live: Vec<&Variant<'_>> = variants.iter().filter(|variant| !variant.skip).collect();
     let wires: Vec<&str> = live.iter().map(|variant| variant.wire.as_str()).collect();
+    let indices = 0..wires.len();
     let variants_doc = format!(
         "{} of the variants {}.",
         match input.tagging() {
@@ -1140,6 +1141,15 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         impl #p::Union for #ident {
             const VARIANTS: &'static [&'static str] = &[#(#wires),*];
             const UNIT: &'static [bool] = &[#(#units),*];
+
+            #[allow(unreachable_patterns)]
+            #[inline]
+            fn index(__name: &str) -> #p::Option<usize> {
+                match __name {
+                    #(#wires => #p::Some(#indices),)*
+                    _ => #p::None,
+                }
+            }
 
             fn unit(__index: usize) -> #p::Option<Self> {
                 match __index {

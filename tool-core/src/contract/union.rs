@@ -19,8 +19,8 @@ use std::fmt;
 
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{
-    self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess,
-    Visitor,
+    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, IntoDeserializer, MapAccess,
+    SeqAccess, VariantAccess, Visitor,
 };
 use serde_json::{Map, Number, Value, json};
 
@@ -45,6 +45,12 @@ pub trait Union: Sized + 'static {
     const VARIANTS: &'static [&'static str];
     /// Whether each variant of [`VARIANTS`](Self::VARIANTS) is a unit variant.
     const UNIT: &'static [bool];
+
+    /// The index in [`VARIANTS`](Self::VARIANTS) of the first variant named `name`.
+    #[inline]
+    fn index(name: &str) -> Option<usize> {
+        Self::VARIANTS.iter().position(|variant| *variant == name)
+    }
 
     /// The value of the unit variant `index`.
     fn unit(index: usize) -> Option<Self>;
@@ -82,8 +88,9 @@ pub enum Repr {
     Untagged,
 }
 
+#[inline]
 fn index_of<E: Union>(name: &str) -> Option<usize> {
-    E::VARIANTS.iter().position(|variant| *variant == name)
+    E::index(name)
 }
 
 fn names<E: Union>(unit: bool) -> impl Iterator<Item = &'static str> {
@@ -119,7 +126,7 @@ pub fn parse_union<'de, E: Union, D: Deserializer<'de>>(
             _marker: std::marker::PhantomData,
         }),
         // Inside an untagged union's held value, the tag is handed over first.
-        Repr::Internal(tag) => tag_first(tag, |name| {
+        Repr::Internal(tag) => tag_first(tag, true, |name| {
             de.deserialize_newtype_struct(
                 name,
                 Internal::<E> {
@@ -130,7 +137,7 @@ pub fn parse_union<'de, E: Union, D: Deserializer<'de>>(
                 },
             )
         }),
-        Repr::Adjacent(tag, content) => tag_first(tag, |name| {
+        Repr::Adjacent(tag, content) => tag_first(tag, false, |name| {
             de.deserialize_newtype_struct(
                 name,
                 Adjacent::<E> {
@@ -300,6 +307,7 @@ impl<'de, E: Union> DeserializeSeed<'de> for Content<'_, '_, E> {
 }
 
 /// Reads a tag's value at `at/tag`: the index of the variant it names.
+#[inline]
 fn read_tag<'de, E: Union, D: Deserializer<'de>>(
     de: D,
     cx: &mut Cx,
@@ -320,6 +328,7 @@ struct TagSeed<'a, 'p, E> {
 impl<'de, E: Union> DeserializeSeed<'de> for TagSeed<'_, '_, E> {
     type Value = Option<usize>;
 
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Option<usize>, D::Error> {
         read_tag::<E, D>(de, self.cx, self.at, self.tag)
     }
@@ -346,6 +355,7 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
         f.write_str("an object")
     }
 
+    #[inline]
     fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
         de.deserialize_any(self)
     }
@@ -356,6 +366,31 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
         Ok(self.other(Got::Str(v)))
     }
 
+    /// The object with its tag first, as the crate's reader hands it over: the tag's value as
+    /// the variant, then the other members.
+    #[inline]
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+        check_depth(self.at)?;
+        let Internal { cx, at, tag, .. } = self;
+        let (index, rest) = data.variant_seed(TagSeed::<E> {
+            cx: &mut *cx,
+            at,
+            tag,
+            _marker: std::marker::PhantomData,
+        })?;
+        rest.struct_variant(
+            &[],
+            AfterTag::<E> {
+                index,
+                cx,
+                at,
+                tag,
+                _marker: std::marker::PhantomData,
+            },
+        )
+    }
+
+    #[inline]
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let Internal { cx, at, tag, .. } = self;
@@ -373,17 +408,7 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
                     tag,
                     _marker: std::marker::PhantomData,
                 })?;
-                match index {
-                    Some(index) if E::UNIT[index] => {
-                        let clean = unit_rest(&mut map, cx, at, tag)?;
-                        Ok(E::unit(index).filter(|_| clean))
-                    }
-                    Some(index) => E::fields(index, map, cx, at),
-                    None => {
-                        crate::contract::validate::drain_map(map)?;
-                        Ok(None)
-                    }
-                }
+                after_tag(index, map, cx, at, tag)
             }
             // Members before the tag are held until it comes.
             Some(Some(first)) => {
@@ -403,6 +428,51 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
                 .map_err(de::Error::custom)
             }
         }
+    }
+}
+
+/// Reads the members after the tag of an internally tagged object, the tag naming the
+/// variant `index` (`None`: a tag that names none, already reported).
+#[inline]
+fn after_tag<'de, E: Union, A: MapAccess<'de>>(
+    index: Option<usize>,
+    mut map: A,
+    cx: &mut Cx,
+    at: &Path<'_>,
+    tag: &str,
+) -> Result<Option<E>, A::Error> {
+    match index {
+        Some(index) if E::UNIT[index] => {
+            let clean = unit_rest(&mut map, cx, at, tag)?;
+            Ok(E::unit(index).filter(|_| clean))
+        }
+        Some(index) => E::fields(index, map, cx, at),
+        None => {
+            crate::contract::validate::drain_map(map)?;
+            Ok(None)
+        }
+    }
+}
+
+/// The members after the tag, handed over by `VariantAccess::struct_variant`.
+struct AfterTag<'a, 'p, E> {
+    index: Option<usize>,
+    cx: &'a mut Cx,
+    at: &'a Path<'p>,
+    tag: &'static str,
+    _marker: std::marker::PhantomData<E>,
+}
+
+impl<'de, E: Union> Visitor<'de> for AfterTag<'_, '_, E> {
+    type Value = Option<E>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the members after the tag")
+    }
+
+    #[inline]
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        after_tag(self.index, map, self.cx, self.at, self.tag)
     }
 }
 

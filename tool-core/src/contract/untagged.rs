@@ -52,6 +52,11 @@ const HELD_NODE: &str = "$tool_core::private::HeldNode";
 /// its tag without holding them again.
 pub(crate) const TAG_FIRST: &str = "$tool_core::private::TagFirst";
 
+/// [`TAG_FIRST`], from a visitor that also takes the object as an enum: the tag's value as
+/// the variant, then the other members through `struct_variant`, as the crate's reader hands
+/// it over when the tag comes first.
+pub(crate) const TAG_ENUM: &str = "$tool_core::private::TagFirstEnum";
+
 /// The name under which a value is asked to be held with its integers beyond 64 bits exact:
 /// the crate's reader, and a held node, hand such an integer over as `visit_i128` or
 /// `visit_u128`; any other deserializer hands the value to the visitor as it is.
@@ -64,11 +69,16 @@ thread_local! {
 }
 
 /// Reads a tagged union's object with `read`, which asks `deserialize_newtype_struct` under
-/// [`TAG_FIRST`]: a held object then hands over its member `tag` first. Any other
-/// deserializer hands the value to the visitor as it is.
-pub(crate) fn tag_first<T>(tag: &'static str, read: impl FnOnce(&'static str) -> T) -> T {
+/// [`TAG_FIRST`] (or [`TAG_ENUM`] when `to_enum`): a held object then hands over its member
+/// `tag` first. Any other deserializer hands the value to the visitor as it is.
+#[inline]
+pub(crate) fn tag_first<T>(
+    tag: &'static str,
+    to_enum: bool,
+    read: impl FnOnce(&'static str) -> T,
+) -> T {
     TAG.with(|hint| hint.set(Some(tag)));
-    let read = read(TAG_FIRST);
+    let read = read(if to_enum { TAG_ENUM } else { TAG_FIRST });
     TAG.with(|hint| hint.set(None));
     read
 }
@@ -600,7 +610,7 @@ impl<'a> Deserializer<'a> for Held<'a> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        if name == TAG_FIRST {
+        if name == TAG_FIRST || name == TAG_ENUM {
             let tag = take_tag();
             if let (Some(tag), Node::Object(start, len)) = (tag, &self.arena.nodes[self.node]) {
                 let members = &self.arena.members[*start..*start + *len];

@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Visitor};
 
-use crate::contract::untagged::{self, EXACT_ANY, TAG_FIRST, WideInt, take_tag};
+use crate::contract::untagged::{self, EXACT_ANY, TAG_ENUM, TAG_FIRST, WideInt, take_tag};
 
 /// The reader gave up; `serde_json` reads the text again and says why.
 #[derive(Debug)]
@@ -51,7 +51,6 @@ const POW10: [f64; 23] = [
 /// A strict JSON reader over one argument text.
 pub(crate) struct Reader<'de> {
     text: &'de str,
-    bytes: &'de [u8],
     at: usize,
     /// Containers that may still be opened, as `serde_json` counts them.
     depth: u8,
@@ -73,12 +72,17 @@ impl<'de> Reader<'de> {
     pub(crate) fn new(text: &'de str) -> Self {
         Reader {
             text,
-            bytes: text.as_bytes(),
             at: 0,
             depth: DEPTH,
             scratch: String::new(),
             lookahead: text.len(),
         }
+    }
+
+    /// The text's bytes.
+    #[inline(always)]
+    fn bytes(&self) -> &'de [u8] {
+        self.text.as_bytes()
     }
 
     /// Succeeds when nothing but whitespace is left.
@@ -92,7 +96,7 @@ impl<'de> Reader<'de> {
     /// The place of the first byte at or after `at` that is not JSON whitespace.
     #[inline(always)]
     fn space_from(&self, mut at: usize) -> usize {
-        while matches!(self.bytes.get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+        while matches!(self.bytes().get(at), Some(b' ' | b'\n' | b'\t' | b'\r')) {
             at += 1;
         }
         at
@@ -102,11 +106,11 @@ impl<'de> Reader<'de> {
     #[inline(always)]
     fn skip_space(&mut self) -> Option<u8> {
         // Every JSON whitespace byte is at most a space.
-        let byte = *self.bytes.get(self.at)?;
+        let byte = *self.bytes().get(self.at)?;
         if byte > b' ' {
             return Some(byte);
         }
-        while let Some(&byte) = self.bytes.get(self.at) {
+        while let Some(&byte) = self.bytes().get(self.at) {
             if !matches!(byte, b' ' | b'\n' | b'\t' | b'\r') {
                 return Some(byte);
             }
@@ -118,7 +122,7 @@ impl<'de> Reader<'de> {
     /// Reads the literal `word` (whose first byte was peeked at).
     #[inline]
     fn literal(&mut self, word: &[u8]) -> Result<()> {
-        if self.bytes[self.at..].starts_with(word) {
+        if self.bytes()[self.at..].starts_with(word) {
             self.at += word.len();
             Ok(())
         } else {
@@ -129,14 +133,16 @@ impl<'de> Reader<'de> {
     /// Reads a string whose opening quote was peeked at.
     #[inline(always)]
     fn string(&mut self) -> Result<Text<'de, '_>> {
-        self.at += 1;
-        let start = self.at;
+        let quote = self.at;
+        let start = quote + 1;
         let end = self.plain_run(start);
-        match self.bytes.get(end) {
+        match self.bytes().get(end) {
             Some(b'"') => {
+                // Cut from quote to quote, then past the opening one: the check that the end
+                // falls on a character's boundary is then on the quote just read.
+                let text = self.text[quote..end].strip_prefix('"').ok_or(Stop)?;
                 self.at = end + 1;
-                // Both ends are at ASCII bytes (after a quote, at a quote): char boundaries.
-                Ok(Text::Borrowed(&self.text[start..end]))
+                Ok(Text::Borrowed(text))
             }
             Some(b'\\') => {
                 self.at = end;
@@ -152,7 +158,7 @@ impl<'de> Reader<'de> {
     #[inline(always)]
     fn plain_run(&self, from: usize) -> usize {
         // Most strings end within their first eight bytes.
-        let Some(first) = self.bytes.get(from..from + 8) else {
+        let Some(first) = self.bytes().get(from..from + 8) else {
             return self.plain_tail(from);
         };
         let found = flags(first);
@@ -162,7 +168,7 @@ impl<'de> Reader<'de> {
         // Short strings (names, dates, addresses) end within 32 bytes: read here.
         let mut at = from + 8;
         for _ in 0..3 {
-            let Some(chunk) = self.bytes.get(at..at + 8) else {
+            let Some(chunk) = self.bytes().get(at..at + 8) else {
                 return self.plain_tail(at);
             };
             let found = flags(chunk);
@@ -178,7 +184,7 @@ impl<'de> Reader<'de> {
     #[inline(never)]
     fn plain_long(&self, mut at: usize) -> usize {
         // 32 bytes at a time: one test for four words.
-        let mut blocks = self.bytes[at..].chunks_exact(32);
+        let mut blocks = self.bytes()[at..].chunks_exact(32);
         for block in &mut blocks {
             let (a, b, c, d) = (
                 flags(&block[..8]),
@@ -210,7 +216,7 @@ impl<'de> Reader<'de> {
     #[cold]
     #[inline(never)]
     fn plain_tail(&self, mut at: usize) -> usize {
-        while let Some(&byte) = self.bytes.get(at) {
+        while let Some(&byte) = self.bytes().get(at) {
             if byte == b'"' || byte == b'\\' || byte < 0x20 {
                 break;
             }
@@ -230,7 +236,7 @@ impl<'de> Reader<'de> {
             let end = self.plain_run(self.at);
             // Runs end at ASCII bytes: char boundaries.
             self.scratch.push_str(&self.text[run..end]);
-            match self.bytes.get(end) {
+            match self.bytes().get(end) {
                 Some(b'"') => {
                     self.at = end + 1;
                     return Ok(&self.scratch);
@@ -248,7 +254,7 @@ impl<'de> Reader<'de> {
 
     /// Decodes the escape after a backslash. A surrogate must come in a pair.
     fn escape(&mut self) -> Result<char> {
-        let byte = *self.bytes.get(self.at).ok_or(Stop)?;
+        let byte = *self.bytes().get(self.at).ok_or(Stop)?;
         self.at += 1;
         Ok(match byte {
             b'"' => '"',
@@ -263,7 +269,7 @@ impl<'de> Reader<'de> {
                 let high = self.hex4()?;
                 match high {
                     0xD800..=0xDBFF => {
-                        if self.bytes.get(self.at..self.at + 2) != Some(b"\\u") {
+                        if self.bytes().get(self.at..self.at + 2) != Some(b"\\u") {
                             return Err(Stop);
                         }
                         self.at += 2;
@@ -283,7 +289,7 @@ impl<'de> Reader<'de> {
 
     /// Reads four hexadecimal digits.
     fn hex4(&mut self) -> Result<u32> {
-        let digits = self.bytes.get(self.at..self.at + 4).ok_or(Stop)?;
+        let digits = self.bytes().get(self.at..self.at + 4).ok_or(Stop)?;
         let mut n = 0;
         for &digit in digits {
             let value = match digit {
@@ -305,11 +311,11 @@ impl<'de> Reader<'de> {
     #[inline]
     fn number<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
         let start = self.at;
-        let negative = self.bytes[start] == b'-';
+        let negative = self.bytes()[start] == b'-';
         let mut at = start + usize::from(negative);
         let first = at;
         let mut significand: u64 = 0;
-        while let Some(&digit) = self.bytes.get(at)
+        while let Some(&digit) = self.bytes().get(at)
             && digit.is_ascii_digit()
         {
             significand = significand
@@ -319,14 +325,14 @@ impl<'de> Reader<'de> {
         }
         let digits = at - first;
         // One digit at least; no leading zero; at most 19 digits, which cannot overflow.
-        if digits == 0 || digits > 19 || (self.bytes[first] == b'0' && digits > 1) {
+        if digits == 0 || digits > 19 || (self.bytes()[first] == b'0' && digits > 1) {
             return self.delegated(visitor);
         }
-        match self.bytes.get(at) {
+        match self.bytes().get(at) {
             Some(b'.') => {
                 let fraction = at + 1;
                 let mut end = fraction;
-                while let Some(&digit) = self.bytes.get(end)
+                while let Some(&digit) = self.bytes().get(end)
                     && digit.is_ascii_digit()
                 {
                     significand = significand
@@ -341,7 +347,7 @@ impl<'de> Reader<'de> {
                     || digits + places > 19
                     || places >= POW10.len()
                     || significand > 1 << 53
-                    || matches!(self.bytes.get(end), Some(b'e' | b'E'))
+                    || matches!(self.bytes().get(end), Some(b'e' | b'E'))
                 {
                     return self.delegated(visitor);
                 }
@@ -433,7 +439,7 @@ impl<'de> Reader<'de> {
             _ => return de::Deserializer::deserialize_any(self, visitor),
         };
         let long = self
-            .bytes
+            .bytes()
             .get(start..start + 20)
             .is_some_and(|run| run.iter().all(u8::is_ascii_digit));
         if long
@@ -448,7 +454,7 @@ impl<'de> Reader<'de> {
 
     /// Where the number at `self.at` ends, if it follows the grammar of RFC 8259.
     fn number_end(&self) -> Option<usize> {
-        let bytes = self.bytes;
+        let bytes = self.bytes();
         let digits = |mut at: usize| {
             let from = at;
             while bytes.get(at).is_some_and(u8::is_ascii_digit) {
@@ -480,10 +486,25 @@ impl<'de> Reader<'de> {
     fn tag_comes_first(&self, tag: &str) -> bool {
         let at = self.space_from(self.at + 1);
         let tag = tag.as_bytes();
-        match self.bytes.get(at..at + tag.len() + 2) {
+        match self.bytes().get(at..at + tag.len() + 2) {
             Some([b'"', name @ .., b'"']) => name == tag,
             _ => false,
         }
+    }
+
+    /// Reads a tagged union's object whose first member is its tag, found by
+    /// [`Self::tag_comes_first`], as an enum: the tag's value as the variant, the other members
+    /// through `struct_variant`.
+    #[inline]
+    fn tag_enum<V: Visitor<'de>>(&mut self, tag: &str, visitor: V) -> Result<V::Value> {
+        self.open()?;
+        self.at = self.space_from(self.at) + tag.len() + 2;
+        if self.skip_space() != Some(b':') {
+            return Err(Stop);
+        }
+        self.at += 1;
+        let value = visitor.visit_enum(TagValue { reader: self })?;
+        self.close(value, b'}')
     }
 
     /// Reads a tagged union's object whose first member is not its tag: its tag first when
@@ -503,7 +524,7 @@ impl<'de> Reader<'de> {
     /// through would pass the lookahead left: the caller then reads the object as it comes.
     /// Nothing is checked here that reading the object does not check again.
     fn find_tag(&mut self, tag: &str) -> Option<(usize, usize)> {
-        let bytes = self.bytes;
+        let bytes = self.bytes();
         let limit = self.at.saturating_add(self.lookahead).min(bytes.len());
         let mut at = self.space_from(self.at + 1);
         let found = loop {
@@ -542,7 +563,7 @@ impl<'de> Reader<'de> {
     /// `at` (whitespace first), skipping strings and nested containers without reading them,
     /// before `limit`.
     fn skip_value(&self, mut at: usize, limit: usize) -> Option<usize> {
-        let bytes = self.bytes;
+        let bytes = self.bytes();
         let mut open = 0u32;
         while at < limit {
             match bytes[at] {
@@ -783,12 +804,16 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         }
         // A tagged union's object: its tag is handed over first, wherever it is written, so
         // the members before it are read straight into the variant rather than held.
-        if name == TAG_FIRST
+        if (name == TAG_FIRST || name == TAG_ENUM)
             && let Some(tag) = take_tag()
             && self.skip_space() == Some(b'{')
-            && !self.tag_comes_first(tag)
         {
-            return self.tag_later(tag, visitor);
+            if !self.tag_comes_first(tag) {
+                return self.tag_later(tag, visitor);
+            }
+            if name == TAG_ENUM {
+                return self.tag_enum(tag, visitor);
+            }
         }
         visitor.visit_newtype_struct(self)
     }
@@ -899,7 +924,7 @@ struct Members<'a, 'de> {
 impl<'de> de::MapAccess<'de> for Members<'_, 'de> {
     type Error = Stop;
 
-    #[inline]
+    #[inline(always)]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         if !self.reader.next_key(&mut self.first)? {
             return Ok(None);
@@ -907,7 +932,7 @@ impl<'de> de::MapAccess<'de> for Members<'_, 'de> {
         self.reader.key(seed).map(Some)
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         self.reader.member_value(seed)
     }
@@ -977,6 +1002,51 @@ impl<'de> de::MapAccess<'de> for TagFirst<'_, 'de> {
             self.state = TagState::Rest;
         }
         Ok(value)
+    }
+}
+
+/// An object whose tag's value is next, handed over as an enum (see [`Reader::tag_enum`]).
+struct TagValue<'a, 'de> {
+    reader: &'a mut Reader<'de>,
+}
+
+impl<'de> de::EnumAccess<'de> for TagValue<'_, 'de> {
+    type Error = Stop;
+    type Variant = Self;
+
+    #[inline]
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
+        let value = seed.deserialize(&mut *self.reader)?;
+        Ok((value, self))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for TagValue<'_, 'de> {
+    type Error = Stop;
+
+    fn unit_variant(self) -> Result<()> {
+        Err(Stop)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, _: T) -> Result<T::Value> {
+        Err(Stop)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _: usize, _: V) -> Result<V::Value> {
+        Err(Stop)
+    }
+
+    /// The members after the tag.
+    #[inline]
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_map(Members {
+            reader: self.reader,
+            first: false,
+        })
     }
 }
 
