@@ -1202,7 +1202,10 @@ proptest! {
             .join(",");
         let text = format!(r#"{{"path": "p", "ops": [{{{body}}}, {{"type": "Clear"}}]}}"#);
         let value: Value = serde_json::from_str(&text).unwrap();
+        let again = tool_core::__private::texts_read_again();
         let (read, held) = (EditFile::parse_arguments(&text), EditFile::parse_value(&value));
+        // JSON this plain is read in one pass, wherever the tag is.
+        prop_assert_eq!(tool_core::__private::texts_read_again(), again, "read again: {}", text);
         match (&read, &held) {
             (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
             (Err(a), Err(b)) => prop_assert_eq!(messages(a), messages(b), "{}", text),

@@ -193,7 +193,7 @@ pub mod __private {
         union_branch, union_schema, union_value,
     };
     pub use crate::contract::untagged::{untagged_bytes, untagged_work};
-    pub use crate::contract::validate::drain_map;
+    pub use crate::contract::validate::{drain_map, texts_read_again};
     pub use crate::contract::with::{With, with_option_value, with_value};
 
     /// Types whose contract is their `schemars::JsonSchema` (`#[tool(schemars)]`).

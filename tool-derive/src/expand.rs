@@ -899,6 +899,12 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         Tagging::Adjacent(tag, content) => quote!(#p::Repr::Adjacent(#tag, #content)),
         Tagging::Untagged => quote!(#p::Repr::Untagged),
     };
+    // The name `tool_core::contract::untagged::tag_request` reads.
+    let tag_request = match input.tagging() {
+        Tagging::Internal(tag) => format!("$tool_core::private::TagFirstEnum:{tag}"),
+        Tagging::Adjacent(tag, _) => format!("$tool_core::private::TagFirst:{tag}"),
+        _ => String::new(),
+    };
     let internal_tag = match input.tagging() {
         Tagging::Internal(tag) => Some(tag),
         _ => None,
@@ -1141,6 +1147,7 @@ fn union_argument(input: &Input<'_>, variants: &[Variant<'_>]) -> TokenStream {
         impl #p::Union for #ident {
             const VARIANTS: &'static [&'static str] = &[#(#wires),*];
             const UNIT: &'static [bool] = &[#(#units),*];
+            const TAG_REQUEST: &'static str = #tag_request;
 
             #[allow(unreachable_patterns)]
             #[inline]

@@ -27,7 +27,7 @@ use serde_json::{Map, Number, Value, json};
 use crate::contract::error::Keyword;
 use crate::contract::path::Path;
 use crate::contract::schema::SchemaGen;
-use crate::contract::untagged::{HeldMembers, HeldObject, HeldOne, HeldValue, tag_first};
+use crate::contract::untagged::{HeldMembers, HeldObject, HeldOne, HeldValue};
 use crate::contract::untyped::Untyped;
 use crate::contract::validate::{Cx, Got, KeySeed, MAX_DEPTH, check_depth, parse_enum};
 
@@ -45,6 +45,12 @@ pub trait Union: Sized + 'static {
     const VARIANTS: &'static [&'static str];
     /// Whether each variant of [`VARIANTS`](Self::VARIANTS) is a unit variant.
     const UNIT: &'static [bool];
+
+    /// The name under which a tagged union's object is asked for (`deserialize_newtype_struct`):
+    /// `$tool_core::private::TagFirstEnum:` and the tag's name for an internally tagged union,
+    /// `$tool_core::private::TagFirst:` and the tag's name for an adjacently tagged one; empty
+    /// otherwise.
+    const TAG_REQUEST: &'static str;
 
     /// The index in [`VARIANTS`](Self::VARIANTS) of the first variant named `name`.
     #[inline]
@@ -126,29 +132,25 @@ pub fn parse_union<'de, E: Union, D: Deserializer<'de>>(
             _marker: std::marker::PhantomData,
         }),
         // Inside an untagged union's held value, the tag is handed over first.
-        Repr::Internal(tag) => tag_first(tag, true, |name| {
-            de.deserialize_newtype_struct(
-                name,
-                Internal::<E> {
-                    cx,
-                    at,
-                    tag,
-                    _marker: std::marker::PhantomData,
-                },
-            )
-        }),
-        Repr::Adjacent(tag, content) => tag_first(tag, false, |name| {
-            de.deserialize_newtype_struct(
-                name,
-                Adjacent::<E> {
-                    cx,
-                    at,
-                    tag,
-                    content,
-                    _marker: std::marker::PhantomData,
-                },
-            )
-        }),
+        Repr::Internal(tag) => de.deserialize_newtype_struct(
+            E::TAG_REQUEST,
+            Internal::<E> {
+                cx,
+                at,
+                tag,
+                _marker: std::marker::PhantomData,
+            },
+        ),
+        Repr::Adjacent(tag, content) => de.deserialize_newtype_struct(
+            E::TAG_REQUEST,
+            Adjacent::<E> {
+                cx,
+                at,
+                tag,
+                content,
+                _marker: std::marker::PhantomData,
+            },
+        ),
         Repr::Untagged => crate::contract::untagged::parse_untagged::<E, D>(de, cx, at),
     }
 }

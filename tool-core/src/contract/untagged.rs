@@ -47,15 +47,28 @@ pub(crate) use named::{Interner, ValueId, read_named};
 /// so that a union nested in a held value finds the node rather than copying it.
 const HELD_NODE: &str = "$tool_core::private::HeldNode";
 
-/// The name under which a held object is asked for its members with the tag named by
-/// [`tag_first`] first, so that a tagged union inside a held value reads the members before
-/// its tag without holding them again.
-pub(crate) const TAG_FIRST: &str = "$tool_core::private::TagFirst";
+/// The start of the name under which an adjacently tagged union's object is asked for, its
+/// tag's name following: a held object then hands over the member of that name first, so that
+/// a tagged union inside a held value reads the members before its tag without holding them
+/// again. Any other deserializer hands the value to the visitor as it is. The derive writes
+/// these names out (`Union::TAG_REQUEST`).
+pub(crate) const TAG_FIRST: &str = "$tool_core::private::TagFirst:";
 
-/// [`TAG_FIRST`], from a visitor that also takes the object as an enum: the tag's value as
-/// the variant, then the other members through `struct_variant`, as the crate's reader hands
-/// it over when the tag comes first.
-pub(crate) const TAG_ENUM: &str = "$tool_core::private::TagFirstEnum";
+/// [`TAG_FIRST`], for an internally tagged union, whose visitor also takes the object as an
+/// enum: the tag's value as the variant, then the other members through `struct_variant`, as
+/// the crate's reader hands it over when the tag comes first.
+pub(crate) const TAG_ENUM: &str = "$tool_core::private::TagFirstEnum:";
+
+/// The tag asked for under the name `name` ([`TAG_FIRST`] or [`TAG_ENUM`] and the tag's
+/// name), with whether the visitor takes the object as an enum.
+#[inline(always)]
+pub(crate) fn tag_request(name: &'static str) -> Option<(&'static str, bool)> {
+    if let Some(tag) = name.strip_prefix(TAG_ENUM) {
+        Some((tag, true))
+    } else {
+        name.strip_prefix(TAG_FIRST).map(|tag| (tag, false))
+    }
+}
 
 /// The name under which a value is asked to be held with its integers beyond 64 bits exact:
 /// the crate's reader, and a held node, hand such an integer over as `visit_i128` or
@@ -65,28 +78,6 @@ pub(crate) const EXACT_ANY: &str = "$tool_core::private::ExactNumbers";
 thread_local! {
     static WORK: Cell<u64> = const { Cell::new(0) };
     static BYTES: Cell<u64> = const { Cell::new(0) };
-    static TAG: Cell<Option<&'static str>> = const { Cell::new(None) };
-}
-
-/// Reads a tagged union's object with `read`, which asks `deserialize_newtype_struct` under
-/// [`TAG_FIRST`] (or [`TAG_ENUM`] when `to_enum`): a held object then hands over its member
-/// `tag` first. Any other deserializer hands the value to the visitor as it is.
-#[inline]
-pub(crate) fn tag_first<T>(
-    tag: &'static str,
-    to_enum: bool,
-    read: impl FnOnce(&'static str) -> T,
-) -> T {
-    TAG.with(|hint| hint.set(Some(tag)));
-    let read = read(if to_enum { TAG_ENUM } else { TAG_FIRST });
-    TAG.with(|hint| hint.set(None));
-    read
-}
-
-/// The tag [`tag_first`] asks for, taken: only the value asked for reads it.
-#[inline]
-pub(crate) fn take_tag() -> Option<&'static str> {
-    TAG.with(Cell::take)
 }
 
 pub(crate) fn work() {
@@ -610,9 +601,8 @@ impl<'a> Deserializer<'a> for Held<'a> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        if name == TAG_FIRST || name == TAG_ENUM {
-            let tag = take_tag();
-            if let (Some(tag), Node::Object(start, len)) = (tag, &self.arena.nodes[self.node]) {
+        if let Some((tag, _)) = tag_request(name) {
+            if let Node::Object(start, len) = &self.arena.nodes[self.node] {
                 let members = &self.arena.members[*start..*start + *len];
                 work();
                 let first = members

@@ -688,6 +688,17 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     }
 }
 
+thread_local! {
+    static READ_AGAIN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The texts [`parse_str`] read a second time on this thread so far, because its first pass
+/// stopped. Deterministic, for tests that check a shape is read in one pass.
+#[doc(hidden)]
+pub fn texts_read_again() -> u64 {
+    READ_AGAIN.with(std::cell::Cell::get)
+}
+
 /// The untyped pass of [`parse_str`], out of line: it runs only after the first pass stopped.
 ///
 /// The reader reads it again, with every typed call made untyped but the 128-bit reads, which
@@ -695,6 +706,7 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
 /// text is not JSON or nests too deep, and `serde_json` reads it again for its message.
 #[inline(never)]
 fn parse_str_untyped<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
+    READ_AGAIN.with(|n| n.set(n.get().wrapping_add(1)));
     let mut de = reader::Reader::new(raw);
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(Untyped::<_, true>(&mut de), &mut cx, &Path::root());

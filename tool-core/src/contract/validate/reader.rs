@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Visitor};
 
-use crate::contract::untagged::{self, EXACT_ANY, TAG_ENUM, TAG_FIRST, WideInt, take_tag};
+use crate::contract::untagged::{self, EXACT_ANY, WideInt, tag_request};
 
 /// The reader gave up; `serde_json` reads the text again and says why.
 #[derive(Debug)]
@@ -804,14 +804,13 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         }
         // A tagged union's object: its tag is handed over first, wherever it is written, so
         // the members before it are read straight into the variant rather than held.
-        if (name == TAG_FIRST || name == TAG_ENUM)
-            && let Some(tag) = take_tag()
+        if let Some((tag, to_enum)) = tag_request(name)
             && self.skip_space() == Some(b'{')
         {
             if !self.tag_comes_first(tag) {
                 return self.tag_later(tag, visitor);
             }
-            if name == TAG_ENUM {
+            if to_enum {
                 return self.tag_enum(tag, visitor);
             }
         }
