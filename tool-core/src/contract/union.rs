@@ -370,7 +370,7 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
 
     /// The object with its tag first, as the crate's reader hands it over: the tag's value as
     /// the variant, then the other members.
-    #[inline]
+    #[inline(always)]
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
         let Internal { cx, at, tag, .. } = self;
