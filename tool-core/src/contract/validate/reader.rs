@@ -79,7 +79,8 @@ impl<'de> Reader<'de> {
         }
     }
 
-    /// The text's bytes.
+    /// The text's bytes: read through the text itself, so that a check that a slice of the
+    /// text falls on characters' boundaries is seen to be on the bytes already read.
     #[inline(always)]
     fn bytes(&self) -> &'de [u8] {
         self.text.as_bytes()
@@ -133,14 +134,14 @@ impl<'de> Reader<'de> {
     /// Reads a string whose opening quote was peeked at.
     #[inline(always)]
     fn string(&mut self) -> Result<Text<'de, '_>> {
-        let quote = self.at;
-        let start = quote + 1;
+        let start = self.at + 1;
         let end = self.plain_run(start);
         match self.bytes().get(end) {
             Some(b'"') => {
-                // Cut from quote to quote, then past the opening one: the check that the end
-                // falls on a character's boundary is then on the quote just read.
-                let text = self.text[quote..end].strip_prefix('"').ok_or(Stop)?;
+                // Both ends are at ASCII bytes (after a quote, at a quote): char boundaries.
+                // The text is sliced before anything is stored, so that the check at the end
+                // is seen to be on the quote just read and costs nothing.
+                let text = &self.text[start..end];
                 self.at = end + 1;
                 Ok(Text::Borrowed(text))
             }
