@@ -1213,3 +1213,61 @@ proptest! {
         }
     }
 }
+
+// ---- a tag written first, the text broken byte by byte ----
+
+/// One edit to a text: a byte replaced (by one that matters to JSON), removed, or inserted.
+fn byte_edit() -> impl Strategy<Value = (usize, u8, u8)> {
+    let bytes = proptest::sample::select(b"\"{}[],: \\0179-.eEtype".to_vec());
+    (any::<usize>(), 0u8..3, bytes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// Tag-first edits (the reader skips the tag's key it has checked) broken one to three
+    /// bytes at a time: JSON reads as its value does (the same edits, or the same violations),
+    /// and text that is not JSON is refused as such.
+    #[test]
+    fn a_tag_first_text_broken_anywhere_reads_as_its_value_does(
+        edits in proptest::collection::vec(byte_edit(), 1..4),
+    ) {
+        let mut text = br#"{"path":"p","ops":[{"type":"Insert","line":2,"text":"a"},{ "type" :"Delete","line":3},{"type":"Clear"},{"type":"Move"}]}"#.to_vec();
+        for (at, how, byte) in edits {
+            let at = at % (text.len() + 1);
+            match how {
+                0 if at < text.len() => text[at] = byte,
+                1 if at < text.len() => {
+                    text.remove(at);
+                }
+                _ => text.insert(at, byte),
+            }
+        }
+        let text = String::from_utf8(text).expect("only ASCII bytes are written");
+        let read = EditFile::parse_arguments(&text);
+        // A repeated key (two edits can join two objects) is refused here and kept once in a
+        // value: not comparable.
+        if read.as_ref().is_err_and(|errors| {
+            errors.iter().any(|v| v.keyword().as_str() == "duplicateKey")
+        }) {
+            return Ok(());
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => {
+                let held = EditFile::parse_value(&value);
+                match (&read, &held) {
+                    (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                    (Err(a), Err(b)) => prop_assert_eq!(messages(a), messages(b), "{}", text),
+                    _ => prop_assert!(false, "{}: {:?} against {:?}", text, read, held),
+                }
+            }
+            // Not JSON: refused as such, whatever else is wrong with it.
+            Err(_) => {
+                let syntax = read.as_ref().is_err_and(|errors| {
+                    errors.iter().all(|v| v.keyword().as_str() == "syntax")
+                });
+                prop_assert!(syntax, "{}: not JSON, yet {:?}", text, read);
+            }
+        }
+    }
+}
