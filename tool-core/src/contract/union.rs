@@ -53,10 +53,7 @@ pub trait Union: Sized + 'static {
     const TAG_REQUEST: &'static str;
 
     /// The index in [`VARIANTS`](Self::VARIANTS) of the first variant named `name`.
-    #[inline]
-    fn index(name: &str) -> Option<usize> {
-        Self::VARIANTS.iter().position(|variant| *variant == name)
-    }
+    fn index(name: &str) -> Option<usize>;
 
     /// The value of the unit variant `index`.
     fn unit(index: usize) -> Option<Self>;
@@ -92,11 +89,6 @@ pub enum Repr {
     Adjacent(&'static str, &'static str),
     /// The content alone; unit variants are `null`.
     Untagged,
-}
-
-#[inline]
-fn index_of<E: Union>(name: &str) -> Option<usize> {
-    E::index(name)
 }
 
 fn names<E: Union>(unit: bool) -> impl Iterator<Item = &'static str> {
@@ -220,7 +212,7 @@ impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
         if !E::UNIT.contains(&true) {
             return Ok(self.other(Got::Str(v)));
         }
-        match index_of::<E>(v).filter(|&index| E::UNIT[index]) {
+        match E::index(v).filter(|&index| E::UNIT[index]) {
             Some(index) => Ok(E::unit(index)),
             None => {
                 let units: Vec<&str> = names::<E>(true).collect();
@@ -234,7 +226,7 @@ impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
         check_depth(self.at)?;
         let External { cx, at, .. } = self;
         let Some(first) = map.next_key_seed(KeySeed(|key: &str| {
-            index_of::<E>(key)
+            E::index(key)
                 .filter(|&index| !E::UNIT[index])
                 .ok_or_else(|| key.to_owned())
         }))?
@@ -262,7 +254,7 @@ impl<'de, E: Union> Visitor<'de> for External<'_, '_, E> {
             Err(key) => {
                 // serde takes `{"Unit": null}`; the advertised schema does not, so the model is
                 // shown the form it does take.
-                let message = if index_of::<E>(&key).is_some() {
+                let message = if E::index(&key).is_some() {
                     format!(
                         "{key:?} carries no content: write the string {key:?} alone, not an object"
                     )
@@ -317,7 +309,7 @@ fn read_tag<'de, E: Union, D: Deserializer<'de>>(
     tag: &str,
 ) -> Result<Option<usize>, D::Error> {
     let at = at.key(tag);
-    parse_enum(de, cx, &at, E::VARIANTS, index_of::<E>)
+    parse_enum(de, cx, &at, E::VARIANTS, E::index)
 }
 
 struct TagSeed<'a, 'p, E> {
@@ -373,23 +365,13 @@ impl<'de, E: Union> Visitor<'de> for Internal<'_, '_, E> {
     #[inline(always)]
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
         check_depth(self.at)?;
-        let Internal { cx, at, tag, .. } = self;
         let (index, rest) = data.variant_seed(TagSeed::<E> {
-            cx: &mut *cx,
-            at,
-            tag,
+            cx: &mut *self.cx,
+            at: self.at,
+            tag: self.tag,
             _marker: std::marker::PhantomData,
         })?;
-        rest.struct_variant(
-            &[],
-            AfterTag::<E> {
-                index,
-                cx,
-                at,
-                tag,
-                _marker: std::marker::PhantomData,
-            },
-        )
+        rest.struct_variant(&[], AfterTag { index, union: self })
     }
 
     #[inline]
@@ -456,13 +438,11 @@ fn after_tag<'de, E: Union, A: MapAccess<'de>>(
     }
 }
 
-/// The members after the tag, handed over by `VariantAccess::struct_variant`.
+/// The members after the tag, handed over by `VariantAccess::struct_variant`: the tag named
+/// the variant `index` of the union being read.
 struct AfterTag<'a, 'p, E> {
     index: Option<usize>,
-    cx: &'a mut Cx,
-    at: &'a Path<'p>,
-    tag: &'static str,
-    _marker: std::marker::PhantomData<E>,
+    union: Internal<'a, 'p, E>,
 }
 
 impl<'de, E: Union> Visitor<'de> for AfterTag<'_, '_, E> {
@@ -474,7 +454,8 @@ impl<'de, E: Union> Visitor<'de> for AfterTag<'_, '_, E> {
 
     #[inline]
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        after_tag(self.index, map, self.cx, self.at, self.tag)
+        let Internal { cx, at, tag, .. } = self.union;
+        after_tag(self.index, map, cx, at, tag)
     }
 }
 
