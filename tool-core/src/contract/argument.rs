@@ -722,7 +722,13 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
             };
             count += 1;
             match item {
-                Some(item) if valid => items.push(item),
+                Some(item) if valid => {
+                    if items.capacity() == 0 {
+                        // The room `push` would make, allocated without its growth path.
+                        items = Vec::with_capacity(if size_of::<T>() <= 1024 { 4 } else { 1 });
+                    }
+                    items.push(item);
+                }
                 Some(_) => {}
                 None => {
                     valid = false;
@@ -731,7 +737,9 @@ impl<'de, T: Argument, C: ConstConstraints> Visitor<'de> for SeqVisitor<'_, '_, 
             }
         }
         let c = &C::VALUE;
-        valid &= check_item_count(self.cx, self.at, count, c.min_length, c.max_length);
+        if c.min_length.is_some() || c.max_length.is_some() {
+            valid &= check_item_count(self.cx, self.at, count, c.min_length, c.max_length);
+        }
         Ok(valid.then_some(items))
     }
 }

@@ -681,10 +681,12 @@ pub(crate) fn parse_str<T: Argument>(raw: &str) -> Result<T, ArgumentErrors> {
     let mut de = reader::Reader::new(raw);
     let mut cx = Cx::default();
     let parsed = T::parse::<_, Unconstrained>(&mut de, &mut cx, &Path::root());
-    match parsed.and_then(|value| de.end().map(|()| value)) {
-        Ok(Some(value)) if cx.is_clean() => Ok(value),
-        Ok(_) => Err(refused(cx)),
-        Err(_) => parse_str_untyped(raw),
+    // Matched where it lies, so that the value is moved once, into the answer.
+    let read = parsed.is_ok() && de.end().is_ok();
+    match parsed {
+        Ok(Some(value)) if read && cx.is_clean() => Ok(value),
+        Ok(_) if read => Err(refused(cx)),
+        _ => parse_str_untyped(raw),
     }
 }
 

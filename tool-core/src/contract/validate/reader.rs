@@ -213,10 +213,19 @@ impl<'de> Reader<'de> {
         self.plain_tail(at)
     }
 
-    /// [`Self::plain_run`] over the last seven bytes of the text at most.
+    /// [`Self::plain_run`] over the last seven bytes of the text at most: read as the text's
+    /// last eight bytes, those before `at` shifted out.
     #[cold]
     #[inline(never)]
     fn plain_tail(&self, mut at: usize) -> usize {
+        let bytes = self.bytes();
+        if let Some(last) = bytes.last_chunk::<8>()
+            && let Some(left @ 1..8) = bytes.len().checked_sub(at)
+        {
+            // The zero bytes shifted in past the end are flagged, as control characters.
+            let found = word_flags(u64::from_le_bytes(*last) >> (8 * (8 - left)));
+            return at + (found.trailing_zeros() as usize / 8).min(left);
+        }
         while let Some(&byte) = self.bytes().get(at) {
             if byte == b'"' || byte == b'\\' || byte < 0x20 {
                 break;
@@ -504,7 +513,7 @@ impl<'de> Reader<'de> {
             return Err(Stop);
         }
         self.at += 1;
-        let value = visitor.visit_enum(TagValue { reader: self })?;
+        let value = visitor.visit_enum(TagValue { reader: self });
         self.close(value, b'}')
     }
 
@@ -608,7 +617,7 @@ impl<'de> Reader<'de> {
             tag,
             state: TagState::Key,
             first: true,
-        })?;
+        });
         self.close(value, b'}')
     }
 
@@ -629,7 +638,7 @@ impl<'de> Reader<'de> {
         let value = visitor.visit_seq(Items {
             reader: self,
             first: true,
-        })?;
+        });
         self.close(value, b']')
     }
 
@@ -639,19 +648,23 @@ impl<'de> Reader<'de> {
         let value = visitor.visit_map(Members {
             reader: self,
             first: true,
-        })?;
+        });
         self.close(value, b'}')
     }
 
-    /// Closes the array or object whose contents were read: `end` must come next.
+    /// Closes the array or object whose contents were read into `value`, unless that failed:
+    /// `end` must come next. The value is handed back where it lies, not moved.
     #[inline(always)]
-    fn close<T>(&mut self, value: T, end: u8) -> Result<T> {
-        self.depth += 1;
-        if self.skip_space() != Some(end) {
-            return Err(Stop);
+    fn close<T>(&mut self, mut value: Result<T>, end: u8) -> Result<T> {
+        if value.is_ok() {
+            self.depth += 1;
+            if self.skip_space() == Some(end) {
+                self.at += 1;
+            } else {
+                value = Err(Stop);
+            }
         }
-        self.at += 1;
-        Ok(value)
+        value
     }
 
     /// Moves to the opening quote of an object's next key (`first`: none was read yet);
@@ -902,11 +915,16 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
 /// from its borrow.
 #[inline(always)]
 fn flags(chunk: &[u8]) -> u64 {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGH: u64 = ONES << 7;
     let mut word = [0; 8];
     word.copy_from_slice(chunk);
-    let word = u64::from_le_bytes(word);
+    word_flags(u64::from_le_bytes(word))
+}
+
+/// [`flags`] of a little-endian word.
+#[inline(always)]
+fn word_flags(word: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
     let control = word.wrapping_sub(ONES * 0x20) & !word;
     let quote = word ^ (ONES * u64::from(b'"'));
     let quote = quote.wrapping_sub(ONES) & !quote;
@@ -1280,8 +1298,10 @@ mod tests {
         reader
     }
 
-    /// A string's plain run is read eight and thirty-two bytes at a time: every length, with a
-    /// quote, an escape or a control character at every place, and non-ASCII text before it.
+    /// A string's plain run is read eight and thirty-two bytes at a time, and its last bytes
+    /// as the text's last word: every length, with a quote, an escape or a control character
+    /// at every place, and non-ASCII text before it; followed by more text, ending the text,
+    /// and cut short.
     #[test]
     fn strings_end_where_serde_json_ends_them_at_every_place() {
         for len in 0..80 {
@@ -1290,8 +1310,13 @@ mod tests {
                     let mut body = "a".repeat(at);
                     body.push_str(special);
                     body.push_str(&"b".repeat(len - at));
-                    let text = format!("[\"{body}\", 1]");
-                    agrees(&text);
+                    for text in [
+                        format!("[\"{body}\", 1]"),
+                        format!("\"{body}\""),
+                        format!("[\"{body}"),
+                    ] {
+                        agrees(&text);
+                    }
                 }
             }
         }
