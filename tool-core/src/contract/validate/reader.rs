@@ -214,7 +214,8 @@ impl<'de> Reader<'de> {
     }
 
     /// [`Self::plain_run`] over the last seven bytes of the text at most: read as the text's
-    /// last eight bytes, those before `at` shifted out.
+    /// last eight bytes, those before `at` shifted out. The last string of most texts ends
+    /// here; marked cold all the same, which measured fewer instructions for its callers.
     #[cold]
     #[inline(never)]
     fn plain_tail(&self, mut at: usize) -> usize {
