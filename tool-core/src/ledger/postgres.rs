@@ -1269,30 +1269,33 @@ async fn seal(tx: &Transaction<'_>, scope: &str, wait: bool) -> Result<(), Fault
         keys.2.push(stored(&id).into_owned());
         keys.3.push(seq);
     }
-    let insert = tx.prepare_cached(INSERT_AUDIT).await?;
+    // Planned afresh each time, not prepared once: the claims it notes are found by their
+    // primary key only if the plan knows how large the claims table has grown. A plan made
+    // once, while the table was small, scans the whole table at every seal.
+    use tokio_postgres::types::Type;
     let c = &columns;
-    tx.execute(
-        &insert,
+    tx.execute_typed(
+        INSERT_AUDIT,
         &[
-            &stored_scope,
-            &c.seq,
-            &c.at,
-            &c.call_id,
-            &c.tool,
-            &c.kind,
-            &c.code,
-            &c.digest,
-            &c.principal,
-            &c.note,
-            &c.prev,
-            &c.hash,
-            &c.output,
-            &last,
-            &keys.0,
-            &keys.1,
-            &keys.2,
-            &keys.3,
-            &head,
+            (&stored_scope, Type::TEXT),
+            (&c.seq, Type::INT8_ARRAY),
+            (&c.at, Type::INT8_ARRAY),
+            (&c.call_id, Type::TEXT_ARRAY),
+            (&c.tool, Type::TEXT_ARRAY),
+            (&c.kind, Type::TEXT_ARRAY),
+            (&c.code, Type::TEXT_ARRAY),
+            (&c.digest, Type::TEXT_ARRAY),
+            (&c.principal, Type::TEXT_ARRAY),
+            (&c.note, Type::TEXT_ARRAY),
+            (&c.prev, Type::TEXT_ARRAY),
+            (&c.hash, Type::TEXT_ARRAY),
+            (&c.output, Type::TEXT_ARRAY),
+            (&last, Type::INT8),
+            (&keys.0, Type::TEXT_ARRAY),
+            (&keys.1, Type::TEXT_ARRAY),
+            (&keys.2, Type::TEXT_ARRAY),
+            (&keys.3, Type::INT8_ARRAY),
+            (&head, Type::TEXT),
         ],
     )
     .await?;
