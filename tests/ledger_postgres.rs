@@ -91,6 +91,25 @@ impl Isolated {
         let _ = task.await;
     }
 
+    /// The one number `sql` selects, read in the schema.
+    async fn number(&self, sql: &str) -> i64 {
+        let mut config = self.config.clone();
+        config.options(format!("-c search_path={}", self.schema));
+        let (client, connection) = config
+            .connect(tokio_postgres::NoTls)
+            .await
+            .expect("the test database accepts connections");
+        let task = tokio::spawn(connection);
+        let number = client
+            .query_one(sql, &[])
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error:?}"))
+            .get(0);
+        drop(client);
+        let _ = task.await;
+        number
+    }
+
     async fn drop_schema(self) {
         self.sql(&format!("DROP SCHEMA {} CASCADE", self.schema))
             .await;
@@ -228,6 +247,69 @@ async fn purge_forgets_only_claims_settled_before_the_retention() {
     assert!(ledger.use_nonce("expired", past).await.unwrap());
     // The trail is kept whole.
     verify(&ledger.trail(scope).await.unwrap(), None).expect("the trail verifies");
+    isolated.drop_schema().await;
+}
+
+/// Each settled claim names the audit record that settled it (its call's outcome record,
+/// which holds the outcome's digest), whether the settlement brought its own outcome record
+/// or the ledger added one; replays and refusals, answered without the claim's lock, are in
+/// the trail too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_settled_claim_names_the_record_that_settled_it() {
+    let Some(url) = tests::postgres_url("every_settled_claim_names_the_record_that_settled_it")
+    else {
+        return;
+    };
+    let isolated = Isolated::new(&url, "named").await;
+    let ledger = isolated.ledger().await.expect("the ledger opens");
+    let scope = "run-1";
+    let done = Recorded::Output(r#"{"ok":true}"#.into());
+    let calls = 40;
+    for i in 0..calls {
+        let id = format!("call_{i}");
+        let claim = suite::claim(scope, &id, "refund", "aa");
+        assert_eq!(
+            ledger.claim(&claim).await.unwrap(),
+            Claimed::New { attempt: 1 }
+        );
+        let event = |kind| suite::event(&id, "refund", kind, None);
+        let audit = match i % 3 {
+            0 => vec![],
+            1 => vec![event(AuditKind::Executed), event(AuditKind::Outcome)],
+            _ => vec![event(AuditKind::Outcome), event(AuditKind::Executed)],
+        };
+        assert!(ledger.settle(&claim.key, 1, &done, &audit).await.unwrap());
+        assert_eq!(
+            ledger.claim(&claim).await.unwrap(),
+            Claimed::Replay(done.clone())
+        );
+        let other = suite::claim(scope, &id, "refund", "bb");
+        assert!(matches!(
+            ledger.claim(&other).await.unwrap(),
+            Claimed::Conflict { .. }
+        ));
+    }
+    let trail = ledger.trail(scope).await.expect("the trail");
+    verify(&trail, None).expect("the trail verifies");
+    let count = |kind| trail.iter().filter(|r| r.event.kind == kind).count();
+    assert_eq!(count(AuditKind::Admitted), calls);
+    assert_eq!(count(AuditKind::Replayed), calls);
+    assert_eq!(count(AuditKind::Refused), calls);
+    assert_eq!(count(AuditKind::Outcome), calls);
+    let unnamed = isolated
+        .number(&format!(
+            "SELECT count(*) FROM tool_ledger_claims AS c WHERE c.status IS NOT NULL AND NOT \
+             EXISTS (SELECT 1 FROM tool_ledger_audit AS a WHERE a.scope = c.scope AND \
+             a.seq = c.settled_seq AND a.call_id = c.call_id AND a.kind = 'outcome' AND \
+             a.principal = c.principal AND a.output = {})",
+            literal(&done.digest())
+        ))
+        .await;
+    assert_eq!(
+        unnamed, 0,
+        "claims that name no settling record, or the wrong one"
+    );
+    drop(ledger);
     isolated.drop_schema().await;
 }
 

@@ -5,9 +5,13 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
+use deadpool_postgres::{
+    Client, GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction,
+};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
 
@@ -15,8 +19,9 @@ use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
-    held_outcomes, parse_effect, settling, taken_over_effect, unix_millis,
+    held_outcomes, parse_effect, settling, settling_at, taken_over_effect, unix_millis,
 };
+use crate::Effect;
 use crate::outcome::Code;
 
 /// A [`Ledger`] in a PostgreSQL database (9.6 or newer), for many workers on many machines.
@@ -30,10 +35,17 @@ use crate::outcome::Code;
 /// Audit records are appended without waiting for one another: each transaction adds its
 /// records to the scope's pending records, and they are *sealed* into the scope's hash chain
 /// (given their sequence numbers and hashes, in the order their transactions took their
-/// places) in batches, by a writer now and then (one append in 16, when no other is sealing
-/// that scope) and always by [`trail`](Ledger::trail) before it reads. So the calls of one
-/// scope share no lock while their commits wait for the disk, and a trail read is always
-/// whole and verifiable; a record is covered by the chain from the time it is sealed.
+/// places) in batches: after one append in 16 has committed, by a Tokio task the ledger
+/// starts (one at a time, and not while another transaction is sealing that scope), and
+/// always by [`trail`](Ledger::trail) before it reads. So the calls of one scope share no
+/// lock while their commits wait for the disk, no call waits for a seal, and a trail read is
+/// always whole and verifiable; a record is covered by the chain from the time it is sealed.
+/// A seal that fails leaves the records pending for the next.
+///
+/// The common steps are one statement each, with its records: claiming a key that no claim
+/// holds (for a call without quotas), replaying a settled call or refusing a conflicting
+/// one, and settling a claim. The others (quotas, a claim in flight or interrupted) lock the
+/// claim's row in a transaction first.
 ///
 /// The database must be in the UTF8 encoding (others cannot hold every string a call may
 /// carry); the ledger refuses to open in any other. Its statements take every value as a
@@ -81,6 +93,8 @@ use crate::outcome::Code;
 /// ```
 pub struct PostgresLedger {
     pool: Pool,
+    /// Set while a seal runs in the background (see [`seal_later`](Self::seal_later)).
+    sealing: Arc<AtomicBool>,
 }
 
 /// The mark that starts a stored string in which U+0000 is escaped (see [`stored`]).
@@ -268,6 +282,32 @@ const INSERT_CLAIM: &str = concat!(
     " AS t) AS clock ON CONFLICT DO NOTHING"
 );
 
+/// Claims a key no claim holds, without quotas, and appends the claim's records `$12..$19`
+/// (as [`INSERT_PENDING`] takes them) as one batch, in one statement. One row: the batch's
+/// number when the key was free; else NULL, then the claim that holds the key as
+/// [`SELECT_CLAIM`] reads it (all NULL if it was committed after the statement began).
+const CLAIM_NEW: &str = concat!(
+    "WITH clock AS (SELECT ",
+    now_ms!(),
+    " AS t), claimed AS (INSERT INTO tool_ledger_claims (kind, key_scope, id, attempt, call_id, ",
+    "scope, tool, contract, arguments, principal, effect, claimed_at, lease_until) ",
+    "SELECT $1, $2, $3, 1, $4, $5, $6, $7, $8, $9, $10, clock.t, clock.t + $11 FROM clock ",
+    "ON CONFLICT DO NOTHING RETURNING claimed_at), ",
+    "b AS (SELECT nextval('tool_ledger_audit_batches') AS batch, claimed_at AS at FROM claimed), ",
+    "added AS (INSERT INTO tool_ledger_audit_pending (scope, batch, ord, at, call_id, tool, ",
+    "kind, code, digest, principal, note, output) ",
+    "SELECT $5, b.batch, r.ord, b.at, r.call_id, r.tool, r.kind, r.code, r.digest, ",
+    "r.principal, r.note, r.output ",
+    "FROM b, unnest($12::text[], $13::text[], $14::text[], $15::text[], $16::text[], ",
+    "$17::text[], $18::text[], $19::text[]) WITH ORDINALITY ",
+    "AS r(call_id, tool, kind, code, digest, principal, note, output, ord)) ",
+    "SELECT (SELECT batch FROM b), h.attempt, h.tool, h.contract, h.arguments, h.principal, ",
+    "h.status, h.body, h.detail, h.released, h.lease_until <= ",
+    now_ms!(),
+    ", h.effect FROM (SELECT 1) AS one LEFT JOIN tool_ledger_claims AS h ",
+    "ON h.kind = $1 AND h.key_scope = $2 AND h.id = $3"
+);
+
 const TAKE_OVER_CLAIM: &str = concat!(
     "UPDATE tool_ledger_claims SET attempt = $4, call_id = $5, scope = $6, tool = $7, ",
     "contract = $8, arguments = $9, principal = $10, effect = $11, claimed_at = clock.t, ",
@@ -350,11 +390,33 @@ const INSERT_AUDIT: &str = concat!(
     "UPDATE tool_ledger_audit_heads SET seq = $14, hash = $19 WHERE scope = $1"
 );
 
-const SETTLE: &str = concat!(
-    "UPDATE tool_ledger_claims SET status = $5, body = $6, detail = $7, settled_at = ",
+/// Settles the claim `($1, $2, $3)` at attempt `$4`, if it is neither settled nor released,
+/// and appends the settling records `$8..$15` in the same statement: the record
+/// at `ord = $17` settles the claim, and the one at `ord = $16`, when there is one, is the
+/// outcome record added for the claim's call, whose call id, tool, digest and principal are
+/// the claim's. Returns the claim's scope and the batch's number; no row when the claim was
+/// not settled.
+const SETTLE_APPEND: &str = concat!(
+    "WITH settled AS (UPDATE tool_ledger_claims SET status = $5, body = $6, detail = $7, ",
+    "settled_at = ",
     now_ms!(),
     " WHERE kind = $1 AND key_scope = $2 AND id = $3 AND attempt = $4 ",
-    "AND status IS NULL AND NOT released RETURNING scope, call_id, tool, arguments, principal"
+    "AND status IS NULL AND NOT released ",
+    "RETURNING scope, call_id, tool, arguments, principal, settled_at), ",
+    "b AS (SELECT nextval('tool_ledger_audit_batches') AS batch, s.* FROM settled AS s), ",
+    "added AS (INSERT INTO tool_ledger_audit_pending (scope, batch, ord, at, call_id, tool, ",
+    "kind, code, digest, principal, note, output, settles_kind, settles_scope, settles_id) ",
+    "SELECT b.scope, b.batch, r.ord, b.settled_at, ",
+    "CASE WHEN r.ord = $16 THEN b.call_id ELSE r.call_id END, ",
+    "CASE WHEN r.ord = $16 THEN b.tool ELSE r.tool END, r.kind, r.code, ",
+    "CASE WHEN r.ord = $16 THEN b.arguments ELSE r.digest END, ",
+    "CASE WHEN r.ord = $16 THEN b.principal ELSE r.principal END, r.note, r.output, ",
+    "CASE WHEN r.ord = $17 THEN $1 END, CASE WHEN r.ord = $17 THEN $2 END, ",
+    "CASE WHEN r.ord = $17 THEN $3 END ",
+    "FROM b, unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], ",
+    "$13::text[], $14::text[], $15::text[]) WITH ORDINALITY ",
+    "AS r(call_id, tool, kind, code, digest, principal, note, output, ord)) ",
+    "SELECT scope, batch FROM b"
 );
 
 const RECONCILE: &str = concat!(
@@ -668,7 +730,10 @@ impl PostgresLedger {
     /// Fails when the database cannot be reached, when it is not in the UTF8 encoding, or
     /// when it holds ledger tables of another schema version than this crate's.
     pub async fn from_pool(pool: Pool) -> Result<Self, LedgerError> {
-        let ledger = PostgresLedger { pool };
+        let ledger = PostgresLedger {
+            pool,
+            sealing: Arc::new(AtomicBool::new(false)),
+        };
         retry("opening the ledger", || ledger.ensure_schema()).await?;
         Ok(ledger)
     }
@@ -759,6 +824,112 @@ impl PostgresLedger {
         Ok(())
     }
 
+    /// Claims a key that no claim holds, for a claim without quotas, in one statement that also
+    /// appends its records: `None`, and nothing written, when a claim holds the key.
+    async fn claim_new(&self, client: &Client, claim: &Claim) -> Result<Option<Claimed>, Fault> {
+        let answer = Claimed::New { attempt: 1 };
+        let mut columns = PendingColumns::default();
+        for event in &claim.audit {
+            columns.push(event);
+        }
+        columns.push(&claim_event(claim, &answer));
+        let b = &claim.binding;
+        let c = &columns;
+        let insert = client.prepare_cached(CLAIM_NEW).await?;
+        let row = client
+            .query_opt(
+                &insert,
+                &[
+                    &claim.key.kind.as_str(),
+                    &stored(&claim.key.scope),
+                    &stored(&claim.key.id),
+                    &stored(&claim.call_id),
+                    &stored(&claim.scope),
+                    &stored(&b.tool),
+                    &stored(&b.contract),
+                    &stored(&b.arguments),
+                    &stored(&b.principal),
+                    &claim.effect.as_str(),
+                    &millis(claim.lease),
+                    &c.call_id,
+                    &c.tool,
+                    &c.kind,
+                    &c.code,
+                    &c.digest,
+                    &c.principal,
+                    &c.note,
+                    &c.output,
+                ],
+            )
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        if let Some(batch) = row.try_get::<_, Option<i64>>(0)? {
+            if batch % SEAL_EVERY == 0 {
+                self.seal_later(claim.scope.to_string());
+            }
+            return Ok(Some(answer));
+        }
+        if row.try_get::<_, Option<i64>>(1)?.is_none() {
+            // Held by a claim committed after the statement began: read it under its lock.
+            return Ok(None);
+        }
+        // A replay or a conflict is answered without the claim's lock: a settled claim's
+        // outcome, and any claim's binding, stay as they are until the claim is purged (only
+        // an unsettled or released claim is taken over, and only by the same binding). Any
+        // other answer is made under the lock.
+        let answer = match Held::read(&row, 1)?.decide(claim) {
+            Some(answer @ (Claimed::Replay(_) | Claimed::Conflict { .. })) => answer,
+            _ => return Ok(None),
+        };
+        let mut columns = PendingColumns::default();
+        for event in claim.audit.iter().chain([&claim_event(claim, &answer)]) {
+            columns.push(event);
+        }
+        let batch = insert_pending(client, &claim.scope, &columns, None).await?;
+        if batch.is_some_and(|batch| batch % SEAL_EVERY == 0) {
+            self.seal_later(claim.scope.to_string());
+        }
+        Ok(Some(answer))
+    }
+
+    /// Seals `scope`'s pending records in a task of its own, after the statement that
+    /// appended to them committed, so that no call waits for a seal. Sealing is not part of what
+    /// was asked: the records are committed already, and a seal that fails, or is not started
+    /// because another is running, leaves them pending for the next one (at the latest the one
+    /// [`trail`](Ledger::trail) makes before it reads).
+    fn seal_later(&self, scope: String) {
+        if self.sealing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Clears the flag however the task ends, even if its runtime drops it unfinished.
+        struct Done(Arc<AtomicBool>);
+        impl Drop for Done {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let done = Done(Arc::clone(&self.sealing));
+        let pool = self.pool.clone();
+        let task = async move {
+            let _done = done;
+            let sealed: Result<(), Fault> = async {
+                let mut client = pool.get().await?;
+                let tx = client.transaction().await?;
+                seal(&tx, &scope, false).await?;
+                tx.commit().await?;
+                Ok(())
+            }
+            .await;
+            // A failed seal only leaves the records pending: nothing to report to anyone.
+            drop(sealed);
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(task);
+        }
+    }
+
     // READ COMMITTED with row locks rather than SERIALIZABLE: a claim locks its key's row
     // (`FOR UPDATE`), its counters and its scope's audit head, so a racing claim waits and then
     // reads what the first committed. Under SERIALIZABLE the hot rows (one run's counters and
@@ -769,6 +940,11 @@ impl PostgresLedger {
     // the winner's row.
     async fn claim_once(&self, claim: &Claim) -> Result<Claimed, Fault> {
         let mut client = self.pool.get().await?;
+        if claim.quotas.is_empty()
+            && let Some(claimed) = self.claim_new(&client, claim).await?
+        {
+            return Ok(claimed);
+        }
         let tx = client.transaction().await?;
         let kind = claim.key.kind.as_str();
         let (key_scope, id) = (stored(&claim.key.scope), stored(&claim.key.id));
@@ -778,24 +954,13 @@ impl PostgresLedger {
         let (attempt, take_over, effect) = match held {
             None => (1, false, claim.effect),
             Some(row) => {
-                let binding = Binding {
-                    tool: text(&row, 1)?.into(),
-                    contract: text(&row, 2)?.into(),
-                    arguments: text(&row, 3)?.into(),
-                    principal: text(&row, 4)?.into(),
-                };
-                let outcome = recorded(row.try_get(5)?, opt_text(&row, 6)?, opt_text(&row, 7)?)?;
-                let released: bool = row.try_get(8)?;
-                let passed: bool = row.try_get(9)?;
-                let effect: String = row.try_get(10)?;
-                let effect = parse_effect(&effect)
-                    .ok_or_else(|| corrupt(format_args!("an effect {effect:?}")))?;
-                match decide(claim, &binding, effect, outcome, released, passed) {
+                let mut held = Held::read(&row, 0)?;
+                match held.decide(claim) {
                     Some(answer) => return answer_claim(tx, claim, answer).await,
                     None => (
-                        attempt_of(row.try_get(0)?)?.saturating_add(1),
+                        held.attempt.saturating_add(1),
                         true,
-                        taken_over_effect(claim, effect, released),
+                        taken_over_effect(claim, held.effect, held.released),
                     ),
                 }
             }
@@ -858,10 +1023,28 @@ impl PostgresLedger {
         outcome: &Recorded,
         audit: &[AuditEvent],
     ) -> Result<bool, Fault> {
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        let settle = tx.prepare_cached(SETTLE).await?;
-        let row = tx
+        let client = self.pool.get().await?;
+        // The record added for the claim's call, if `audit` has no outcome record, takes the
+        // call's fields from the claim in the statement: these are placeholders.
+        let added = settling_at(audit) == audit.len();
+        let (events, at) = settling(audit, outcome, || AuditEvent {
+            call_id: "".into(),
+            tool: "".into(),
+            kind: AuditKind::Outcome,
+            code: None,
+            digest: None,
+            principal: "".into(),
+            note: None,
+            output: None,
+        });
+        let mut columns = PendingColumns::default();
+        for event in &events {
+            columns.push(event);
+        }
+        let ord = i64::try_from(at + 1).map_err(|_| corrupt("more audit records than 2^63"))?;
+        let settle = client.prepare_cached(SETTLE_APPEND).await?;
+        let c = &columns;
+        let row = client
             .query_opt(
                 &settle,
                 &[
@@ -872,26 +1055,26 @@ impl PostgresLedger {
                     &outcome.status(),
                     &stored(outcome.body()),
                     &outcome.detail().map(stored),
+                    &c.call_id,
+                    &c.tool,
+                    &c.kind,
+                    &c.code,
+                    &c.digest,
+                    &c.principal,
+                    &c.note,
+                    &c.output,
+                    &added.then_some(ord),
+                    &ord,
                 ],
             )
             .await?;
         let Some(row) = row else {
             return Ok(false);
         };
-        let scope = text(&row, 0)?;
-        let call = AuditEvent {
-            call_id: text(&row, 1)?.into(),
-            tool: text(&row, 2)?.into(),
-            kind: AuditKind::Outcome,
-            code: None,
-            digest: Some(text(&row, 3)?.into()),
-            principal: text(&row, 4)?.into(),
-            note: None,
-            output: None,
-        };
-        let (events, at) = settling(audit, outcome, || call);
-        append_in(&tx, &scope, events, Some((key, at))).await?;
-        tx.commit().await?;
+        let batch: i64 = row.try_get(1)?;
+        if batch % SEAL_EVERY == 0 {
+            self.seal_later(text(&row, 0)?);
+        }
         Ok(true)
     }
 
@@ -1151,15 +1334,32 @@ async fn append_in(
     if columns.kind.is_empty() {
         return Ok(());
     }
-    let stored_scope = stored(scope);
+    let Some(batch) = insert_pending(tx, scope, &columns, settles).await? else {
+        return Ok(());
+    };
+    if batch % SEAL_EVERY == 0 {
+        seal(tx, scope, false).await?;
+    }
+    Ok(())
+}
+
+/// Appends `columns` to `scope`'s pending records as one batch ([`INSERT_PENDING`]), in `tx`
+/// or, given a client, in a statement of its own; with `settles`, the record at that index
+/// settles that claim. Returns the batch's number.
+async fn insert_pending(
+    tx: &impl GenericClient,
+    scope: &str,
+    columns: &PendingColumns,
+    settles: Option<(&ClaimKey, usize)>,
+) -> Result<Option<i64>, Fault> {
     let ord = settles.and_then(|(_, at)| i64::try_from(at + 1).ok());
     let insert = tx.prepare_cached(INSERT_PENDING).await?;
-    let c = &columns;
+    let c = columns;
     let rows = tx
         .query(
             &insert,
             &[
-                &stored_scope,
+                &stored(scope),
                 &c.call_id,
                 &c.tool,
                 &c.kind,
@@ -1175,14 +1375,59 @@ async fn append_in(
             ],
         )
         .await?;
-    let batch: i64 = match rows.first() {
-        Some(row) => row.try_get(0)?,
-        None => return Ok(()),
-    };
-    if batch % SEAL_EVERY == 0 {
-        seal(tx, scope, false).await?;
+    match rows.first() {
+        Some(row) => Ok(Some(row.try_get(0)?)),
+        None => Ok(None),
     }
-    Ok(())
+}
+
+/// A claim as [`SELECT_CLAIM`] reads it.
+struct Held {
+    attempt: u32,
+    binding: Binding,
+    outcome: Option<Recorded>,
+    released: bool,
+    lease_passed: bool,
+    effect: Effect,
+}
+
+impl Held {
+    /// The claim in the eleven columns of `row` from `first` on, in the order of
+    /// [`SELECT_CLAIM`].
+    fn read(row: &Row, first: usize) -> Result<Held, Fault> {
+        let effect: String = row.try_get(first + 10)?;
+        Ok(Held {
+            attempt: attempt_of(row.try_get(first)?)?,
+            binding: Binding {
+                tool: text(row, first + 1)?.into(),
+                contract: text(row, first + 2)?.into(),
+                arguments: text(row, first + 3)?.into(),
+                principal: text(row, first + 4)?.into(),
+            },
+            outcome: recorded(
+                row.try_get(first + 5)?,
+                opt_text(row, first + 6)?,
+                opt_text(row, first + 7)?,
+            )?,
+            released: row.try_get(first + 8)?,
+            lease_passed: row.try_get(first + 9)?,
+            effect: parse_effect(&effect)
+                .ok_or_else(|| corrupt(format_args!("an effect {effect:?}")))?,
+        })
+    }
+
+    /// What [`decide`] answers `claim` with this claim holding its key (the outcome, if any,
+    /// is moved into the answer).
+    fn decide(&mut self, claim: &Claim) -> Option<Claimed> {
+        decide(
+            claim,
+            &self.binding,
+            self.effect,
+            self.outcome.take(),
+            self.released,
+            self.lease_passed,
+        )
+    }
 }
 
 /// Seals `scope`'s pending records (those committed, and `tx`'s own) into its chain, in the
