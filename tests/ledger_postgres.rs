@@ -110,9 +110,29 @@ impl Isolated {
         number
     }
 
+    /// Drops the schema. A ledger may still be sealing audit records in a task of its own
+    /// when a test is over, and a drop that deadlocks with it is tried again.
     async fn drop_schema(self) {
-        self.sql(&format!("DROP SCHEMA {} CASCADE", self.schema))
-            .await;
+        let sql = format!("DROP SCHEMA {} CASCADE", self.schema);
+        for _ in 0..10 {
+            let (client, connection) = self
+                .config
+                .connect(tokio_postgres::NoTls)
+                .await
+                .expect("the test database accepts connections");
+            let task = tokio::spawn(connection);
+            let dropped = client.batch_execute(&sql).await;
+            drop(client);
+            let _ = task.await;
+            match dropped {
+                Ok(()) => return,
+                Err(error)
+                    if error.code()
+                        == Some(&tokio_postgres::error::SqlState::T_R_DEADLOCK_DETECTED) => {}
+                Err(error) => panic!("{sql}: {error:?}"),
+            }
+        }
+        panic!("{sql}: deadlocked ten times");
     }
 }
 
