@@ -337,6 +337,180 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
     .await;
 }
 
+/// Rewrites the audit records as versions 1 and 2 stored them: every digest and hash as its
+/// hex text, and each record's `prev` spelled out.
+const AS_TEXT: &str = "
+    UPDATE ledger_audit SET
+        digest = CASE WHEN typeof(digest) = 'blob' THEN lower(hex(digest)) ELSE digest END,
+        output = CASE WHEN typeof(output) = 'blob' THEN lower(hex(output)) ELSE output END,
+        hash = lower(hex(hash));
+    UPDATE ledger_audit AS a SET prev = coalesce(
+        (SELECT b.hash FROM ledger_audit AS b WHERE b.scope = a.scope AND b.seq = a.seq - 1),
+        '0000000000000000000000000000000000000000000000000000000000000000');";
+
+/// How each audit record of a file is stored: (its call id, type of digest, type of prev,
+/// length of prev, type of hash, length of hash), in scope and sequence order.
+type Form = (String, String, String, i64, String, i64);
+
+fn stored_forms(path: &Path) -> Vec<Form> {
+    let store = rusqlite::Connection::open(path).unwrap();
+    let mut statement = store
+        .prepare(
+            "SELECT call_id, typeof(digest), typeof(prev), length(prev), typeof(hash),
+                    length(hash)
+             FROM ledger_audit ORDER BY scope, seq",
+        )
+        .unwrap();
+    statement
+        .query_map([], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn digests_are_stored_as_bytes_and_read_back_as_written() {
+    let dir = Scratch::new("packed");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    // A digest as this crate makes them (64 lowercase hex digits), one in capitals and one
+    // that is not hex: only the first may be stored as bytes, or it would not read back.
+    let digests = ["0f".repeat(32), "0F".repeat(32), "aa".to_owned()];
+    for (n, digest) in digests.iter().enumerate() {
+        let c = suite::claim("s", &format!("call_{n}"), "refund", digest);
+        assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+        let done = Recorded::Output(n.to_string());
+        assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+    }
+    let trail = ledger.trail("s").await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    let forms = stored_forms(&path);
+    assert_eq!(forms.len(), trail.len());
+    let mut with_digest = [0; 3];
+    for (record, form) in trail.iter().zip(&forms) {
+        let n: usize = record.event.call_id["call_".len()..].parse().unwrap();
+        assert_eq!(form.0, &*record.event.call_id);
+        let stored = match record.event.digest.as_deref() {
+            None => "null",
+            Some(digest) => {
+                assert_eq!(digest, digests[n], "record {}", record.seq);
+                with_digest[n] += 1;
+                if n == 0 { "blob" } else { "text" }
+            }
+        };
+        let form = (
+            form.1.as_str(),
+            form.2.as_str(),
+            form.3,
+            form.4.as_str(),
+            form.5,
+        );
+        assert_eq!(
+            form,
+            (stored, "blob", 0, "blob", 32),
+            "record {}",
+            record.seq
+        );
+    }
+    assert!(with_digest.iter().all(|&n| n >= 1), "{with_digest:?}");
+
+    // Edits to the stored bytes are found: a hash, the same once spelled out as text, a
+    // link spelled out wrong (a link spelled out is used as it is), a hash that is no digest.
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute(
+        "UPDATE ledger_audit SET hash = zeroblob(32) WHERE seq = 3",
+        [],
+    )
+    .unwrap();
+    let trail = ledger.trail("s").await.unwrap();
+    assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 3 }));
+    edit.execute_batch(AS_TEXT).unwrap();
+    let trail = ledger.trail("s").await.unwrap();
+    assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 3 }));
+    edit.execute("UPDATE ledger_audit SET prev = 'x' WHERE seq = 2", [])
+        .unwrap();
+    let trail = ledger.trail("s").await.unwrap();
+    assert_eq!(trail[1].prev, "x");
+    assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 2 }));
+    edit.execute("UPDATE ledger_audit SET hash = x'00' WHERE seq = 1", [])
+        .unwrap();
+    let error = ledger.trail("s").await.unwrap_err();
+    assert!(error.message().contains("32-byte digest"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_of_schema_version_2_is_read_as_it_was_written() {
+    let dir = Scratch::new("version-2");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    for scope in ["s", "t"] {
+        for n in 0..3 {
+            let c = suite::claim(scope, &format!("call_{n}"), "refund", &"ab".repeat(32));
+            assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+            let done = Recorded::Output(n.to_string());
+            assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+        }
+    }
+    let written = [
+        ledger.trail("s").await.unwrap(),
+        ledger.trail("t").await.unwrap(),
+    ];
+    drop(ledger);
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute_batch(AS_TEXT).unwrap();
+    edit.execute(
+        "UPDATE ledger_meta SET value = 2 WHERE key = 'schema_version'",
+        [],
+    )
+    .unwrap();
+    for form in stored_forms(&path) {
+        assert_ne!(form.1, "blob");
+        let form = (form.2.as_str(), form.3, form.4.as_str(), form.5);
+        assert_eq!(form, ("text", 64, "text", 64));
+    }
+
+    let ledger = open(&path);
+    let read = [
+        ledger.trail("s").await.unwrap(),
+        ledger.trail("t").await.unwrap(),
+    ];
+    assert_eq!(read, written, "the same records, field for field");
+    let head = verify(&read[0], None).unwrap().unwrap();
+    let next = suite::claim("s", "call_9", "refund", &"ab".repeat(32));
+    assert_eq!(
+        ledger.claim(&next).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    verify(&trail, Some(&head)).expect("old and new records verify together");
+    assert_eq!(trail.len(), read[0].len() + 2);
+    let last = stored_forms(&path)
+        .into_iter()
+        .nth(trail.len() - 1)
+        .unwrap();
+    assert_eq!(
+        (last.2.as_str(), last.3, last.4.as_str(), last.5),
+        ("blob", 0, "blob", 32)
+    );
+    let version: i64 = edit
+        .query_row(
+            "SELECT value FROM ledger_meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, 3);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_of_schema_version_1_is_brought_up_to_date() {
     let dir = Scratch::new("version-1");
@@ -347,8 +521,10 @@ async fn a_file_of_schema_version_1_is_brought_up_to_date() {
     let done = Recorded::Output("1".into());
     assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
     drop(ledger);
-    // As version 1 wrote it: no outcome digests, no settling records on the claims.
+    // As version 1 wrote it: digests and hashes as text, no outcome digests, no settling
+    // records on the claims.
     let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute_batch(AS_TEXT).unwrap();
     edit.execute_batch(
         "DELETE FROM ledger_audit WHERE output IS NOT NULL;
          ALTER TABLE ledger_audit DROP COLUMN output;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, TransactionBehavior, params};
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, record_hash};
@@ -37,9 +38,13 @@ use crate::sync::lock;
 ///
 /// The tables are created when the file has none, with a schema version; a file written by a
 /// newer version of this crate, or one that has the ledger's table names without being a
-/// ledger, is refused rather than changed. A file at schema version 1 is brought to version 2
-/// when it is opened: its records verify as before, and the outcomes of its claims settled
-/// before then are not covered by the audit trail (later ones are).
+/// ledger, is refused rather than changed. A file at an older schema version is brought to
+/// this one when it is opened, and its records verify as before. From version 1, the
+/// outcomes of its claims settled before then are not covered by the audit trail (later ones
+/// are). From version 2, records already written stay as they are; new ones store their
+/// digests and hashes as bytes and their link to the record before as nothing (it is that
+/// record's hash), about half the size. A file at version 3 cannot be opened by a version of
+/// this crate that writes version 2.
 ///
 /// # Retention
 ///
@@ -162,10 +167,11 @@ impl Synchronous {
 }
 
 impl SqliteLedger {
-    /// The version of the tables this crate writes. A file at version 1 is brought to it when
-    /// opened (its claims settled until then have no audit record that covers their outcome);
-    /// a file with another version is refused.
-    pub const SCHEMA_VERSION: i64 = 2;
+    /// The version of the tables this crate writes. A file at version 1 or 2 is brought to it
+    /// when opened (the claims a version 1 file settled have no audit record that covers their
+    /// outcome; the records a version 2 file holds stay as they were written and are read as
+    /// before); a file with another version is refused.
+    pub const SCHEMA_VERSION: i64 = 3;
 
     /// How long a process waits for another one's transaction by default: 5 s.
     pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -455,12 +461,12 @@ CREATE TABLE ledger_audit (
     tool TEXT NOT NULL,
     kind TEXT NOT NULL,
     code TEXT,
-    digest TEXT,
+    digest BLOB,
     principal TEXT NOT NULL,
     note TEXT,
-    prev TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    output TEXT,
+    prev BLOB NOT NULL,
+    hash BLOB NOT NULL,
+    output BLOB,
     PRIMARY KEY (scope, seq)
 ) WITHOUT ROWID;
 CREATE TABLE ledger_runs (
@@ -478,6 +484,10 @@ ALTER TABLE ledger_audit ADD COLUMN output TEXT;
 ALTER TABLE ledger_claims ADD COLUMN settled_seq INTEGER;
 UPDATE ledger_meta SET value = 2 WHERE key = 'schema_version';
 ";
+
+/// What version 3 changes from version 2: how an audit record's digests and hashes are stored
+/// (see [`Packed`]). Records already written stay as they are; both forms are read.
+const FROM_VERSION_2: &str = "UPDATE ledger_meta SET value = 3 WHERE key = 'schema_version';";
 
 /// Creates the tables on a file without them, brings those of an older version up to date,
 /// or checks the version of those it has. One transaction, so two processes opening a new
@@ -516,6 +526,12 @@ fn schema(connection: &mut Connection) -> Result<(), Error> {
         Some(rusqlite::types::Value::Integer(SqliteLedger::SCHEMA_VERSION)) => Ok(()),
         Some(rusqlite::types::Value::Integer(1)) => {
             tx.execute_batch(FROM_VERSION_1)?;
+            tx.execute_batch(FROM_VERSION_2)?;
+            tx.commit()?;
+            Ok(())
+        }
+        Some(rusqlite::types::Value::Integer(2)) => {
+            tx.execute_batch(FROM_VERSION_2)?;
             tx.commit()?;
             Ok(())
         }
@@ -556,6 +572,83 @@ struct Held {
     lease_until: i64,
 }
 
+/// A digest or hash of an audit record as stored: SHA-256 in lowercase hex (every digest and
+/// hash this crate makes) as its 32 bytes, anything else as the text it is. Half the bytes per
+/// digest keeps more records on a page, so an append writes fewer pages. [`unpacked`] gives
+/// back the same text from either form.
+struct Packed<'a>(&'a str);
+
+impl rusqlite::ToSql for Packed<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match packed(self.0) {
+            Some(bytes) => ToSqlOutput::Owned(rusqlite::types::Value::Blob(bytes.to_vec())),
+            None => ToSqlOutput::Borrowed(ValueRef::Text(self.0.as_bytes())),
+        })
+    }
+}
+
+/// The 32 bytes of `text` when it is 64 lowercase hex digits: only those, so that the text
+/// read back is the text written.
+fn packed(text: &str) -> Option<[u8; 32]> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        }
+    }
+    let text = text.as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut bytes = [0; 32];
+    for (byte, pair) in bytes.iter_mut().zip(text.chunks_exact(2)) {
+        *byte = (digit(pair[0])? << 4) | digit(pair[1])?;
+    }
+    Some(bytes)
+}
+
+/// What a record's `prev` is stored as when it is the hash of the record before it in the
+/// scope (the genesis for the first): nothing, since that record has it.
+const LINKED: ToSqlOutput<'static> = ToSqlOutput::Borrowed(ValueRef::Blob(&[]));
+
+/// The text of a column written as [`Packed`] (or as text, by a version 2 file).
+fn unpacked(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<String>> {
+    match row.get_ref(column)? {
+        ValueRef::Null => Ok(None),
+        ValueRef::Blob(bytes) if bytes.len() == 32 => Ok(Some(crate::digest::hex(bytes))),
+        ValueRef::Text(text) => std::str::from_utf8(text)
+            .map(|text| Some(text.to_owned()))
+            .map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    column,
+                    rusqlite::types::Type::Text,
+                    e.into(),
+                )
+            }),
+        other => Err(rusqlite::Error::FromSqlConversionFailure(
+            column,
+            other.data_type(),
+            "neither text nor a 32-byte digest".into(),
+        )),
+    }
+}
+
+/// A record's stored `prev`: `None` when it was stored as [`LINKED`].
+fn linked_prev(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<String>> {
+    match row.get_ref(column)? {
+        ValueRef::Blob([]) => Ok(None),
+        _ => match unpacked(row, column)? {
+            Some(prev) => Ok(Some(prev)),
+            None => Err(rusqlite::Error::FromSqlConversionFailure(
+                column,
+                rusqlite::types::Type::Null,
+                "an audit record without its prev".into(),
+            )),
+        },
+    }
+}
+
 /// Appends `events` to `scope`'s chain, after its last record (from `heads` when it knows it);
 /// the sequence number of the first appended (`None` when there are none). The new head is
 /// kept in `heads` once the transaction commits.
@@ -577,7 +670,9 @@ fn append<'e>(
                 .prepare_cached(
                     "SELECT seq, hash FROM ledger_audit WHERE scope = ?1 ORDER BY seq DESC LIMIT 1",
                 )?
-                .query_row(params![scope], |row| Ok((row.get(0)?, row.get(1)?)))
+                .query_row(params![scope], |row| {
+                    Ok((row.get(0)?, unpacked(row, 1)?.unwrap_or_default()))
+                })
                 .optional()?;
             match stored {
                 None => None,
@@ -607,12 +702,13 @@ fn append<'e>(
             e.tool,
             e.kind.as_str(),
             e.code.map(Code::as_str),
-            e.digest,
+            e.digest.as_deref().map(Packed),
             e.principal,
             e.note,
-            prev,
-            hash,
-            e.output,
+            // Always the hash of the record before (or the genesis): stored as "the one before".
+            LINKED,
+            Packed(&hash),
+            e.output.as_deref().map(Packed),
         ])?;
         last = Some((seq, hash));
     }
@@ -1072,20 +1168,29 @@ fn trail_in(conn: &mut Conn, scope: &str) -> Result<Vec<AuditRecord>, Error> {
                     tool: row.get(4)?,
                     kind: AuditKind::Refused,
                     code: None,
-                    digest: row.get(7)?,
+                    digest: unpacked(row, 7)?.map(Into::into),
                     principal: row.get(8)?,
                     note: row.get(9)?,
-                    output: row.get(12)?,
+                    output: unpacked(row, 12)?,
                 },
-                prev: row.get(10)?,
-                hash: row.get(11)?,
+                prev: String::new(),
+                hash: unpacked(row, 11)?.unwrap_or_default(),
             },
+            linked_prev(row, 10)?,
         ))
     })?;
-    let mut records = Vec::new();
+    let mut records: Vec<AuditRecord> = Vec::new();
     for row in rows {
-        let (seq, kind, code, mut record) = row?;
+        let (seq, kind, code, mut record, prev) = row?;
         record.seq = seq_of(seq)?;
+        record.prev = match prev {
+            Some(prev) => prev,
+            // The hash of the record read before it: a record missing from the store shows as
+            // a gap in the sequence numbers, which `verify` reports first.
+            None => records
+                .last()
+                .map_or_else(|| GENESIS.to_owned(), |before| before.hash.clone()),
+        };
         record.event.kind = AuditKind::parse(&kind)
             .ok_or_else(|| data(format!("a stored audit record has unknown kind {kind:?}")))?;
         record.event.code =
