@@ -1294,8 +1294,18 @@ async fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<Strin
             return Ok(Some(quota.name.clone()));
         }
     }
-    let take = tx.prepare_cached(TAKE_COUNTERS).await?;
-    tx.execute(&take, &[&scope, &names, &counts]).await?;
+    // Planned for its values each time, as the seal's statement is (see `seal`): a plan
+    // made once, while the counters table was small, would scan all of it.
+    use tokio_postgres::types::Type;
+    tx.execute_typed(
+        TAKE_COUNTERS,
+        &[
+            (&scope, Type::TEXT),
+            (&names, Type::TEXT_ARRAY),
+            (&counts, Type::INT8_ARRAY),
+        ],
+    )
+    .await?;
     Ok(None)
 }
 
