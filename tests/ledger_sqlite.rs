@@ -348,6 +348,18 @@ const AS_TEXT: &str = "
         (SELECT b.hash FROM ledger_audit AS b WHERE b.scope = a.scope AND b.seq = a.seq - 1),
         '0000000000000000000000000000000000000000000000000000000000000000');";
 
+/// The schema version a file's tables say they are at.
+fn stored_version(path: &Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(
+            "SELECT value FROM ledger_meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+}
+
 /// How each audit record of a file is stored: (its call id, type of digest, type of prev,
 /// length of prev, type of hash, length of hash), in scope and sequence order.
 type Form = (String, String, String, i64, String, i64);
@@ -501,14 +513,7 @@ async fn a_file_of_schema_version_2_is_read_as_it_was_written() {
         (last.2.as_str(), last.3, last.4.as_str(), last.5),
         ("blob", 0, "blob", 32)
     );
-    let version: i64 = edit
-        .query_row(
-            "SELECT value FROM ledger_meta WHERE key = 'schema_version'",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(stored_version(&path), SqliteLedger::SCHEMA_VERSION);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -560,15 +565,7 @@ async fn a_file_of_schema_version_1_is_brought_up_to_date() {
     let trail = ledger.trail("s").await.unwrap();
     verify(&trail, Some(&head)).expect("old and new records verify together");
     assert!(trail.last().unwrap().event.output.is_some());
-    let version: i64 = rusqlite::Connection::open(&path)
-        .unwrap()
-        .query_row(
-            "SELECT value FROM ledger_meta WHERE key = 'schema_version'",
-            [],
-            |row| row.get(0),
-        )
-        .unwrap();
-    assert_eq!(version, SqliteLedger::SCHEMA_VERSION);
+    assert_eq!(stored_version(&path), SqliteLedger::SCHEMA_VERSION);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

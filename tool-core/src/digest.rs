@@ -46,13 +46,51 @@ fn write_hex(bytes: &[u8], out: &mut [u8]) {
 /// The bytes a hex string (either case) stands for; `None` unless it is whole bytes of hex
 /// digits.
 pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
+    let mut out = vec![0; text.len() / 2];
+    unhex_into(text, &mut out).then_some(out)
+}
+
+/// Writes the bytes a hex string (either case) stands for into `out`; false, with `out` in
+/// no useful state, unless `text` is exactly `out.len()` bytes of hex digits.
+pub(crate) fn unhex_into(text: &str, out: &mut [u8]) -> bool {
+    decode_hex(text, out, &HEX_DIGITS)
+}
+
+/// [`unhex_into`] for lowercase hex only, as [`hex`] writes it: the text that gives these
+/// bytes back.
+pub(crate) fn unhex_lowercase_into(text: &str, out: &mut [u8]) -> bool {
+    decode_hex(text, out, &LOWERCASE_HEX_DIGITS)
+}
+
+/// Each byte's value as a hex digit, 0xff for a byte that is not one.
+const HEX_DIGITS: [u8; 256] = digit_values(true);
+const LOWERCASE_HEX_DIGITS: [u8; 256] = digit_values(false);
+
+const fn digit_values(uppercase: bool) -> [u8; 256] {
+    let mut values = [0xff; 256];
+    let mut i = 0;
+    while i < 16 {
+        values[b"0123456789abcdef"[i] as usize] = i as u8;
+        if uppercase {
+            values[b"0123456789ABCDEF"[i] as usize] = i as u8;
+        }
+        i += 1;
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
+    values
+}
+
+fn decode_hex(text: &str, out: &mut [u8], digits: &[u8; 256]) -> bool {
+    if text.len() != out.len() * 2 {
+        return false;
+    }
+    for (byte, pair) in out.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
+        let (high, low) = (digits[usize::from(pair[0])], digits[usize::from(pair[1])]);
+        if (high | low) > 15 {
+            return false;
+        }
+        *byte = (high << 4) | low;
+    }
+    true
 }
 
 #[cfg(test)]
@@ -67,6 +105,16 @@ mod tests {
         assert_eq!(unhex("abc"), None);
         assert_eq!(unhex("zz"), None);
         assert_eq!(unhex("é0"), None);
+        // A sign is not a digit, though `u8::from_str_radix` takes one.
+        assert_eq!(unhex("+f"), None);
+        assert_eq!(unhex(""), Some(Vec::new()));
+        let mut out = [0; 2];
+        assert!(unhex_into("0aFf", &mut out));
+        assert_eq!(out, [0x0a, 0xff]);
+        assert!(!unhex_into("0aff00", &mut out));
+        assert!(!unhex_lowercase_into("0aFf", &mut out));
+        assert!(unhex_lowercase_into("0aff", &mut out));
+        assert_eq!(hex(&out), "0aff");
     }
 
     #[test]

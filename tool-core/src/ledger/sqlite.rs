@@ -576,36 +576,30 @@ struct Held {
 /// hash this crate makes) as its 32 bytes, anything else as the text it is. Half the bytes per
 /// digest keeps more records on a page, so an append writes fewer pages. [`unpacked`] gives
 /// back the same text from either form.
-struct Packed<'a>(&'a str);
+enum Packed<'a> {
+    Bytes([u8; 32]),
+    Text(&'a str),
+}
 
-impl rusqlite::ToSql for Packed<'_> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(match packed(self.0) {
-            Some(bytes) => ToSqlOutput::Owned(rusqlite::types::Value::Blob(bytes.to_vec())),
-            None => ToSqlOutput::Borrowed(ValueRef::Text(self.0.as_bytes())),
-        })
+impl<'a> Packed<'a> {
+    /// Only lowercase hex is packed, so that the text read back is the text written.
+    fn new(text: &'a str) -> Self {
+        let mut bytes = [0; 32];
+        if crate::digest::unhex_lowercase_into(text, &mut bytes) {
+            Packed::Bytes(bytes)
+        } else {
+            Packed::Text(text)
+        }
     }
 }
 
-/// The 32 bytes of `text` when it is 64 lowercase hex digits: only those, so that the text
-/// read back is the text written.
-fn packed(text: &str) -> Option<[u8; 32]> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        }
+impl rusqlite::ToSql for Packed<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            Packed::Bytes(bytes) => ValueRef::Blob(bytes),
+            Packed::Text(text) => ValueRef::Text(text.as_bytes()),
+        }))
     }
-    let text = text.as_bytes();
-    if text.len() != 64 {
-        return None;
-    }
-    let mut bytes = [0; 32];
-    for (byte, pair) in bytes.iter_mut().zip(text.chunks_exact(2)) {
-        *byte = (digit(pair[0])? << 4) | digit(pair[1])?;
-    }
-    Some(bytes)
 }
 
 /// What a record's `prev` is stored as when it is the hash of the record before it in the
@@ -614,38 +608,38 @@ const LINKED: ToSqlOutput<'static> = ToSqlOutput::Borrowed(ValueRef::Blob(&[]));
 
 /// The text of a column written as [`Packed`] (or as text, by a version 2 file).
 fn unpacked(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<String>> {
+    let invalid = |kind, reason: Box<dyn std::error::Error + Send + Sync>| {
+        rusqlite::Error::FromSqlConversionFailure(column, kind, reason)
+    };
     match row.get_ref(column)? {
         ValueRef::Null => Ok(None),
         ValueRef::Blob(bytes) if bytes.len() == 32 => Ok(Some(crate::digest::hex(bytes))),
         ValueRef::Text(text) => std::str::from_utf8(text)
             .map(|text| Some(text.to_owned()))
-            .map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    column,
-                    rusqlite::types::Type::Text,
-                    e.into(),
-                )
-            }),
-        other => Err(rusqlite::Error::FromSqlConversionFailure(
-            column,
+            .map_err(|e| invalid(rusqlite::types::Type::Text, e.into())),
+        other => Err(invalid(
             other.data_type(),
             "neither text nor a 32-byte digest".into(),
         )),
     }
 }
 
+/// A column written as [`Packed`] that a record must have (its `hash`, its `prev`).
+fn unpacked_required(row: &Row<'_>, column: usize) -> rusqlite::Result<String> {
+    unpacked(row, column)?.ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            column,
+            rusqlite::types::Type::Null,
+            "an audit record without its hash or its prev".into(),
+        )
+    })
+}
+
 /// A record's stored `prev`: `None` when it was stored as [`LINKED`].
 fn linked_prev(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<String>> {
     match row.get_ref(column)? {
         ValueRef::Blob([]) => Ok(None),
-        _ => match unpacked(row, column)? {
-            Some(prev) => Ok(Some(prev)),
-            None => Err(rusqlite::Error::FromSqlConversionFailure(
-                column,
-                rusqlite::types::Type::Null,
-                "an audit record without its prev".into(),
-            )),
-        },
+        _ => unpacked_required(row, column).map(Some),
     }
 }
 
@@ -671,7 +665,7 @@ fn append<'e>(
                     "SELECT seq, hash FROM ledger_audit WHERE scope = ?1 ORDER BY seq DESC LIMIT 1",
                 )?
                 .query_row(params![scope], |row| {
-                    Ok((row.get(0)?, unpacked(row, 1)?.unwrap_or_default()))
+                    Ok((row.get(0)?, unpacked_required(row, 1)?))
                 })
                 .optional()?;
             match stored {
@@ -702,13 +696,13 @@ fn append<'e>(
             e.tool,
             e.kind.as_str(),
             e.code.map(Code::as_str),
-            e.digest.as_deref().map(Packed),
+            e.digest.as_deref().map(Packed::new),
             e.principal,
             e.note,
             // Always the hash of the record before (or the genesis): stored as "the one before".
             LINKED,
-            Packed(&hash),
-            e.output.as_deref().map(Packed),
+            Packed::new(&hash),
+            e.output.as_deref().map(Packed::new),
         ])?;
         last = Some((seq, hash));
     }
@@ -1174,7 +1168,7 @@ fn trail_in(conn: &mut Conn, scope: &str) -> Result<Vec<AuditRecord>, Error> {
                     output: unpacked(row, 12)?,
                 },
                 prev: String::new(),
-                hash: unpacked(row, 11)?.unwrap_or_default(),
+                hash: unpacked_required(row, 11)?,
             },
             linked_prev(row, 10)?,
         ))
