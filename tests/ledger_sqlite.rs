@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tests::workers::{Race, Scratch, lines, run, worker};
 use tool_core::ledger::{
-    AuditKind, ClaimKey, Claimed, Ledger, Reconciled, Recorded, Resolution, SqliteLedger,
+    AuditKind, ClaimKey, Claimed, GENESIS, Ledger, Reconciled, Recorded, Resolution, SqliteLedger,
     TrailError, verify,
 };
 use tool_core::{Code, Context, Registry, Runtime, Tool, ToolDef, registry::ToolError};
@@ -339,14 +339,18 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
 
 /// Rewrites the audit records as versions 1 and 2 stored them: every digest and hash as its
 /// hex text, and each record's `prev` spelled out.
-const AS_TEXT: &str = "
+fn as_text() -> String {
+    format!(
+        "
     UPDATE ledger_audit SET
         digest = CASE WHEN typeof(digest) = 'blob' THEN lower(hex(digest)) ELSE digest END,
         output = CASE WHEN typeof(output) = 'blob' THEN lower(hex(output)) ELSE output END,
         hash = lower(hex(hash));
     UPDATE ledger_audit AS a SET prev = coalesce(
         (SELECT b.hash FROM ledger_audit AS b WHERE b.scope = a.scope AND b.seq = a.seq - 1),
-        '0000000000000000000000000000000000000000000000000000000000000000');";
+        '{GENESIS}');"
+    )
+}
 
 /// The schema version a file's tables say they are at.
 fn stored_version(path: &Path) -> i64 {
@@ -445,7 +449,7 @@ async fn digests_are_stored_as_bytes_and_read_back_as_written() {
     .unwrap();
     let trail = ledger.trail("s").await.unwrap();
     assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 3 }));
-    edit.execute_batch(AS_TEXT).unwrap();
+    edit.execute_batch(&as_text()).unwrap();
     let trail = ledger.trail("s").await.unwrap();
     assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 3 }));
     edit.execute("UPDATE ledger_audit SET prev = 'x' WHERE seq = 2", [])
@@ -478,7 +482,7 @@ async fn a_file_of_schema_version_2_is_read_as_it_was_written() {
     ];
     drop(ledger);
     let edit = rusqlite::Connection::open(&path).unwrap();
-    edit.execute_batch(AS_TEXT).unwrap();
+    edit.execute_batch(&as_text()).unwrap();
     edit.execute(
         "UPDATE ledger_meta SET value = 2 WHERE key = 'schema_version'",
         [],
@@ -529,7 +533,7 @@ async fn a_file_of_schema_version_1_is_brought_up_to_date() {
     // As version 1 wrote it: digests and hashes as text, no outcome digests, no settling
     // records on the claims.
     let edit = rusqlite::Connection::open(&path).unwrap();
-    edit.execute_batch(AS_TEXT).unwrap();
+    edit.execute_batch(&as_text()).unwrap();
     edit.execute_batch(
         "DELETE FROM ledger_audit WHERE output IS NOT NULL;
          ALTER TABLE ledger_audit DROP COLUMN output;
