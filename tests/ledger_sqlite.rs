@@ -282,7 +282,10 @@ async fn rows_this_crate_did_not_write_are_errors() {
 
     let edit = rusqlite::Connection::open(&path).unwrap();
     edit.execute(
-        "UPDATE ledger_audit SET principal = 'mallory' WHERE seq = 1",
+        &format!(
+            "UPDATE ledger_audit SET principal = 'mallory' WHERE {}",
+            at_seq(1)
+        ),
         [],
     )
     .unwrap();
@@ -298,7 +301,10 @@ async fn rows_this_crate_did_not_write_are_errors() {
     edit.execute("UPDATE ledger_claims SET status = 'ok'", [])
         .unwrap();
     edit.execute(
-        "UPDATE ledger_audit SET kind = 'teleported' WHERE seq = 2",
+        &format!(
+            "UPDATE ledger_audit SET kind = 'teleported' WHERE {}",
+            at_seq(2)
+        ),
         [],
     )
     .unwrap();
@@ -337,8 +343,14 @@ async fn an_edited_stored_outcome_fails_verification_at_its_record() {
     .await;
 }
 
+/// Where the record `seq` of a file's first trail is: the first part of the trail
+/// numbered 1, so its place is 2^32 + `seq`.
+fn at_seq(seq: u64) -> String {
+    format!("pos = {}", (1_u64 << 32) + seq)
+}
+
 /// Rewrites the audit records as versions 1 and 2 stored them: every digest and hash as its
-/// hex text, and each record's `prev` spelled out.
+/// hex text, and each record's `prev` spelled out (for trails of fewer than 2^32 records).
 fn as_text() -> String {
     format!(
         "
@@ -347,10 +359,30 @@ fn as_text() -> String {
         output = CASE WHEN typeof(output) = 'blob' THEN lower(hex(output)) ELSE output END,
         hash = lower(hex(hash));
     UPDATE ledger_audit AS a SET prev = coalesce(
-        (SELECT b.hash FROM ledger_audit AS b WHERE b.scope = a.scope AND b.seq = a.seq - 1),
+        (SELECT b.hash FROM ledger_audit AS b WHERE b.pos = a.pos - 1),
         '{GENESIS}');"
     )
 }
+
+/// Rewrites a file's tables as version 3 stored them: the audit records keyed by scope and
+/// sequence number, with the values they have, and the claims' digests as text.
+const AS_VERSION_3: &str = "
+    CREATE TABLE ledger_audit_3 (
+        scope TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, call_id TEXT NOT NULL,
+        tool TEXT NOT NULL, kind TEXT NOT NULL, code TEXT, digest BLOB, principal TEXT NOT NULL,
+        note TEXT, prev BLOB NOT NULL, hash BLOB NOT NULL, output BLOB,
+        PRIMARY KEY (scope, seq)
+    ) WITHOUT ROWID;
+    INSERT INTO ledger_audit_3
+        SELECT s.scope, (s.epoch << 32) | (a.pos & 4294967295), a.at, a.call_id, a.tool, a.kind,
+               a.code, a.digest, a.principal, a.note, a.prev, a.hash, a.output
+        FROM ledger_audit AS a JOIN ledger_scopes AS s ON s.number = a.pos >> 32;
+    DROP TABLE ledger_audit;
+    DROP TABLE ledger_scopes;
+    ALTER TABLE ledger_audit_3 RENAME TO ledger_audit;
+    UPDATE ledger_claims SET contract = lower(hex(contract)) WHERE typeof(contract) = 'blob';
+    UPDATE ledger_claims SET arguments = lower(hex(arguments)) WHERE typeof(arguments) = 'blob';
+    UPDATE ledger_meta SET value = 3 WHERE key = 'schema_version';";
 
 /// The schema version a file's tables say they are at.
 fn stored_version(path: &Path) -> i64 {
@@ -369,13 +401,18 @@ fn stored_version(path: &Path) -> i64 {
 type Form = (String, String, String, i64, String, i64);
 
 fn stored_forms(path: &Path) -> Vec<Form> {
+    let order = if stored_version(path) >= 4 {
+        "pos"
+    } else {
+        "scope, seq"
+    };
     let store = rusqlite::Connection::open(path).unwrap();
     let mut statement = store
-        .prepare(
+        .prepare(&format!(
             "SELECT call_id, typeof(digest), typeof(prev), length(prev), typeof(hash),
                     length(hash)
-             FROM ledger_audit ORDER BY scope, seq",
-        )
+             FROM ledger_audit ORDER BY {order}"
+        ))
         .unwrap();
     statement
         .query_map([], |row| {
@@ -443,7 +480,10 @@ async fn digests_are_stored_as_bytes_and_read_back_as_written() {
     // link spelled out wrong (a link spelled out is used as it is), a hash that is no digest.
     let edit = rusqlite::Connection::open(&path).unwrap();
     edit.execute(
-        "UPDATE ledger_audit SET hash = zeroblob(32) WHERE seq = 3",
+        &format!(
+            "UPDATE ledger_audit SET hash = zeroblob(32) WHERE {}",
+            at_seq(3)
+        ),
         [],
     )
     .unwrap();
@@ -452,15 +492,221 @@ async fn digests_are_stored_as_bytes_and_read_back_as_written() {
     edit.execute_batch(&as_text()).unwrap();
     let trail = ledger.trail("s").await.unwrap();
     assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 3 }));
-    edit.execute("UPDATE ledger_audit SET prev = 'x' WHERE seq = 2", [])
-        .unwrap();
+    edit.execute(
+        &format!("UPDATE ledger_audit SET prev = 'x' WHERE {}", at_seq(2)),
+        [],
+    )
+    .unwrap();
     let trail = ledger.trail("s").await.unwrap();
     assert_eq!(trail[1].prev, "x");
     assert_eq!(verify(&trail, None), Err(TrailError::Edited { seq: 2 }));
-    edit.execute("UPDATE ledger_audit SET hash = x'00' WHERE seq = 1", [])
-        .unwrap();
+    edit.execute(
+        &format!("UPDATE ledger_audit SET hash = x'00' WHERE {}", at_seq(1)),
+        [],
+    )
+    .unwrap();
     let error = ledger.trail("s").await.unwrap_err();
     assert!(error.message().contains("32-byte digest"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_of_schema_version_3_is_brought_up_to_date() {
+    let dir = Scratch::new("version-3");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let mut calls = Vec::new();
+    for scope in ["t", "s"] {
+        for n in 0..3 {
+            let c = suite::claim(scope, &format!("call_{n}"), "refund", &"ab".repeat(32));
+            assert_eq!(ledger.claim(&c).await.unwrap(), Claimed::New { attempt: 1 });
+            let done = Recorded::Output(n.to_string());
+            assert!(ledger.settle(&c.key, 1, &done, &[]).await.unwrap());
+            calls.push((c, done));
+        }
+    }
+    let written = [
+        ledger.trail("s").await.unwrap(),
+        ledger.trail("t").await.unwrap(),
+    ];
+    drop(ledger);
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute_batch(AS_VERSION_3).unwrap();
+    assert_eq!(stored_version(&path), 3);
+    let forms = stored_forms(&path);
+    assert_eq!(forms.len(), written[0].len() + written[1].len());
+
+    let ledger = open(&path);
+    assert_eq!(stored_version(&path), SqliteLedger::SCHEMA_VERSION);
+    // The records moved with the values they had: the same bytes in the same order.
+    assert_eq!(stored_forms(&path), forms);
+    let read = [
+        ledger.trail("s").await.unwrap(),
+        ledger.trail("t").await.unwrap(),
+    ];
+    assert_eq!(read, written, "the same records, field for field");
+    for (c, done) in &calls {
+        assert_eq!(
+            ledger.claim(c).await.unwrap(),
+            Claimed::Replay(done.clone())
+        );
+    }
+    let heads = [
+        verify(&read[0], None).unwrap().unwrap(),
+        verify(&read[1], None).unwrap().unwrap(),
+    ];
+    for ((scope, head), before) in ["s", "t"].into_iter().zip(&heads).zip(&read) {
+        let next = suite::claim(scope, "call_9", "refund", &"ab".repeat(32));
+        assert_eq!(
+            ledger.claim(&next).await.unwrap(),
+            Claimed::New { attempt: 1 }
+        );
+        assert!(
+            ledger
+                .settle(&next.key, 1, &Recorded::Output("9".into()), &[])
+                .await
+                .unwrap()
+        );
+        let trail = ledger.trail(scope).await.unwrap();
+        verify(&trail, Some(head)).expect("old and new records verify together");
+        assert_eq!(trail[..before.len()], before[..]);
+    }
+    let tables: Vec<String> = edit
+        .prepare("SELECT name FROM sqlite_master WHERE name LIKE 'ledger_audit%' ORDER BY name")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(tables, ["ledger_audit"]);
+
+    // A record with a sequence number the crate would not write is not moved: the file is
+    // refused, and left as it was.
+    let odd = dir.file("odd.db");
+    drop(open(&odd));
+    let edit = rusqlite::Connection::open(&odd).unwrap();
+    edit.execute_batch(AS_VERSION_3).unwrap();
+    edit.execute(
+        "INSERT INTO ledger_audit (scope, seq, at, call_id, tool, kind, principal, prev, hash)
+         VALUES ('s', 0, 0, 'c', 't', 'admitted', 'p', x'', x'')",
+        [],
+    )
+    .unwrap();
+    let error = SqliteLedger::open(&odd).unwrap_err();
+    assert!(error.message().contains("did not write"), "{error}");
+    assert_eq!(stored_version(&odd), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_by_idempotency_key_notes_the_record_that_settled_it() {
+    let dir = Scratch::new("tenant-key");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    // Records in the scope before, so that the settling record is not the first.
+    let before = suite::claim("s", "call_0", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&before).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    // The key is the tenant's; the records are the call's scope's.
+    let mut keyed = suite::claim("s", "call_1", "refund", "aa");
+    keyed.key = ClaimKey::idempotency("tenant-1", "order-7");
+    assert_eq!(
+        ledger.claim(&keyed).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let done = Recorded::Output("7".into());
+    assert!(ledger.settle(&keyed.key, 1, &done, &[]).await.unwrap());
+    let trail = ledger.trail("s").await.unwrap();
+    verify(&trail, None).expect("the trail verifies");
+    let settling = trail
+        .iter()
+        .find(|r| r.event.kind == AuditKind::Outcome && &*r.event.call_id == "call_1")
+        .expect("the outcome has its record");
+    let noted: Option<i64> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT settled_seq FROM ledger_claims WHERE key_scope = 'tenant-1'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(noted, Some(i64::try_from(settling.seq).unwrap()));
+    assert_eq!(ledger.claim(&keyed).await.unwrap(), Claimed::Replay(done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trail_goes_on_in_a_new_part_after_2_to_the_32_records() {
+    let dir = Scratch::new("parts");
+    let path = dir.file("ledger.db");
+    let ledger = open(&path);
+    let first = suite::claim("s", "call_1", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&first).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    // The trail as if it held 2^32 - 1 records: its last one, at the end of its first part.
+    let last = (1_u64 << 32) - 1;
+    let edit = rusqlite::Connection::open(&path).unwrap();
+    edit.execute_batch(&format!(
+        "DELETE FROM ledger_audit WHERE pos <> {pos};
+         UPDATE ledger_audit SET pos = {end} WHERE pos = {pos};",
+        pos = (1_u64 << 32) + 1,
+        end = (1_u64 << 32) + last,
+    ))
+    .unwrap();
+    let moved = ledger.trail("s").await.unwrap();
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].seq, last);
+
+    let done = Recorded::Output("1".into());
+    assert!(ledger.settle(&first.key, 1, &done, &[]).await.unwrap());
+    let second = suite::claim("s", "call_2", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&second).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    let seqs: Vec<u64> = trail.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (last..last + 4).collect::<Vec<_>>());
+    for pair in trail.windows(2) {
+        assert_eq!(pair[1].prev, pair[0].hash, "record {}", pair[1].seq);
+        assert_eq!(
+            pair[1].compute_hash(),
+            pair[1].hash,
+            "record {}",
+            pair[1].seq
+        );
+    }
+    // The outcome is held against the record that settled it, in the second part.
+    assert_eq!(ledger.claim(&first).await.unwrap(), Claimed::Replay(done));
+    let parts: Vec<(i64, i64)> = edit
+        .prepare("SELECT number, epoch FROM ledger_scopes WHERE scope = 's' ORDER BY epoch")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(parts, [(1, 0), (2, 1)]);
+    let in_second: i64 = edit
+        .query_row(
+            "SELECT count(*) FROM ledger_audit WHERE pos >> 32 = 2",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(in_second, 5);
+
+    // Read again by a new connection, which finds the head in the file.
+    drop(ledger);
+    let ledger = open(&path);
+    let third = suite::claim("s", "call_3", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&third).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let trail = ledger.trail("s").await.unwrap();
+    assert_eq!(trail.last().unwrap().seq, last + 7);
+    assert_eq!(trail.last().unwrap().prev, trail[trail.len() - 2].hash);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,6 +729,7 @@ async fn a_file_of_schema_version_2_is_read_as_it_was_written() {
     drop(ledger);
     let edit = rusqlite::Connection::open(&path).unwrap();
     edit.execute_batch(&as_text()).unwrap();
+    edit.execute_batch(AS_VERSION_3).unwrap();
     edit.execute(
         "UPDATE ledger_meta SET value = 2 WHERE key = 'schema_version'",
         [],
@@ -534,6 +781,7 @@ async fn a_file_of_schema_version_1_is_brought_up_to_date() {
     // records on the claims.
     let edit = rusqlite::Connection::open(&path).unwrap();
     edit.execute_batch(&as_text()).unwrap();
+    edit.execute_batch(AS_VERSION_3).unwrap();
     edit.execute_batch(
         "DELETE FROM ledger_audit WHERE output IS NOT NULL;
          ALTER TABLE ledger_audit DROP COLUMN output;

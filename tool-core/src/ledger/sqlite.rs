@@ -43,8 +43,11 @@ use crate::sync::lock;
 /// outcomes of its claims settled before then are not covered by the audit trail (later ones
 /// are). From version 2, records already written stay as they are; new ones store their
 /// digests and hashes as bytes and their link to the record before as nothing (it is that
-/// record's hash), about half the size. A file at version 3 cannot be opened by a version of
-/// this crate that writes version 2.
+/// record's hash), about half the size. From version 3, the audit records are moved once, in
+/// the transaction that opens the file, to the table version 4 keeps them in (each keyed by
+/// its place in its trail, so that appending writes fewer pages), with the values they had:
+/// the time it takes grows with the number of records. A file at a version cannot be opened
+/// by a version of this crate that writes an older one.
 ///
 /// # Retention
 ///
@@ -86,17 +89,25 @@ struct Conn {
     heads: Heads,
 }
 
-/// The last record (sequence number and hash) of the scopes this connection appended to, as
-/// of the file's `PRAGMA data_version` when it did: while no other connection has written to
-/// the file since, they are the heads in the file, and a transaction need not read them.
-/// Forgotten when another connection writes, and all at once when more than [`Heads::MAX`]
-/// scopes are held.
+/// The last record of a scope's audit chain: its sequence number and hash, and the number of
+/// the part of the trail it is in (see [`position`]).
+#[derive(Clone)]
+struct Head {
+    number: i64,
+    seq: u64,
+    hash: String,
+}
+
+/// The heads of the scopes this connection read or appended to, as of the file's
+/// `PRAGMA data_version` when it did: while no other connection has written to the file
+/// since, they are the heads in the file, and a transaction need not read them. Forgotten when
+/// another connection writes, and all at once when more than [`Heads::MAX`] scopes are held.
 #[derive(Default)]
 struct Heads {
     version: Option<i64>,
-    by_scope: std::collections::HashMap<String, (u64, String)>,
-    /// The head the open transaction moved, kept once it commits.
-    moved: Option<(String, u64, String)>,
+    by_scope: std::collections::HashMap<String, Head>,
+    /// The head the open transaction read or moved, kept once it commits.
+    current: Option<(String, Head)>,
 }
 
 impl Heads {
@@ -105,7 +116,7 @@ impl Heads {
 
     /// At the start of a write transaction: forgets the heads if another connection wrote.
     fn begin(&mut self, tx: &Transaction<'_>) -> Result<(), Error> {
-        self.moved = None;
+        self.current = None;
         let version: i64 = tx
             .prepare_cached("PRAGMA data_version")?
             .query_row([], |row| row.get(0))?;
@@ -116,25 +127,32 @@ impl Heads {
         Ok(())
     }
 
-    fn get(&self, scope: &str) -> Option<(u64, &str)> {
-        match &self.moved {
-            Some((moved, seq, hash)) if moved == scope => Some((*seq, hash)),
-            _ => self
-                .by_scope
-                .get(scope)
-                .map(|(seq, hash)| (*seq, hash.as_str())),
+    /// The head of `scope` in the open transaction: held, or read from the file (and held
+    /// from then on); `None` when the scope has no records.
+    fn get(&mut self, tx: &Transaction<'_>, scope: &str) -> Result<Option<Head>, Error> {
+        match &self.current {
+            Some((current, head)) if current == scope => return Ok(Some(head.clone())),
+            _ => {}
         }
+        if let Some(head) = self.by_scope.get(scope) {
+            return Ok(Some(head.clone()));
+        }
+        let head = stored_head(tx, scope)?;
+        if let Some(head) = &head {
+            self.current = Some((scope.to_owned(), head.clone()));
+        }
+        Ok(head)
     }
 
-    /// Once the transaction committed: keeps the head it moved.
+    /// Once the transaction committed: keeps the head it read or moved.
     fn committed(&mut self) {
-        let Some((scope, seq, hash)) = self.moved.take() else {
+        let Some((scope, head)) = self.current.take() else {
             return;
         };
         if self.by_scope.len() >= Heads::MAX && !self.by_scope.contains_key(&scope) {
             self.by_scope.clear();
         }
-        self.by_scope.insert(scope, (seq, hash));
+        self.by_scope.insert(scope, head);
     }
 }
 
@@ -167,11 +185,11 @@ impl Synchronous {
 }
 
 impl SqliteLedger {
-    /// The version of the tables this crate writes. A file at version 1 or 2 is brought to it
-    /// when opened (the claims a version 1 file settled have no audit record that covers their
-    /// outcome; the records a version 2 file holds stay as they were written and are read as
-    /// before); a file with another version is refused.
-    pub const SCHEMA_VERSION: i64 = 3;
+    /// The version of the tables this crate writes. A file at version 1, 2 or 3 is brought to
+    /// it when opened (the claims a version 1 file settled have no audit record that covers
+    /// their outcome; the records of older files keep the values they were written with and
+    /// are read as before); a file with another version is refused.
+    pub const SCHEMA_VERSION: i64 = 4;
 
     /// How long a process waits for another one's transaction by default: 5 s.
     pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -414,11 +432,12 @@ impl From<LedgerError> for Error {
     }
 }
 
-/// The tables, created on a file that has none. Claims have no index but their key: every
-/// index is one more page written per claim and per settlement, on the path of every call,
-/// while the queries that would use one (`unsettled`, `purge`) are rare. Claims, counters, nonces, audit records and
-/// runs each have their own; every name starts with `ledger_` so the file may hold the
-/// application's own tables too.
+/// The tables, created on a file that has none (with [`AUDIT_TABLES`]). Claims have no index
+/// but their key: every index is one more page written per claim and per settlement, on the
+/// path of every call, while the queries that would use one (`unsettled`, `purge`) are rare.
+/// Claims, counters, nonces, audit records and runs each have their own; every name starts
+/// with `ledger_` so the file may hold the application's own tables too. A claim's contract
+/// and arguments digests are stored as audit records' are (see [`Packed`]).
 const TABLES: &str = "
 CREATE TABLE ledger_claims (
     kind TEXT NOT NULL,
@@ -426,8 +445,8 @@ CREATE TABLE ledger_claims (
     id TEXT NOT NULL,
     attempt INTEGER NOT NULL,
     tool TEXT NOT NULL,
-    contract TEXT NOT NULL,
-    arguments TEXT NOT NULL,
+    contract BLOB NOT NULL,
+    arguments BLOB NOT NULL,
     principal TEXT NOT NULL,
     effect TEXT NOT NULL,
     call_id TEXT NOT NULL,
@@ -453,9 +472,29 @@ CREATE TABLE ledger_nonces (
     expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX ledger_nonces_expiry ON ledger_nonces (expires_at);
-CREATE TABLE ledger_audit (
+CREATE TABLE ledger_runs (
     scope TEXT NOT NULL,
-    seq INTEGER NOT NULL,
+    run TEXT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (scope, run)
+);
+";
+
+/// The audit trails: the numbered parts of each scope's trail, and the records, each at its
+/// [`position`]. The records are a rowid table keyed by that place alone, so that the next
+/// record of a trail goes at the end of its part's range, and those of the newest part at the
+/// end of the table: SQLite then fills each page before it starts a new one, where a table
+/// keyed by the scope's name and the sequence number (version 3) split its last page in
+/// two, writing four pages, about once every five calls.
+const AUDIT_TABLES: &str = "
+CREATE TABLE ledger_scopes (
+    number INTEGER PRIMARY KEY,
+    scope TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    UNIQUE (scope, epoch)
+);
+CREATE TABLE ledger_audit (
+    pos INTEGER PRIMARY KEY,
     at INTEGER NOT NULL,
     call_id TEXT NOT NULL,
     tool TEXT NOT NULL,
@@ -466,14 +505,7 @@ CREATE TABLE ledger_audit (
     note TEXT,
     prev BLOB NOT NULL,
     hash BLOB NOT NULL,
-    output BLOB,
-    PRIMARY KEY (scope, seq)
-) WITHOUT ROWID;
-CREATE TABLE ledger_runs (
-    scope TEXT NOT NULL,
-    run TEXT NOT NULL,
-    state TEXT NOT NULL,
-    PRIMARY KEY (scope, run)
+    output BLOB
 );
 ";
 
@@ -488,6 +520,51 @@ UPDATE ledger_meta SET value = 2 WHERE key = 'schema_version';
 /// What version 3 changes from version 2: how an audit record's digests and hashes are stored
 /// (see [`Packed`]). Records already written stay as they are; both forms are read.
 const FROM_VERSION_2: &str = "UPDATE ledger_meta SET value = 3 WHERE key = 'schema_version';";
+
+/// What version 4 changes from version 3: the audit records, keyed by scope and sequence
+/// number until then, move to [`AUDIT_TABLES`], each record's stored values as they were
+/// (the same bytes, the same hashes). Run after [`AUDIT_TABLES`] created the new tables with
+/// the old one renamed `ledger_audit_3`.
+const FROM_VERSION_3: &str = "
+INSERT INTO ledger_scopes (scope, epoch)
+    SELECT DISTINCT scope, seq >> 32 FROM ledger_audit_3 ORDER BY scope, seq >> 32;
+INSERT INTO ledger_audit
+    (pos, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output)
+    SELECT (s.number << 32) | (a.seq & 4294967295), a.at, a.call_id, a.tool, a.kind, a.code,
+           a.digest, a.principal, a.note, a.prev, a.hash, a.output
+    FROM ledger_audit_3 AS a JOIN ledger_scopes AS s ON s.scope = a.scope AND s.epoch = a.seq >> 32
+    ORDER BY a.scope, a.seq;
+DROP TABLE ledger_audit_3;
+UPDATE ledger_meta SET value = 4 WHERE key = 'schema_version';
+";
+
+/// Brings a version 3 file's audit records to version 4 ([`FROM_VERSION_3`]).
+fn from_version_3(tx: &Transaction<'_>) -> Result<(), Error> {
+    let bad: i64 = tx.query_row(
+        "SELECT count(*) FROM ledger_audit WHERE typeof(seq) <> 'integer' OR seq < 1",
+        [],
+        |row| row.get(0),
+    )?;
+    let parts: i64 = tx.query_row(
+        "SELECT count(*) FROM (SELECT DISTINCT scope, seq >> 32 FROM ledger_audit)",
+        [],
+        |row| row.get(0),
+    )?;
+    if bad > 0 {
+        return Err(data(format!(
+            "{bad} of its audit records have a sequence number this crate did not write"
+        )));
+    }
+    if parts > MAX_PART {
+        return Err(data(format!(
+            "its audit trails have {parts} parts, more than {MAX_PART}"
+        )));
+    }
+    tx.execute_batch("ALTER TABLE ledger_audit RENAME TO ledger_audit_3;")?;
+    tx.execute_batch(AUDIT_TABLES)?;
+    tx.execute_batch(FROM_VERSION_3)?;
+    Ok(())
+}
 
 /// Creates the tables on a file without them, brings those of an older version up to date,
 /// or checks the version of those it has. One transaction, so two processes opening a new
@@ -505,6 +582,7 @@ fn schema(connection: &mut Connection) -> Result<(), Error> {
     if !has_meta {
         // Plain CREATE TABLE: a file that has a table of the same name is refused, not used.
         tx.execute_batch(TABLES)?;
+        tx.execute_batch(AUDIT_TABLES)?;
         tx.execute_batch(
             "CREATE TABLE ledger_meta (key TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL)",
         )?;
@@ -524,14 +602,14 @@ fn schema(connection: &mut Connection) -> Result<(), Error> {
         .optional()?;
     match version {
         Some(rusqlite::types::Value::Integer(SqliteLedger::SCHEMA_VERSION)) => Ok(()),
-        Some(rusqlite::types::Value::Integer(1)) => {
-            tx.execute_batch(FROM_VERSION_1)?;
-            tx.execute_batch(FROM_VERSION_2)?;
-            tx.commit()?;
-            Ok(())
-        }
-        Some(rusqlite::types::Value::Integer(2)) => {
-            tx.execute_batch(FROM_VERSION_2)?;
+        Some(rusqlite::types::Value::Integer(old @ 1..=3)) => {
+            if old == 1 {
+                tx.execute_batch(FROM_VERSION_1)?;
+            }
+            if old <= 2 {
+                tx.execute_batch(FROM_VERSION_2)?;
+            }
+            from_version_3(&tx)?;
             tx.commit()?;
             Ok(())
         }
@@ -643,6 +721,93 @@ fn linked_prev(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<String>>
     }
 }
 
+/// How many low bits of an audit record's place hold (the low bits of) its sequence number.
+const PART_BITS: u32 = 32;
+
+/// The largest number a part of a trail may have, so that every place fits in an `i64`.
+const MAX_PART: i64 = (1 << (63 - PART_BITS)) - 1;
+
+/// Where the record `seq` of the trail part `number` is in `ledger_audit`.
+///
+/// Each scope's trail is kept in parts of 2^32 records, each numbered (in `ledger_scopes`)
+/// when its first record is written; a record's place is its part's number followed by the
+/// low 32 bits of its sequence number. The records of a part are one range of places, in
+/// order, and the table is keyed by the place alone: appending a record to the newest part
+/// adds it at the end of the table, where SQLite fills a page before it starts the next one.
+fn position(number: i64, seq: u64) -> i64 {
+    (number << PART_BITS) | (seq & ((1 << PART_BITS) - 1)) as i64
+}
+
+/// The places of the records of the part `number`, first and last.
+fn part_range(number: i64) -> (i64, i64) {
+    let first = number << PART_BITS;
+    (first, first | ((1 << PART_BITS) - 1))
+}
+
+/// The sequence number of the record at `pos` in the part for `epoch` (the sequence numbers'
+/// high bits).
+fn seq_at(epoch: i64, pos: i64) -> Result<u64, Error> {
+    u64::try_from(epoch)
+        .ok()
+        .filter(|_| (0..=MAX_PART).contains(&epoch) && pos >= 0)
+        .map(|epoch| (epoch << PART_BITS) | (pos as u64 & ((1 << PART_BITS) - 1)))
+        .ok_or_else(|| {
+            data(format!(
+                "a stored audit trail has a part {epoch} at place {pos}"
+            ))
+        })
+}
+
+/// The last record of `scope`'s trail in the file; `None` when it has none.
+fn stored_head(tx: &Transaction<'_>, scope: &str) -> Result<Option<Head>, Error> {
+    let newest: Option<(i64, i64)> = tx
+        .prepare_cached(
+            "SELECT number, epoch FROM ledger_scopes WHERE scope = ?1 ORDER BY epoch DESC LIMIT 1",
+        )?
+        .query_row(params![scope], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    let Some((number, epoch)) = newest else {
+        return Ok(None);
+    };
+    let (first, last) = part_range(number);
+    let stored: Option<(i64, String)> = tx
+        .prepare_cached(
+            "SELECT pos, hash FROM ledger_audit WHERE pos BETWEEN ?1 AND ?2
+             ORDER BY pos DESC LIMIT 1",
+        )?
+        .query_row(params![first, last], |row| {
+            Ok((row.get(0)?, unpacked_required(row, 1)?))
+        })
+        .optional()?;
+    let Some((pos, hash)) = stored else {
+        return Err(data(format!(
+            "the audit trail of scope {scope:?} has a part with no records"
+        )));
+    };
+    Ok(Some(Head {
+        number,
+        seq: seq_at(epoch, pos)?,
+        hash,
+    }))
+}
+
+/// Numbers the part `epoch` of `scope`'s trail, which starts with the record being appended.
+fn new_part(tx: &Transaction<'_>, scope: &str, epoch: u64) -> Result<i64, Error> {
+    let epoch = i64::try_from(epoch).map_err(|_| data("the audit trail is full"))?;
+    let number: i64 = tx
+        .prepare_cached(
+            "INSERT INTO ledger_scopes (scope, epoch) VALUES (?1, ?2) RETURNING number",
+        )?
+        .query_row(params![scope, epoch], |row| row.get(0))?;
+    if !(1..=MAX_PART).contains(&number) {
+        return Err(data(format!(
+            "the ledger has numbered {MAX_PART} parts of audit trails and has no number for \
+             another"
+        )));
+    }
+    Ok(number)
+}
+
 /// Appends `events` to `scope`'s chain, after its last record (from `heads` when it knows it);
 /// the sequence number of the first appended (`None` when there are none). The new head is
 /// kept in `heads` once the transaction commits.
@@ -657,40 +822,31 @@ fn append<'e>(
     if events.peek().is_none() {
         return Ok(None);
     }
-    let mut last: Option<(u64, String)> = match heads.get(scope) {
-        Some((seq, hash)) => Some((seq, hash.to_owned())),
-        None => {
-            let stored: Option<(i64, String)> = tx
-                .prepare_cached(
-                    "SELECT seq, hash FROM ledger_audit WHERE scope = ?1 ORDER BY seq DESC LIMIT 1",
-                )?
-                .query_row(params![scope], |row| {
-                    Ok((row.get(0)?, unpacked_required(row, 1)?))
-                })
-                .optional()?;
-            match stored {
-                None => None,
-                Some((seq, hash)) => Some((seq_of(seq)?, hash)),
-            }
-        }
-    };
-    let first = last.as_ref().map_or(1, |(seq, _)| seq + 1);
+    let mut last = heads.get(tx, scope)?;
+    let first = last.as_ref().map_or(1, |head| head.seq + 1);
     let mut insert = tx.prepare_cached(
         "INSERT INTO ledger_audit
-            (scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash,
-             output)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            (pos, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     for e in events {
         let (seq, prev) = match &last {
-            Some((seq, hash)) => (seq + 1, hash.as_str()),
+            Some(head) => (
+                head.seq
+                    .checked_add(1)
+                    .filter(|seq| i64::try_from(*seq).is_ok())
+                    .ok_or_else(|| data("the audit trail is full"))?,
+                head.hash.as_str(),
+            ),
             None => (1, GENESIS),
         };
+        let number = match &last {
+            Some(head) if head.seq >> PART_BITS == seq >> PART_BITS => head.number,
+            _ => new_part(tx, scope, seq >> PART_BITS)?,
+        };
         let hash = record_hash(scope, seq, at, e, prev);
-        let stored_seq = i64::try_from(seq).map_err(|_| data("the audit trail is full"))?;
         insert.execute(params![
-            scope,
-            stored_seq,
+            position(number, seq),
             at,
             e.call_id,
             e.tool,
@@ -704,10 +860,10 @@ fn append<'e>(
             Packed::new(&hash),
             e.output.as_deref().map(Packed::new),
         ])?;
-        last = Some((seq, hash));
+        last = Some(Head { number, seq, hash });
     }
-    if let Some((seq, hash)) = last {
-        heads.moved = Some((scope.to_owned(), seq, hash));
+    if let Some(head) = last {
+        heads.current = Some((scope.to_owned(), head));
     }
     Ok(Some(first))
 }
@@ -764,8 +920,8 @@ fn load_held(tx: &Transaction<'_>, key: &ClaimKey) -> Result<Option<Held>, Error
             attempt: row.get(0)?,
             binding: Binding {
                 tool: row.get(1)?,
-                contract: row.get(2)?,
-                arguments: row.get(3)?,
+                contract: unpacked_required(row, 2)?.into(),
+                arguments: unpacked_required(row, 3)?.into(),
                 principal: row.get(4)?,
             },
             status: row.get(5)?,
@@ -865,8 +1021,8 @@ fn write_claim(
             claim.key.id,
             attempt,
             binding.tool,
-            binding.contract,
-            binding.arguments,
+            Packed::new(&binding.contract),
+            Packed::new(&binding.arguments),
             binding.principal,
             effect.as_str(),
             claim.call_id,
@@ -942,35 +1098,26 @@ fn settle_in(
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
     heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
-    // The settling record's place, known before it is appended (the file is locked): the
-    // claim notes it in the same statement that settles it. The head of the key's scope, when
-    // known, is the claim's (a call id's key is in the claim's scope); else it is looked up.
-    let at = settling_at(audit);
-    let known = heads.get(&key.scope).map(|(seq, _)| seq);
+    // The settling record's place, known before it is appended (the file is locked): when the
+    // claim is in the key's scope (as a call id's always is), the claim notes it in the same
+    // statement that settles it; else once it is appended.
+    let at = settling_at(audit) as u64;
+    let settled_seq = heads
+        .get(&tx, &key.scope)?
+        .map_or(0, |head| head.seq)
+        .checked_add(at + 1)
+        .and_then(|seq| i64::try_from(seq).ok())
+        .ok_or_else(|| data("the audit trail is full"))?;
+    // Read, then written by its key: an `UPDATE … RETURNING` would gather its one row in a
+    // temporary table first.
     let found: Option<(String, AuditEvent)> = tx
         .prepare_cached(
-            "UPDATE ledger_claims SET status = ?5, body = ?6, detail = ?7, settled_at = ?8,
-                settled_seq = ?9 + CASE WHEN scope = ?10 THEN ?11
-                    ELSE (SELECT coalesce(max(seq), 0) FROM ledger_audit
-                          WHERE ledger_audit.scope = ledger_claims.scope) END
+            "SELECT scope, call_id, tool, arguments, principal FROM ledger_claims
              WHERE kind = ?1 AND key_scope = ?2 AND id = ?3 AND attempt = ?4
-               AND status IS NULL AND released = 0
-             RETURNING scope, call_id, tool, arguments, principal",
+               AND status IS NULL AND released = 0",
         )?
         .query_row(
-            params![
-                key.kind.as_str(),
-                key.scope,
-                key.id,
-                attempt,
-                outcome.status(),
-                outcome.body(),
-                outcome.detail(),
-                now,
-                i64::try_from(at + 1).unwrap_or(i64::MAX),
-                known.map(|_| &*key.scope),
-                known.and_then(|seq| i64::try_from(seq).ok()),
-            ],
+            params![key.kind.as_str(), key.scope, key.id, attempt],
             |row| {
                 Ok((
                     row.get(0)?,
@@ -979,7 +1126,7 @@ fn settle_in(
                         tool: row.get(2)?,
                         kind: AuditKind::Outcome,
                         code: None,
-                        digest: Some(row.get(3)?),
+                        digest: Some(unpacked_required(row, 3)?.into()),
                         principal: row.get(4)?,
                         note: None,
                         output: None,
@@ -991,8 +1138,26 @@ fn settle_in(
     let Some((scope, call)) = found else {
         return Ok(false);
     };
+    tx.prepare_cached(
+        "UPDATE ledger_claims SET status = ?4, body = ?5, detail = ?6, settled_at = ?7,
+            settled_seq = ?8
+         WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+    )?
+    .execute(params![
+        key.kind.as_str(),
+        key.scope,
+        key.id,
+        outcome.status(),
+        outcome.body(),
+        outcome.detail(),
+        now,
+        (scope == *key.scope).then_some(settled_seq),
+    ])?;
     let (events, _) = settling(audit, outcome, || call);
-    append(&tx, heads, &scope, now, &events)?;
+    let first = append(&tx, heads, &scope, now, &events)?;
+    if scope != *key.scope {
+        settled_by(&tx, key, first.and_then(|first| first.checked_add(at)))?;
+    }
     tx.commit()?;
     heads.committed();
     Ok(true)
@@ -1028,7 +1193,7 @@ fn reconcile_in(
             Ok(Stored {
                 call_id: row.get(0)?,
                 tool: row.get(1)?,
-                arguments: row.get(2)?,
+                arguments: unpacked_required(row, 2)?,
                 principal: row.get(3)?,
                 scope: row.get(4)?,
                 attempt: row.get(5)?,
@@ -1111,8 +1276,8 @@ fn unsettled_in(conn: &mut Conn, scope: &str) -> Result<Vec<Unsettled>, Error> {
             row.get::<_, String>(3)?,
             Binding {
                 tool: row.get(4)?,
-                contract: row.get(5)?,
-                arguments: row.get(6)?,
+                contract: unpacked_required(row, 5)?.into(),
+                arguments: unpacked_required(row, 6)?.into(),
                 principal: row.get(7)?,
             },
             row.get::<_, i64>(8)?,
@@ -1143,58 +1308,63 @@ fn trail_in(conn: &mut Conn, scope: &str) -> Result<Vec<AuditRecord>, Error> {
     // One read transaction: the outcomes and the trail as of one moment.
     let tx = conn.connection.transaction()?;
     let held = held_in(&tx, scope)?;
+    let parts: Vec<(i64, i64)> = tx
+        .prepare_cached("SELECT number, epoch FROM ledger_scopes WHERE scope = ?1 ORDER BY epoch")?
+        .query_map(params![scope], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<Result<_, _>>()?;
     let mut statement = tx.prepare_cached(
-        "SELECT scope, seq, at, call_id, tool, kind, code, digest, principal, note, prev, hash,
-                output
-         FROM ledger_audit WHERE scope = ?1 ORDER BY seq",
+        "SELECT pos, at, call_id, tool, kind, code, digest, principal, note, prev, hash, output
+         FROM ledger_audit WHERE pos BETWEEN ?1 AND ?2 ORDER BY pos",
     )?;
-    let rows = statement.query_map(params![scope], |row| {
-        Ok((
-            row.get::<_, i64>(1)?,
-            row.get::<_, String>(5)?,
-            row.get::<_, Option<String>>(6)?,
-            AuditRecord {
-                scope: row.get(0)?,
-                seq: 0,
-                at: row.get(2)?,
-                event: AuditEvent {
-                    call_id: row.get(3)?,
-                    tool: row.get(4)?,
-                    kind: AuditKind::Refused,
-                    code: None,
-                    digest: unpacked(row, 7)?.map(Into::into),
-                    principal: row.get(8)?,
-                    note: row.get(9)?,
-                    output: unpacked(row, 12)?,
-                },
-                prev: String::new(),
-                hash: unpacked_required(row, 11)?,
-            },
-            linked_prev(row, 10)?,
-        ))
-    })?;
     let mut records: Vec<AuditRecord> = Vec::new();
-    for row in rows {
-        let (seq, kind, code, mut record, prev) = row?;
-        record.seq = seq_of(seq)?;
-        record.prev = match prev {
-            Some(prev) => prev,
-            // The hash of the record read before it: a record missing from the store shows as
-            // a gap in the sequence numbers, which `verify` reports first.
-            None => records
-                .last()
-                .map_or_else(|| GENESIS.to_owned(), |before| before.hash.clone()),
-        };
-        record.event.kind = AuditKind::parse(&kind)
-            .ok_or_else(|| data(format!("a stored audit record has unknown kind {kind:?}")))?;
-        record.event.code =
-            match code {
+    for (number, epoch) in parts {
+        let (first, last) = part_range(number);
+        let rows = statement.query_map(params![first, last], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(4)?,
+                row.get::<_, Option<String>>(5)?,
+                AuditRecord {
+                    scope: scope.to_owned(),
+                    seq: 0,
+                    at: row.get(1)?,
+                    event: AuditEvent {
+                        call_id: row.get(2)?,
+                        tool: row.get(3)?,
+                        kind: AuditKind::Refused,
+                        code: None,
+                        digest: unpacked(row, 6)?.map(Into::into),
+                        principal: row.get(7)?,
+                        note: row.get(8)?,
+                        output: unpacked(row, 11)?,
+                    },
+                    prev: String::new(),
+                    hash: unpacked_required(row, 10)?,
+                },
+                linked_prev(row, 9)?,
+            ))
+        })?;
+        for row in rows {
+            let (pos, kind, code, mut record, prev) = row?;
+            record.seq = seq_at(epoch, pos)?;
+            record.prev = match prev {
+                Some(prev) => prev,
+                // The hash of the record read before it: a record missing from the store shows
+                // as a gap in the sequence numbers, which `verify` reports first.
+                None => records
+                    .last()
+                    .map_or_else(|| GENESIS.to_owned(), |before| before.hash.clone()),
+            };
+            record.event.kind = AuditKind::parse(&kind)
+                .ok_or_else(|| data(format!("a stored audit record has unknown kind {kind:?}")))?;
+            record.event.code = match code {
                 None => None,
                 Some(code) => Some(code.parse::<Code>().map_err(|_| {
                     data(format!("a stored audit record has unknown code {code:?}"))
                 })?),
             };
-        records.push(record);
+            records.push(record);
+        }
     }
     drop(statement);
     held_outcomes(&mut records, held)?;
