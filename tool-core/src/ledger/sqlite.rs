@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension as _, Row, TransactionBehavior, params};
 
 use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, record_hash};
 use super::{
@@ -115,7 +115,7 @@ impl Heads {
     const MAX: usize = 1024;
 
     /// At the start of a write transaction: forgets the heads if another connection wrote.
-    fn begin(&mut self, tx: &Transaction<'_>) -> Result<(), Error> {
+    fn begin(&mut self, tx: &Connection) -> Result<(), Error> {
         self.current = None;
         let version: i64 = tx
             .prepare_cached("PRAGMA data_version")?
@@ -129,7 +129,7 @@ impl Heads {
 
     /// The head of `scope` in the open transaction: held, or read from the file (and held
     /// from then on); `None` when the scope has no records.
-    fn get(&mut self, tx: &Transaction<'_>, scope: &str) -> Result<Option<Head>, Error> {
+    fn get(&mut self, tx: &Connection, scope: &str) -> Result<Option<Head>, Error> {
         match &self.current {
             Some((current, head)) if current == scope => return Ok(Some(head.clone())),
             _ => {}
@@ -230,9 +230,7 @@ impl SqliteLedger {
         self.run_owned("purge settled claims", move |conn| {
             let now = unix_millis(SystemTime::now());
             let cutoff = now.saturating_sub(millis(older_than));
-            let tx = conn
-                .connection
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = Write::begin(&conn.connection)?;
             let claims = tx
                 .prepare_cached(
                     "DELETE FROM ledger_claims WHERE settled_at IS NOT NULL AND settled_at <= ?1",
@@ -305,6 +303,46 @@ impl SqliteLedger {
             Ok(Err(Error::Data(message))) => Err(failed(&message)),
             Err(error) if error.is_panic() => Err(failed(&"its blocking thread panicked")),
             Err(_) => Err(failed(&"its blocking task was cancelled")),
+        }
+    }
+}
+
+/// A write transaction, begun as `IMMEDIATE` and rolled back if it is dropped before it
+/// commits, as rusqlite's `Transaction` is; its `BEGIN` and `COMMIT` are prepared once per
+/// connection instead of parsed each time.
+struct Write<'c> {
+    connection: &'c Connection,
+}
+
+impl<'c> Write<'c> {
+    fn begin(connection: &'c Connection) -> rusqlite::Result<Self> {
+        if !connection.is_autocommit() {
+            // One whose rollback failed when it was dropped.
+            connection.execute_batch("ROLLBACK")?;
+        }
+        connection.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+        Ok(Write { connection })
+    }
+
+    fn commit(self) -> rusqlite::Result<()> {
+        self.connection.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Write<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.connection
+    }
+}
+
+impl Drop for Write<'_> {
+    fn drop(&mut self) {
+        if !self.connection.is_autocommit() {
+            // A failed rollback is tried again when the next transaction begins.
+            let _ = self.connection.execute_batch("ROLLBACK");
         }
     }
 }
@@ -539,7 +577,7 @@ UPDATE ledger_meta SET value = 4 WHERE key = 'schema_version';
 ";
 
 /// Brings a version 3 file's audit records to version 4 ([`FROM_VERSION_3`]).
-fn from_version_3(tx: &Transaction<'_>) -> Result<(), Error> {
+fn from_version_3(tx: &Connection) -> Result<(), Error> {
     let bad: i64 = tx.query_row(
         "SELECT count(*) FROM ledger_audit WHERE typeof(seq) <> 'integer' OR seq < 1",
         [],
@@ -759,7 +797,7 @@ fn seq_at(epoch: i64, pos: i64) -> Result<u64, Error> {
 }
 
 /// The last record of `scope`'s trail in the file; `None` when it has none.
-fn stored_head(tx: &Transaction<'_>, scope: &str) -> Result<Option<Head>, Error> {
+fn stored_head(tx: &Connection, scope: &str) -> Result<Option<Head>, Error> {
     let newest: Option<(i64, i64)> = tx
         .prepare_cached(
             "SELECT number, epoch FROM ledger_scopes WHERE scope = ?1 ORDER BY epoch DESC LIMIT 1",
@@ -792,7 +830,7 @@ fn stored_head(tx: &Transaction<'_>, scope: &str) -> Result<Option<Head>, Error>
 }
 
 /// Numbers the part `epoch` of `scope`'s trail, which starts with the record being appended.
-fn new_part(tx: &Transaction<'_>, scope: &str, epoch: u64) -> Result<i64, Error> {
+fn new_part(tx: &Connection, scope: &str, epoch: u64) -> Result<i64, Error> {
     let epoch = i64::try_from(epoch).map_err(|_| data("the audit trail is full"))?;
     let number: i64 = tx
         .prepare_cached(
@@ -812,7 +850,7 @@ fn new_part(tx: &Transaction<'_>, scope: &str, epoch: u64) -> Result<i64, Error>
 /// the sequence number of the first appended (`None` when there are none). The new head is
 /// kept in `heads` once the transaction commits.
 fn append<'e>(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     heads: &mut Heads,
     scope: &str,
     at: i64,
@@ -869,7 +907,7 @@ fn append<'e>(
 }
 
 /// Notes on the claim of `key` the record `seq` of its scope as the one that settled it.
-fn settled_by(tx: &Transaction<'_>, key: &ClaimKey, seq: Option<u64>) -> Result<(), Error> {
+fn settled_by(tx: &Connection, key: &ClaimKey, seq: Option<u64>) -> Result<(), Error> {
     let seq = seq
         .and_then(|seq| i64::try_from(seq).ok())
         .ok_or_else(|| data("the audit trail is full"))?;
@@ -882,7 +920,7 @@ fn settled_by(tx: &Transaction<'_>, key: &ClaimKey, seq: Option<u64>) -> Result<
 
 /// Takes one unit of each of the claim's quotas, all or none: `Some(name)` of the first one
 /// used up.
-fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<String>, Error> {
+fn take_quotas(tx: &Connection, claim: &Claim) -> Result<Option<String>, Error> {
     let mut used =
         tx.prepare_cached("SELECT used FROM ledger_counters WHERE scope = ?1 AND name = ?2")?;
     for quota in &claim.quotas {
@@ -904,7 +942,7 @@ fn take_quotas(tx: &Transaction<'_>, claim: &Claim) -> Result<Option<String>, Er
     Ok(None)
 }
 
-fn load_held(tx: &Transaction<'_>, key: &ClaimKey) -> Result<Option<Held>, Error> {
+fn load_held(tx: &Connection, key: &ClaimKey) -> Result<Option<Held>, Error> {
     struct Stored {
         attempt: i64,
         binding: Binding,
@@ -984,7 +1022,7 @@ fn outcome_of(
 /// Inserts a new claim of `claim.key`, or takes over the key's stored claim with `take_over`;
 /// whether a row was written (a new claim of a key that has one writes nothing).
 fn write_claim(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     claim: &Claim,
     attempt: u32,
     effect: Effect,
@@ -1035,7 +1073,7 @@ fn write_claim(
 
 fn claim_in(conn: &mut Conn, claim: &Claim) -> Result<Claimed, Error> {
     let Conn { connection, heads } = conn;
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = Write::begin(connection)?;
     heads.begin(&tx)?;
     // The time is read once the file is locked: waiting for the lock does not shorten a lease.
     let now = unix_millis(SystemTime::now());
@@ -1095,7 +1133,7 @@ fn settle_in(
     audit: &[AuditEvent],
 ) -> Result<bool, Error> {
     let Conn { connection, heads } = conn;
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = Write::begin(connection)?;
     heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
     // The settling record's place, known before it is appended (the file is locked): when the
@@ -1180,7 +1218,7 @@ fn reconcile_in(
     }
     let key = &listed.key;
     let Conn { connection, heads } = conn;
-    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = Write::begin(connection)?;
     heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
     let found = tx
@@ -1374,7 +1412,7 @@ fn trail_in(conn: &mut Conn, scope: &str) -> Result<Vec<AuditRecord>, Error> {
 /// The outcomes held for the claims of `scope`, each with the record that settled it (when
 /// the claim names one: see [`held_outcomes`] for those that do not). This
 /// reads every claim, as [`unsettled_in`] does: the trail is read rarely, by an operator.
-fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error> {
+fn held_in(tx: &Connection, scope: &str) -> Result<Vec<HeldOutcome>, Error> {
     let mut statement = tx.prepare_cached(
         "SELECT settled_seq, call_id, status, body, detail FROM ledger_claims
          WHERE scope = ?1 AND status IS NOT NULL",
@@ -1404,9 +1442,7 @@ fn held_in(tx: &Transaction<'_>, scope: &str) -> Result<Vec<HeldOutcome>, Error>
 }
 
 fn use_nonce_in(conn: &mut Conn, nonce: &str, expires: i64) -> Result<bool, Error> {
-    let tx = conn
-        .connection
-        .transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = Write::begin(&conn.connection)?;
     let now = unix_millis(SystemTime::now());
     // Each nonce is deleted once, after it expired: the table holds the unexpired ones.
     tx.prepare_cached("DELETE FROM ledger_nonces WHERE expires_at <= ?1")?
@@ -1454,7 +1490,7 @@ impl Ledger for SqliteLedger {
         let (scope, audit) = (scope.to_owned(), audit.to_vec());
         Box::pin(self.run_owned("append to the audit trail", move |conn| {
             let Conn { connection, heads } = conn;
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = Write::begin(connection)?;
             heads.begin(&tx)?;
             append(&tx, heads, &scope, unix_millis(SystemTime::now()), &audit)?;
             tx.commit()?;
