@@ -58,12 +58,14 @@ pub(crate) fn unhex_into(text: &str, out: &mut [u8]) -> bool {
 
 /// [`unhex_into`] for lowercase hex only, as [`hex`] writes it: the text that gives these
 /// bytes back.
+#[cfg(feature = "sqlite")]
 pub(crate) fn unhex_lowercase_into(text: &str, out: &mut [u8]) -> bool {
     decode_hex(text, out, &LOWERCASE_HEX_DIGITS)
 }
 
 /// Each byte's value as a hex digit, 0xff for a byte that is not one.
 const HEX_DIGITS: [u8; 256] = digit_values(true);
+#[cfg(feature = "sqlite")]
 const LOWERCASE_HEX_DIGITS: [u8; 256] = digit_values(false);
 
 const fn digit_values(uppercase: bool) -> [u8; 256] {
@@ -112,9 +114,12 @@ mod tests {
         assert!(unhex_into("0aFf", &mut out));
         assert_eq!(out, [0x0a, 0xff]);
         assert!(!unhex_into("0aff00", &mut out));
-        assert!(!unhex_lowercase_into("0aFf", &mut out));
-        assert!(unhex_lowercase_into("0aff", &mut out));
-        assert_eq!(hex(&out), "0aff");
+        #[cfg(feature = "sqlite")]
+        {
+            assert!(!unhex_lowercase_into("0aFf", &mut out));
+            assert!(unhex_lowercase_into("0aff", &mut out));
+            assert_eq!(hex(&out), "0aff");
+        }
     }
 
     #[test]
