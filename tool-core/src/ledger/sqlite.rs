@@ -47,7 +47,9 @@ use crate::sync::lock;
 /// the transaction that opens the file, to the table version 4 keeps them in (each keyed by
 /// its place in its trail, so that appending writes fewer pages), with the values they had:
 /// the time it takes grows with the number of records. A file at a version cannot be opened
-/// by a version of this crate that writes an older one.
+/// by a version of this crate that writes an older one, so upgrade every process that opens
+/// the file together: one of an older version that has it open when it is brought up to date
+/// fails its next writes (its calls are refused as `ledger_unavailable`, and nothing runs).
 ///
 /// # Retention
 ///
