@@ -365,7 +365,8 @@ fn as_text() -> String {
 }
 
 /// Rewrites a file's tables as version 3 stored them: the audit records keyed by scope and
-/// sequence number, with the values they have, and the claims' digests as text.
+/// sequence number, with the values they have, and the claims' digests as text, in columns
+/// declared as text.
 const AS_VERSION_3: &str = "
     CREATE TABLE ledger_audit_3 (
         scope TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, call_id TEXT NOT NULL,
@@ -380,8 +381,24 @@ const AS_VERSION_3: &str = "
     DROP TABLE ledger_audit;
     DROP TABLE ledger_scopes;
     ALTER TABLE ledger_audit_3 RENAME TO ledger_audit;
-    UPDATE ledger_claims SET contract = lower(hex(contract)) WHERE typeof(contract) = 'blob';
-    UPDATE ledger_claims SET arguments = lower(hex(arguments)) WHERE typeof(arguments) = 'blob';
+    CREATE TABLE ledger_claims_3 (
+        kind TEXT NOT NULL, key_scope TEXT NOT NULL, id TEXT NOT NULL, attempt INTEGER NOT NULL,
+        tool TEXT NOT NULL, contract TEXT NOT NULL, arguments TEXT NOT NULL,
+        principal TEXT NOT NULL, effect TEXT NOT NULL, call_id TEXT NOT NULL,
+        scope TEXT NOT NULL, claimed_at INTEGER NOT NULL, lease_until INTEGER NOT NULL,
+        status TEXT, body TEXT, detail TEXT, released INTEGER NOT NULL DEFAULT 0,
+        settled_at INTEGER, settled_seq INTEGER,
+        PRIMARY KEY (kind, key_scope, id)
+    ) WITHOUT ROWID;
+    INSERT INTO ledger_claims_3
+        SELECT kind, key_scope, id, attempt, tool,
+               CASE WHEN typeof(contract) = 'blob' THEN lower(hex(contract)) ELSE contract END,
+               CASE WHEN typeof(arguments) = 'blob' THEN lower(hex(arguments)) ELSE arguments END,
+               principal, effect, call_id, scope, claimed_at, lease_until, status, body, detail,
+               released, settled_at, settled_seq
+        FROM ledger_claims;
+    DROP TABLE ledger_claims;
+    ALTER TABLE ledger_claims_3 RENAME TO ledger_claims;
     UPDATE ledger_meta SET value = 3 WHERE key = 'schema_version';";
 
 /// The schema version a file's tables say they are at.
@@ -532,8 +549,16 @@ async fn a_file_of_schema_version_3_is_brought_up_to_date() {
     let edit = rusqlite::Connection::open(&path).unwrap();
     edit.execute_batch(AS_VERSION_3).unwrap();
     assert_eq!(stored_version(&path), 3);
+    // A trail whose records are past 2^32 (one record here, its head).
+    let far = (1_i64 << 32) + 5;
+    edit.execute(
+        "INSERT INTO ledger_audit (scope, seq, at, call_id, tool, kind, principal, prev, hash)
+         VALUES ('u', ?1, 0, 'call_0', 'refund', 'admitted', 'user-1', x'', zeroblob(32))",
+        [far],
+    )
+    .unwrap();
     let forms = stored_forms(&path);
-    assert_eq!(forms.len(), written[0].len() + written[1].len());
+    assert_eq!(forms.len(), written[0].len() + written[1].len() + 1);
 
     let ledger = open(&path);
     assert_eq!(stored_version(&path), SqliteLedger::SCHEMA_VERSION);
@@ -569,7 +594,44 @@ async fn a_file_of_schema_version_3_is_brought_up_to_date() {
         let trail = ledger.trail(scope).await.unwrap();
         verify(&trail, Some(head)).expect("old and new records verify together");
         assert_eq!(trail[..before.len()], before[..]);
+        // Its digests went into the columns version 3 declared as text, as bytes.
+        assert_eq!(
+            ledger.claim(&next).await.unwrap(),
+            Claimed::Replay(Recorded::Output("9".into()))
+        );
     }
+    let stored: Vec<(String, String)> = edit
+        .prepare(
+            "SELECT id, typeof(arguments) FROM ledger_claims WHERE key_scope = 's' ORDER BY id",
+        )
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        stored,
+        [
+            ("call_0".into(), "text".into()),
+            ("call_1".into(), "text".into()),
+            ("call_2".into(), "text".into()),
+            ("call_9".into(), "blob".into()),
+        ]
+    );
+    // The trail past 2^32 reads back and goes on from its head.
+    let far = u64::try_from(far).unwrap();
+    let next = suite::claim("u", "call_1", "refund", "aa");
+    assert_eq!(
+        ledger.claim(&next).await.unwrap(),
+        Claimed::New { attempt: 1 }
+    );
+    let trail = ledger.trail("u").await.unwrap();
+    let seqs: Vec<u64> = trail.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, [far, far + 1, far + 2]);
+    assert_eq!(trail[0].hash, "00".repeat(32));
+    assert_eq!(trail[1].prev, trail[0].hash);
+    assert_eq!(trail[2].prev, trail[1].hash);
+    assert_eq!(trail[2].compute_hash(), trail[2].hash);
     let tables: Vec<String> = edit
         .prepare("SELECT name FROM sqlite_master WHERE name LIKE 'ledger_audit%' ORDER BY name")
         .unwrap()

@@ -108,8 +108,9 @@ struct Head {
 struct Heads {
     version: Option<i64>,
     by_scope: std::collections::HashMap<String, Head>,
-    /// The head the open transaction read or moved, kept once it commits.
-    current: Option<(String, Head)>,
+    /// The heads the open transaction read or moved, the latest of a scope last; kept once it
+    /// commits.
+    current: Vec<(String, Head)>,
 }
 
 impl Heads {
@@ -118,7 +119,7 @@ impl Heads {
 
     /// At the start of a write transaction: forgets the heads if another connection wrote.
     fn begin(&mut self, tx: &Connection) -> Result<(), Error> {
-        self.current = None;
+        self.current.clear();
         let version: i64 = tx
             .prepare_cached("PRAGMA data_version")?
             .query_row([], |row| row.get(0))?;
@@ -132,29 +133,32 @@ impl Heads {
     /// The head of `scope` in the open transaction: held, or read from the file (and held
     /// from then on); `None` when the scope has no records.
     fn get(&mut self, tx: &Connection, scope: &str) -> Result<Option<Head>, Error> {
-        match &self.current {
-            Some((current, head)) if current == scope => return Ok(Some(head.clone())),
-            _ => {}
+        if let Some((_, head)) = self.current.iter().rev().find(|(s, _)| s == scope) {
+            return Ok(Some(head.clone()));
         }
         if let Some(head) = self.by_scope.get(scope) {
             return Ok(Some(head.clone()));
         }
         let head = stored_head(tx, scope)?;
         if let Some(head) = &head {
-            self.current = Some((scope.to_owned(), head.clone()));
+            self.current.push((scope.to_owned(), head.clone()));
         }
         Ok(head)
     }
 
-    /// Once the transaction committed: keeps the head it read or moved.
+    /// Notes that the open transaction appended to `scope` up to `head`.
+    fn moved(&mut self, scope: &str, head: Head) {
+        self.current.push((scope.to_owned(), head));
+    }
+
+    /// Once the transaction committed: keeps the heads it read or moved.
     fn committed(&mut self) {
-        let Some((scope, head)) = self.current.take() else {
-            return;
-        };
-        if self.by_scope.len() >= Heads::MAX && !self.by_scope.contains_key(&scope) {
-            self.by_scope.clear();
+        for (scope, head) in self.current.drain(..) {
+            if self.by_scope.len() >= Heads::MAX && !self.by_scope.contains_key(&scope) {
+                self.by_scope.clear();
+            }
+            self.by_scope.insert(scope, head);
         }
-        self.by_scope.insert(scope, head);
     }
 }
 
@@ -574,6 +578,10 @@ INSERT INTO ledger_audit
            a.digest, a.principal, a.note, a.prev, a.hash, a.output
     FROM ledger_audit_3 AS a JOIN ledger_scopes AS s ON s.scope = a.scope AND s.epoch = a.seq >> 32
     ORDER BY a.scope, a.seq;
+";
+
+/// Once every record has been moved ([`FROM_VERSION_3`]).
+const FROM_VERSION_3_DONE: &str = "
 DROP TABLE ledger_audit_3;
 UPDATE ledger_meta SET value = 4 WHERE key = 'schema_version';
 ";
@@ -603,6 +611,17 @@ fn from_version_3(tx: &Connection) -> Result<(), Error> {
     tx.execute_batch("ALTER TABLE ledger_audit RENAME TO ledger_audit_3;")?;
     tx.execute_batch(AUDIT_TABLES)?;
     tx.execute_batch(FROM_VERSION_3)?;
+    let (moved, old): (i64, i64) = tx.query_row(
+        "SELECT (SELECT count(*) FROM ledger_audit), (SELECT count(*) FROM ledger_audit_3)",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    if moved != old {
+        return Err(data(format!(
+            "only {moved} of its {old} audit records could be moved to version 4"
+        )));
+    }
+    tx.execute_batch(FROM_VERSION_3_DONE)?;
     Ok(())
 }
 
@@ -903,7 +922,7 @@ fn append<'e>(
         last = Some(Head { number, seq, hash });
     }
     if let Some(head) = last {
-        heads.current = Some((scope.to_owned(), head));
+        heads.moved(scope, head);
     }
     Ok(Some(first))
 }
@@ -1138,16 +1157,6 @@ fn settle_in(
     let tx = Write::begin(connection)?;
     heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
-    // The settling record's place, known before it is appended (the file is locked): when the
-    // claim is in the key's scope (as a call id's always is), the claim notes it in the same
-    // statement that settles it; else once it is appended.
-    let at = settling_at(audit) as u64;
-    let settled_seq = heads
-        .get(&tx, &key.scope)?
-        .map_or(0, |head| head.seq)
-        .checked_add(at + 1)
-        .and_then(|seq| i64::try_from(seq).ok())
-        .ok_or_else(|| data("the audit trail is full"))?;
     // Read, then written by its key: an `UPDATE … RETURNING` would gather its one row in a
     // temporary table first.
     let found: Option<(String, AuditEvent)> = tx
@@ -1178,6 +1187,21 @@ fn settle_in(
     let Some((scope, call)) = found else {
         return Ok(false);
     };
+    // The settling record's place, known before it is appended (the file is locked): when the
+    // claim is in the key's scope (as a call id's always is), the claim notes it in the same
+    // statement that settles it; else once it is appended.
+    let at = settling_at(audit) as u64;
+    let settled_seq = if scope == *key.scope {
+        let seq = heads
+            .get(&tx, &scope)?
+            .map_or(0, |head| head.seq)
+            .checked_add(at + 1)
+            .and_then(|seq| i64::try_from(seq).ok())
+            .ok_or_else(|| data("the audit trail is full"))?;
+        Some(seq)
+    } else {
+        None
+    };
     tx.prepare_cached(
         "UPDATE ledger_claims SET status = ?4, body = ?5, detail = ?6, settled_at = ?7,
             settled_seq = ?8
@@ -1191,11 +1215,11 @@ fn settle_in(
         outcome.body(),
         outcome.detail(),
         now,
-        (scope == *key.scope).then_some(settled_seq),
+        settled_seq,
     ])?;
     let (events, _) = settling(audit, outcome, || call);
     let first = append(&tx, heads, &scope, now, &events)?;
-    if scope != *key.scope {
+    if settled_seq.is_none() {
         settled_by(&tx, key, first.and_then(|first| first.checked_add(at)))?;
     }
     tx.commit()?;
@@ -1565,5 +1589,77 @@ impl Ledger for SqliteLedger {
                 .query_row(params![scope, run], |row| row.get(0))
                 .optional()?)
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(call_id: &str) -> AuditEvent {
+        AuditEvent {
+            call_id: call_id.into(),
+            tool: "refund".into(),
+            kind: AuditKind::Admitted,
+            code: None,
+            digest: None,
+            principal: "user-1".into(),
+            note: None,
+            output: None,
+        }
+    }
+
+    /// Appends one record to each scope, in that order, in one transaction.
+    fn append_each(conn: &mut Conn, scopes: &[&str], call_id: &str) -> Result<(), Error> {
+        let Conn { connection, heads } = conn;
+        let tx = Write::begin(connection)?;
+        heads.begin(&tx)?;
+        for scope in scopes {
+            append(&tx, heads, scope, 0, [&event(call_id)])?;
+        }
+        tx.commit()?;
+        heads.committed();
+        Ok(())
+    }
+
+    #[test]
+    fn the_heads_of_two_scopes_in_one_transaction_are_both_kept() {
+        let path = std::env::temp_dir().join(format!(
+            "tool-core-heads-{}-{:?}.db",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let ledger = SqliteLedger::open(&path).expect("the ledger opens");
+        let mut conn = lock(&ledger.connection);
+        append_each(&mut conn, &["b"], "call_0").unwrap_or_else(|_| panic!("b is appended"));
+        // "a" is appended to, then "b"'s head is read from the file: both are the heads now.
+        for round in 1..=3 {
+            let call = format!("call_{round}");
+            append_each(&mut conn, &["a"], &call).unwrap_or_else(|_| panic!("a, round {round}"));
+            let Conn { connection, heads } = &mut *conn;
+            let tx = Write::begin(connection).unwrap();
+            heads.begin(&tx).unwrap_or_else(|_| panic!("begins"));
+            append(&tx, heads, "a", 0, [&event(&call)]).unwrap_or_else(|_| panic!("a again"));
+            heads.by_scope.remove("b");
+            assert!(
+                heads
+                    .get(&tx, "b")
+                    .unwrap_or_else(|_| panic!("b"))
+                    .is_some()
+            );
+            tx.commit().unwrap();
+            heads.committed();
+        }
+        drop(conn);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let trail = rt.block_on(ledger.trail("a")).unwrap();
+        assert_eq!(trail.len(), 6);
+        assert_eq!(crate::ledger::verify(&trail, None).map(|_| ()), Ok(()));
+        drop(ledger);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
     }
 }
