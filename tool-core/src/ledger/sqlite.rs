@@ -13,7 +13,7 @@ use super::audit::{AuditEvent, AuditKind, AuditRecord, GENESIS, record_hash};
 use super::{
     Binding, Claim, ClaimKey, Claimed, HeldOutcome, KeyKind, Ledger, LedgerError, LedgerFuture,
     Reconciled, Recorded, Resolution, Unsettled, claim_event, decide, from_unix_millis,
-    held_outcomes, parse_effect, settling, settling_at, taken_over_effect, unix_millis,
+    held_outcomes, parse_effect, settling, taken_over_effect, unix_millis,
 };
 use crate::Effect;
 use crate::outcome::Code;
@@ -761,13 +761,14 @@ fn unpacked(row: &Row<'_>, column: usize) -> rusqlite::Result<Option<String>> {
     }
 }
 
-/// A column written as [`Packed`] that a record must have (its `hash`, its `prev`).
+/// A column written as [`Packed`] that a row must have (a record's `hash` and `prev`, a
+/// claim's digests).
 fn unpacked_required(row: &Row<'_>, column: usize) -> rusqlite::Result<String> {
     unpacked(row, column)?.ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
             column,
             rusqlite::types::Type::Null,
-            "an audit record without its hash or its prev".into(),
+            "a digest or hash that must be there is missing".into(),
         )
     })
 }
@@ -786,6 +787,9 @@ const PART_BITS: u32 = 32;
 /// The largest number a part of a trail may have, so that every place fits in an `i64`.
 const MAX_PART: i64 = (1 << (63 - PART_BITS)) - 1;
 
+/// The low bits of a place: those of the sequence number.
+const IN_PART: u64 = (1 << PART_BITS) - 1;
+
 /// Where the record `seq` of the trail part `number` is in `ledger_audit`.
 ///
 /// Each scope's trail is kept in parts of 2^32 records, each numbered (in `ledger_scopes`)
@@ -794,27 +798,24 @@ const MAX_PART: i64 = (1 << (63 - PART_BITS)) - 1;
 /// order, and the table is keyed by the place alone: appending a record to the newest part
 /// adds it at the end of the table, where SQLite fills a page before it starts the next one.
 fn position(number: i64, seq: u64) -> i64 {
-    (number << PART_BITS) | (seq & ((1 << PART_BITS) - 1)) as i64
+    (number << PART_BITS) | (seq & IN_PART) as i64
 }
 
 /// The places of the records of the part `number`, first and last.
 fn part_range(number: i64) -> (i64, i64) {
     let first = number << PART_BITS;
-    (first, first | ((1 << PART_BITS) - 1))
+    (first, first | IN_PART as i64)
 }
 
 /// The sequence number of the record at `pos` in the part for `epoch` (the sequence numbers'
 /// high bits).
 fn seq_at(epoch: i64, pos: i64) -> Result<u64, Error> {
-    u64::try_from(epoch)
-        .ok()
-        .filter(|_| (0..=MAX_PART).contains(&epoch) && pos >= 0)
-        .map(|epoch| (epoch << PART_BITS) | (pos as u64 & ((1 << PART_BITS) - 1)))
-        .ok_or_else(|| {
-            data(format!(
-                "a stored audit trail has a part {epoch} at place {pos}"
-            ))
-        })
+    if !(0..=MAX_PART).contains(&epoch) || pos < 0 {
+        return Err(data(format!(
+            "a stored audit trail has a part {epoch} at place {pos}"
+        )));
+    }
+    Ok(((epoch as u64) << PART_BITS) | (pos as u64 & IN_PART))
 }
 
 /// The last record of `scope`'s trail in the file; `None` when it has none.
@@ -927,15 +928,33 @@ fn append<'e>(
     Ok(Some(first))
 }
 
-/// Notes on the claim of `key` the record `seq` of its scope as the one that settled it.
-fn settled_by(tx: &Connection, key: &ClaimKey, seq: Option<u64>) -> Result<(), Error> {
+/// Writes `outcome` into the claim of `key`, settled at `now` by the record `seq` of its
+/// scope.
+fn write_outcome(
+    tx: &Connection,
+    key: &ClaimKey,
+    outcome: &Recorded,
+    now: i64,
+    seq: Option<u64>,
+) -> Result<(), Error> {
     let seq = seq
         .and_then(|seq| i64::try_from(seq).ok())
         .ok_or_else(|| data("the audit trail is full"))?;
     tx.prepare_cached(
-        "UPDATE ledger_claims SET settled_seq = ?4 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+        "UPDATE ledger_claims SET status = ?4, body = ?5, detail = ?6, settled_at = ?7,
+            settled_seq = ?8
+         WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
     )?
-    .execute(params![key.kind.as_str(), key.scope, key.id, seq])?;
+    .execute(params![
+        key.kind.as_str(),
+        key.scope,
+        key.id,
+        outcome.status(),
+        outcome.body(),
+        outcome.detail(),
+        now,
+        seq,
+    ])?;
     Ok(())
 }
 
@@ -1157,8 +1176,8 @@ fn settle_in(
     let tx = Write::begin(connection)?;
     heads.begin(&tx)?;
     let now = unix_millis(SystemTime::now());
-    // Read, then written by its key: an `UPDATE … RETURNING` would gather its one row in a
-    // temporary table first.
+    // Read, then written by its key (`write_outcome`): an `UPDATE … RETURNING` would gather
+    // its one row in a temporary table first.
     let found: Option<(String, AuditEvent)> = tx
         .prepare_cached(
             "SELECT scope, call_id, tool, arguments, principal FROM ledger_claims
@@ -1187,41 +1206,16 @@ fn settle_in(
     let Some((scope, call)) = found else {
         return Ok(false);
     };
-    // The settling record's place, known before it is appended (the file is locked): when the
-    // claim is in the key's scope (as a call id's always is), the claim notes it in the same
-    // statement that settles it; else once it is appended.
-    let at = settling_at(audit) as u64;
-    let settled_seq = if scope == *key.scope {
-        let seq = heads
-            .get(&tx, &scope)?
-            .map_or(0, |head| head.seq)
-            .checked_add(at + 1)
-            .and_then(|seq| i64::try_from(seq).ok())
-            .ok_or_else(|| data("the audit trail is full"))?;
-        Some(seq)
-    } else {
-        None
-    };
-    tx.prepare_cached(
-        "UPDATE ledger_claims SET status = ?4, body = ?5, detail = ?6, settled_at = ?7,
-            settled_seq = ?8
-         WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
-    )?
-    .execute(params![
-        key.kind.as_str(),
-        key.scope,
-        key.id,
-        outcome.status(),
-        outcome.body(),
-        outcome.detail(),
-        now,
-        settled_seq,
-    ])?;
-    let (events, _) = settling(audit, outcome, || call);
+    // The claim notes the record that settled it, once that is appended.
+    let (events, at) = settling(audit, outcome, || call);
     let first = append(&tx, heads, &scope, now, &events)?;
-    if settled_seq.is_none() {
-        settled_by(&tx, key, first.and_then(|first| first.checked_add(at)))?;
-    }
+    write_outcome(
+        &tx,
+        key,
+        outcome,
+        now,
+        first.and_then(|first| first.checked_add(at as u64)),
+    )?;
     tx.commit()?;
     heads.committed();
     Ok(true)
@@ -1281,28 +1275,6 @@ fn reconcile_in(
         scope,
         ..
     } = stored;
-    match resolution.recorded() {
-        Some(recorded) => tx
-            .prepare_cached(
-                "UPDATE ledger_claims SET status = ?4, body = ?5, detail = ?6, settled_at = ?7
-                 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
-            )?
-            .execute(params![
-                key.kind.as_str(),
-                key.scope,
-                key.id,
-                recorded.status(),
-                recorded.body(),
-                recorded.detail(),
-                now,
-            ])?,
-        None => tx
-            .prepare_cached(
-                "UPDATE ledger_claims SET released = 1, settled_at = ?4
-                 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
-            )?
-            .execute(params![key.kind.as_str(), key.scope, key.id, now])?,
-    };
     let recorded = resolution.recorded();
     let event = AuditEvent {
         call_id: call_id.into(),
@@ -1315,8 +1287,15 @@ fn reconcile_in(
         output: recorded.as_ref().map(Recorded::digest),
     };
     let seq = append(&tx, heads, &scope, now, [&event])?;
-    if recorded.is_some() {
-        settled_by(&tx, key, seq)?;
+    match &recorded {
+        Some(recorded) => write_outcome(&tx, key, recorded, now, seq)?,
+        None => {
+            tx.prepare_cached(
+                "UPDATE ledger_claims SET released = 1, settled_at = ?4
+                 WHERE kind = ?1 AND key_scope = ?2 AND id = ?3",
+            )?
+            .execute(params![key.kind.as_str(), key.scope, key.id, now])?;
+        }
     }
     tx.commit()?;
     heads.committed();
