@@ -1564,6 +1564,17 @@ proptest! {
         });
         prop_assert_eq!(Format::Email.is_valid(&text), validator.is_valid(&json!(text)), "{}", text);
     }
+
+    // Strings with no `@` are refused without the checker: a name, a spelled-out `at`, a
+    // display name around something else.
+    #[test]
+    fn the_email_refusal_agrees_with_jsonschema(
+        text in "[A-Za-z0-9 ._\"<>()+-]{0,12}( at | AT |[ .]?)[a-z0-9.-]{0,12}>?"
+    ) {
+        static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+        let validator = VALIDATOR.get_or_init(|| format_checker("email"));
+        prop_assert_eq!(Format::Email.is_valid(&text), validator.is_valid(&json!(text)), "{}", text);
+    }
 }
 
 /// Strings of the shape the date-time fast path decides, near its edges: every field one past

@@ -115,7 +115,21 @@ impl Format {
             Format::Uri => plain::uri(text),
             _ => false,
         };
-        plain || self.checked(text)
+        plain || (!self.plainly_not(text) && self.checked(text))
+    }
+
+    /// Whether `text` is of a shape the full check never accepts, decided without it: the
+    /// commonest refusals (a name where an address belongs, a date-time with no offset).
+    #[inline]
+    fn plainly_not(self, text: &str) -> bool {
+        match self {
+            // Every address the check takes holds an `@`, display form included.
+            Format::Email => !text.as_bytes().contains(&b'@'),
+            // The shortest date-time the check takes is `YYYY-MM-DDTHH:MM:SSZ`: a date of
+            // ten bytes, a separator, then a time of at least nine.
+            Format::DateTime => text.len() < 20,
+            _ => false,
+        }
     }
 
     /// The full check of `text`.
@@ -222,5 +236,30 @@ mod tests {
             assert!(format.is_valid(good), "{format}: {good}");
             assert!(!format.is_valid(bad), "{format}: {bad}");
         }
+    }
+
+    #[test]
+    fn what_is_plainly_not_of_a_format_the_full_check_refuses_too() {
+        let cases = [
+            (Format::Email, "alan at example.org", true),
+            (Format::Email, "Ada Lovelace <ada.example.com>", true),
+            (Format::Email, "", true),
+            (Format::Email, "\"a@b\"", false),
+            (Format::Email, "Ada Lovelace <ada@example.com>", false),
+            (Format::DateTime, "2026-03-02T09:30:00", true),
+            (Format::DateTime, "2026-03-02T09:30Z", true),
+            (Format::DateTime, "2026-03-02", true),
+            (Format::DateTime, "2026-03-02T09:30:00Z", false),
+            (Format::DateTime, "2026-03-02t09:30:00z", false),
+            (Format::Uri, "x", false),
+        ];
+        for (format, text, plainly_not) in cases {
+            assert_eq!(format.plainly_not(text), plainly_not, "{format}: {text}");
+            if plainly_not {
+                assert!(!format.checked(text), "{format}: {text}");
+            }
+        }
+        assert!(Format::Email.checked("Ada Lovelace <ada@example.com>"));
+        assert!(Format::DateTime.checked("2026-03-02t09:30:00z"));
     }
 }

@@ -213,7 +213,7 @@ pub(crate) fn percent_decode(text: &str) -> Option<std::borrow::Cow<'_, str>> {
 
 pub(crate) fn push_escaped(pointer: &mut String, token: &str) {
     pointer.push('/');
-    if !token.contains(['~', '/']) {
+    if !token.bytes().any(|b| b == b'~' || b == b'/') {
         pointer.push_str(token);
         return;
     }
