@@ -1,8 +1,10 @@
 //! Runs `Runtime::invoke` (no-op policy and handler) or `parse_arguments` N times on the valid
 //! invoice (or `repair`: a broken invoice repaired on the second attempt), for instruction
-//! counts: `invoke_count <invoke|ledger|sqlite|repair|parse_arguments> <N>` (`ledger`: `invoke`
-//! with a `MemoryLedger`, every call claimed, run and settled; `sqlite`: the same with a
-//! `SqliteLedger` on a new file in the system's temporary folder).
+//! counts: `invoke_count <invoke|ledger|ledger_fresh|sqlite|repair|parse_arguments> <N>`
+//! (`ledger`: `invoke` with a `MemoryLedger`, every call claimed, run and settled;
+//! `ledger_fresh`: the same with a new `MemoryLedger` every 5,000 calls, as the `ledger` bench
+//! measures it; `sqlite`: the same with a `SqliteLedger` on a new file in the system's
+//! temporary folder).
 
 use std::hint::black_box;
 
@@ -30,6 +32,13 @@ fn main() {
             tool_core::ledger::MemoryLedger::with_capacity(n.max(1)),
         ))
         .build();
+    let fresh = || {
+        tool_core::Runtime::builder(registry())
+            .authorize(|_: &tool_core::registry::ToolInfo, _: &Context| Ok(()))
+            .ledger(std::sync::Arc::new(tool_core::ledger::MemoryLedger::new()))
+            .build()
+    };
+    let mut chunk = (way == "ledger_fresh").then(fresh);
     let sqlite_dir = std::env::temp_dir().join(format!("invoke-count-{}", std::process::id()));
     let sqlite = if way == "sqlite" {
         std::fs::create_dir_all(&sqlite_dir).expect("a temporary folder");
@@ -47,7 +56,7 @@ fn main() {
     let cx = Context::builder("bench").build();
     let ids: Vec<String> = (0..n).map(|i| format!("call_{i}")).collect();
     rt.block_on(async {
-        for id in &ids {
+        for (i, id) in ids.iter().enumerate() {
             let ok = match way.as_str() {
                 "invoke" => runtime
                     .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
@@ -57,6 +66,18 @@ fn main() {
                     .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
                     .await
                     .is_ok(),
+                "ledger_fresh" => {
+                    if i % 5_000 == 0 {
+                        chunk = Some(fresh());
+                    }
+                    match &chunk {
+                        Some(runtime) => runtime
+                            .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
+                            .await
+                            .is_ok(),
+                        None => false,
+                    }
+                }
                 "sqlite" => match &sqlite {
                     Some(runtime) => runtime
                         .invoke(id, "create_invoice", black_box(INVOICE_VALID), &cx)
