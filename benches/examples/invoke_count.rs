@@ -38,7 +38,8 @@ fn main() {
             .ledger(std::sync::Arc::new(tool_core::ledger::MemoryLedger::new()))
             .build()
     };
-    let mut chunk = (way == "ledger_fresh").then(fresh);
+    // Made at the first call and every 5,000 calls after.
+    let mut chunk = None;
     let sqlite_dir = std::env::temp_dir().join(format!("invoke-count-{}", std::process::id()));
     let sqlite = if way == "sqlite" {
         std::fs::create_dir_all(&sqlite_dir).expect("a temporary folder");

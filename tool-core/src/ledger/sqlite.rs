@@ -593,16 +593,16 @@ fn from_version_3(tx: &Connection) -> Result<(), Error> {
         [],
         |row| row.get(0),
     )?;
-    let parts: i64 = tx.query_row(
-        "SELECT count(*) FROM (SELECT DISTINCT scope, seq >> 32 FROM ledger_audit)",
-        [],
-        |row| row.get(0),
-    )?;
     if bad > 0 {
         return Err(data(format!(
             "{bad} of its audit records have a sequence number this crate did not write"
         )));
     }
+    let parts: i64 = tx.query_row(
+        "SELECT count(*) FROM (SELECT DISTINCT scope, seq >> 32 FROM ledger_audit)",
+        [],
+        |row| row.get(0),
+    )?;
     if parts > MAX_PART {
         return Err(data(format!(
             "its audit trails have {parts} parts, more than {MAX_PART}"
@@ -1608,6 +1608,13 @@ mod tests {
             std::process::id(),
             std::thread::current().id()
         ));
+        let remove = || {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        };
+        // A file left by an earlier run that stopped halfway would hold its records.
+        remove();
         let ledger = SqliteLedger::open(&path).expect("the ledger opens");
         let mut conn = lock(&ledger.connection);
         append_each(&mut conn, &["b"], "call_0").unwrap_or_else(|_| panic!("b is appended"));
@@ -1637,8 +1644,6 @@ mod tests {
         assert_eq!(trail.len(), 6);
         assert_eq!(crate::ledger::verify(&trail, None).map(|_| ()), Ok(()));
         drop(ledger);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
+        remove();
     }
 }
